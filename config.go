@@ -1,0 +1,801 @@
+package kafkabpl
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// config is a parsed, validated client config. It is read once, by
+// parseConfig, and turned into kgo options by kgoOpts; nothing else reads
+// the user's config list.
+type config struct {
+	servers  []string
+	clientID string
+	group    string // "" until parseConfig picks a fresh one
+	topics   []string
+
+	// consumer
+	autoOffsetReset    string // earliest, latest, none
+	autoCommit         bool
+	autoCommitInterval time.Duration
+	maxPollRecords     int
+	sessionTimeout     time.Duration
+	heartbeatInterval  time.Duration
+	maxPollInterval    time.Duration
+	readCommitted      bool
+	balancers          []string
+	pollRecords        bool // poll-format "records" rather than "values"
+	keyDeser, valDeser *serde
+
+	// producer
+	keySer, valSer  *serde
+	acks            string // all, 1, 0
+	idempotence     bool
+	idempotenceSet  bool
+	linger          time.Duration
+	compression     string
+	partitioner     string
+	maxMessageBytes int
+	allowAutoCreate bool
+	sendTimeout     time.Duration
+
+	// every kind
+	requestTimeout time.Duration
+	tls            *tls.Config
+	sasl           sasl.Mechanism
+}
+
+func defaultConfig() *config {
+	return &config{
+		clientID:           "kafkabpl",
+		autoOffsetReset:    "latest",
+		autoCommit:         true,
+		autoCommitInterval: 5 * time.Second,
+		maxPollRecords:     500,
+		sessionTimeout:     45 * time.Second,
+		heartbeatInterval:  3 * time.Second,
+		maxPollInterval:    5 * time.Minute,
+		balancers:          []string{"range", "roundrobin"},
+		keyDeser:           serdeString,
+		valDeser:           serdeString,
+		keySer:             serdeString,
+		valSer:             serdeString,
+		acks:               "all",
+		idempotence:        true,
+		compression:        "none",
+		partitioner:        "murmur2",
+		maxMessageBytes:    1 << 20,
+		allowAutoCreate:    true,
+		sendTimeout:        30 * time.Second,
+		requestTimeout:     30 * time.Second,
+	}
+}
+
+// configKey is one accepted key: its canonical name, the other spellings
+// (Java's dotted ones among them) and how to store its value.
+type configKey struct {
+	name    string
+	aliases []string
+	set     func(c *config, r valueReader) error
+}
+
+// configKeys lists every key, in the order the package docs show them.
+var configKeys = []configKey{
+	{"servers", []string{"bootstrap.servers", "bootstrap-servers"}, func(c *config, r valueReader) (err error) {
+		c.servers, err = r.servers()
+		return err
+	}},
+	{"client-id", []string{"client.id"}, func(c *config, r valueReader) (err error) {
+		c.clientID, err = r.nonEmptyString()
+		return err
+	}},
+	{"group", []string{"group-id", "group.id"}, func(c *config, r valueReader) (err error) {
+		c.group, err = r.nonEmptyString()
+		return err
+	}},
+	{"topics", []string{"topic"}, func(c *config, r valueReader) (err error) {
+		c.topics, err = r.topics()
+		return err
+	}},
+	{"auto-offset-reset", []string{"auto.offset.reset"}, func(c *config, r valueReader) (err error) {
+		c.autoOffsetReset, err = r.oneOf(map[string]string{"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest", "none": "none"})
+		return err
+	}},
+	{"enable-auto-commit", []string{"auto-commit", "enable.auto.commit"}, func(c *config, r valueReader) (err error) {
+		c.autoCommit, err = r.bool()
+		return err
+	}},
+	{"auto-commit-interval", []string{"auto.commit.interval.ms"}, func(c *config, r valueReader) (err error) {
+		c.autoCommitInterval, err = r.millis(1)
+		return err
+	}},
+	{"max-poll-records", []string{"max.poll.records"}, func(c *config, r valueReader) (err error) {
+		n, err := r.int(1, math.MaxInt32)
+		c.maxPollRecords = int(n)
+		return err
+	}},
+	{"session-timeout", []string{"session.timeout.ms"}, func(c *config, r valueReader) (err error) {
+		c.sessionTimeout, err = r.millis(1)
+		return err
+	}},
+	{"heartbeat-interval", []string{"heartbeat.interval.ms"}, func(c *config, r valueReader) (err error) {
+		c.heartbeatInterval, err = r.millis(1)
+		return err
+	}},
+	{"max-poll-interval", []string{"max.poll.interval.ms"}, func(c *config, r valueReader) (err error) {
+		c.maxPollInterval, err = r.millis(1)
+		return err
+	}},
+	{"isolation-level", []string{"isolation.level"}, func(c *config, r valueReader) error {
+		v, err := r.oneOf(map[string]string{"read_uncommitted": "u", "read-uncommitted": "u", "read_committed": "c", "read-committed": "c"})
+		c.readCommitted = v == "c"
+		return err
+	}},
+	{"assignment-strategy", []string{"partition.assignment.strategy", "partition-assignment-strategy"}, func(c *config, r valueReader) (err error) {
+		c.balancers, err = r.balancers()
+		return err
+	}},
+	{"poll-format", []string{"poll.format"}, func(c *config, r valueReader) error {
+		v, err := r.oneOf(map[string]string{"values": "values", "records": "records"})
+		c.pollRecords = v == "records"
+		return err
+	}},
+	{"key-serializer", []string{"key.serializer"}, func(c *config, r valueReader) (err error) {
+		c.keySer, err = r.serde()
+		return err
+	}},
+	{"value-serializer", []string{"value.serializer"}, func(c *config, r valueReader) (err error) {
+		c.valSer, err = r.serde()
+		return err
+	}},
+	{"key-deserializer", []string{"key.deserializer"}, func(c *config, r valueReader) (err error) {
+		c.keyDeser, err = r.serde()
+		return err
+	}},
+	{"value-deserializer", []string{"value.deserializer"}, func(c *config, r valueReader) (err error) {
+		c.valDeser, err = r.serde()
+		return err
+	}},
+	{"acks", nil, func(c *config, r valueReader) (err error) {
+		c.acks, err = r.oneOf(map[string]string{"all": "all", "-1": "all", "1": "1", "0": "0"})
+		return err
+	}},
+	{"idempotence", []string{"enable.idempotence", "enable-idempotence"}, func(c *config, r valueReader) (err error) {
+		c.idempotence, err = r.bool()
+		c.idempotenceSet = true
+		return err
+	}},
+	{"linger", []string{"linger.ms"}, func(c *config, r valueReader) (err error) {
+		c.linger, err = r.millis(0)
+		return err
+	}},
+	{"compression", []string{"compression.type", "compression-type"}, func(c *config, r valueReader) (err error) {
+		c.compression, err = r.oneOf(map[string]string{"none": "none", "gzip": "gzip", "snappy": "snappy", "lz4": "lz4", "zstd": "zstd"})
+		return err
+	}},
+	{"partitioner", []string{"partitioner.class"}, func(c *config, r valueReader) (err error) {
+		c.partitioner, err = r.oneOf(map[string]string{"murmur2": "murmur2", "default": "murmur2", "round-robin": "round-robin", "roundrobin": "round-robin", "manual": "manual"})
+		return err
+	}},
+	{"max-message-bytes", []string{"max.message.bytes", "max.request.size"}, func(c *config, r valueReader) error {
+		n, err := r.int(1, math.MaxInt32)
+		c.maxMessageBytes = int(n)
+		return err
+	}},
+	{"allow-auto-create-topics", []string{"allow.auto.create.topics"}, func(c *config, r valueReader) (err error) {
+		c.allowAutoCreate, err = r.bool()
+		return err
+	}},
+	{"send-timeout", []string{"delivery.timeout.ms"}, func(c *config, r valueReader) (err error) {
+		c.sendTimeout, err = r.millis(1)
+		return err
+	}},
+	{"request-timeout", []string{"request.timeout.ms"}, func(c *config, r valueReader) (err error) {
+		c.requestTimeout, err = r.millis(1)
+		return err
+	}},
+	{"tls", nil, func(c *config, r valueReader) (err error) {
+		c.tls, err = r.tls()
+		return err
+	}},
+	{"sasl", nil, func(c *config, r valueReader) (err error) {
+		c.sasl, err = r.sasl()
+		return err
+	}},
+}
+
+// configKeyByName maps every accepted spelling to its key.
+var configKeyByName = func() map[string]*configKey {
+	m := make(map[string]*configKey)
+	for i := range configKeys {
+		k := &configKeys[i]
+		m[k.name] = k
+		for _, a := range k.aliases {
+			m[a] = k
+		}
+	}
+	return m
+}()
+
+// parseConfig reads a BPL-style config: a server string ("host:port", or
+// several joined by commas), a list of server strings, or a named list of
+// keys. extra holds named arguments given beside the config (as
+// kafka-consumer takes them); they override the config's own keys.
+func parseConfig(v any, extra *List) (*config, error) {
+	v, err := toValue(v)
+	if err != nil {
+		return nil, errorf(ErrInvalidConfig, "config: %v", err)
+	}
+	c := defaultConfig()
+	seen := map[*configKey]string{} // key -> the spelling used, for errors
+	apply := func(name string, val any) error {
+		k := configKeyByName[strings.ToLower(name)]
+		if k == nil {
+			return errorf(ErrInvalidConfig, "unknown config key %q%s", name, suggestKey(name))
+		}
+		if prev, dup := seen[k]; dup && prev != name {
+			return errorf(ErrInvalidConfig, "config keys %q and %q are the same key; give one", prev, name)
+		}
+		seen[k] = name
+		return k.set(c, valueReader{key: name, v: val, secret: k.name == "sasl"})
+	}
+	switch v := v.(type) {
+	case string:
+		if err := apply("servers", v); err != nil {
+			return nil, err
+		}
+	case *List:
+		if !v.Named() {
+			if err := apply("servers", v); err != nil {
+				return nil, err
+			}
+			break
+		}
+		for name, val := range v.All() {
+			if name == "" {
+				return nil, errorf(ErrInvalidConfig, "config: element %s has no name; write \"key\" => value", Format(val))
+			}
+			if err := apply(name, val); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, errorf(ErrInvalidConfig, "config: want a server string, a list of servers or a named list, got %s", describe(v))
+	}
+	for name, val := range extra.All() {
+		if k := configKeyByName[strings.ToLower(name)]; k != nil {
+			delete(seen, k) // a named argument overrides the config's key
+		}
+		if err := apply(name, val); err != nil {
+			return nil, err
+		}
+	}
+	return c, c.check()
+}
+
+// check validates what no single key can: required keys and combinations.
+func (c *config) check() error {
+	if len(c.servers) == 0 {
+		return errorf(ErrInvalidConfig, `config: "servers" is required (for example "localhost:9092")`)
+	}
+	if c.heartbeatInterval >= c.sessionTimeout {
+		return errorf(ErrInvalidConfig, `config "heartbeat-interval" (%d ms) must be less than "session-timeout" (%d ms)`,
+			c.heartbeatInterval.Milliseconds(), c.sessionTimeout.Milliseconds())
+	}
+	if c.acks != "all" {
+		if c.idempotenceSet && c.idempotence {
+			return errorf(ErrInvalidConfig, `config "idempotence" true needs "acks" "all", got "acks" %q`, c.acks)
+		}
+		c.idempotence = false // acks 1 and 0 turn idempotence off
+	}
+	if c.group == "" {
+		c.group = "kafkabpl-" + newID(Consumer)[1:]
+	}
+	return nil
+}
+
+// suggestKey returns ` (did you mean "x"?)` for the known key closest to
+// name, or "" when none is close.
+func suggestKey(name string) string {
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasPrefix(lower, "ssl.") || lower == "security.protocol":
+		return ` (TLS is configured with the "tls" key)`
+	case strings.HasPrefix(lower, "sasl."):
+		return ` (SASL is configured with the "sasl" key)`
+	}
+	best, bestDist := "", math.MaxInt
+	for spelling, k := range configKeyByName {
+		d := editDistance(lower, spelling)
+		if d < bestDist || d == bestDist && k.name < best {
+			best, bestDist = k.name, d
+		}
+	}
+	if bestDist > max(2, len(lower)/3) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// valueReader reads one config value, and words its errors with the key
+// as the user spelled it and the value (never a secret one).
+type valueReader struct {
+	key    string
+	v      any
+	secret bool
+}
+
+func (r valueReader) errorf(want string) error {
+	got := describe(r.v)
+	if r.secret {
+		got = "a " + typeName(r.v)
+	}
+	return errorf(ErrInvalidConfig, "config %q: want %s, got %s", r.key, want, got)
+}
+
+func (r valueReader) string() (string, error) {
+	s, ok := r.v.(string)
+	if !ok {
+		return "", r.errorf("a string")
+	}
+	return s, nil
+}
+
+func (r valueReader) nonEmptyString() (string, error) {
+	s, ok := r.v.(string)
+	if !ok || strings.TrimSpace(s) == "" {
+		return "", r.errorf("a non-empty string")
+	}
+	return s, nil
+}
+
+// oneOf reads a string (or a number, as Java properties may hold "1") that
+// must be one of choices' keys, case-insensitively, and returns its value.
+func (r valueReader) oneOf(choices map[string]string) (string, error) {
+	s, ok := r.v.(string)
+	if n, isInt := r.v.(int64); isInt {
+		s, ok = strconv.FormatInt(n, 10), true
+	}
+	if v, known := choices[strings.ToLower(s)]; ok && known {
+		return v, nil
+	}
+	names := make([]string, 0, len(choices))
+	for k, v := range choices {
+		if k == v {
+			names = append(names, strconv.Quote(k))
+		}
+	}
+	slices.Sort(names)
+	return "", r.errorf("one of " + strings.Join(names, ", "))
+}
+
+// bool reads true or false, or their strings as Java properties hold them.
+func (r valueReader) bool() (bool, error) {
+	switch v := r.v.(type) {
+	case bool:
+		return v, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+	}
+	return false, r.errorf("true or false")
+}
+
+// int reads an integer in [lo, hi]: a number, or a decimal string as Java
+// properties hold one.
+func (r valueReader) int(lo, hi int64) (int64, error) {
+	var n int64
+	switch v := r.v.(type) {
+	case int64:
+		n = v
+	case float64:
+		if v != math.Trunc(v) || v < math.MinInt64 || v > math.MaxInt64 {
+			return 0, r.errorf(fmt.Sprintf("an integer from %d to %d", lo, hi))
+		}
+		n = int64(v)
+	case string:
+		var err error
+		if n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+			return 0, r.errorf(fmt.Sprintf("an integer from %d to %d", lo, hi))
+		}
+	default:
+		return 0, r.errorf(fmt.Sprintf("an integer from %d to %d", lo, hi))
+	}
+	if n < lo || n > hi {
+		return 0, r.errorf(fmt.Sprintf("an integer from %d to %d", lo, hi))
+	}
+	return n, nil
+}
+
+// millis reads a number of milliseconds, at least lo, at most a day.
+func (r valueReader) millis(lo int64) (time.Duration, error) {
+	n, err := r.int(lo, 24*60*60*1000)
+	return time.Duration(n) * time.Millisecond, err
+}
+
+// strings reads a string, a comma-joined string, or a list of strings.
+func (r valueReader) strings(what string) ([]string, error) {
+	var parts []string
+	switch v := r.v.(type) {
+	case string:
+		parts = strings.Split(v, ",")
+	case *List:
+		for _, e := range v.Values() {
+			s, ok := e.(string)
+			if !ok {
+				return nil, r.errorf(what)
+			}
+			parts = append(parts, strings.Split(s, ",")...)
+		}
+	default:
+		return nil, r.errorf(what)
+	}
+	out := parts[:0]
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, r.errorf(what)
+	}
+	return out, nil
+}
+
+// servers reads "host:port" strings; a server without a port gets 9092.
+// Nothing is dialed here.
+func (r valueReader) servers() ([]string, error) {
+	const want = `"host:port", several joined by commas, or a list of them`
+	ss, err := r.strings(want)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range ss {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil && strings.Contains(err.Error(), "missing port") {
+			host, port, err = s, "9092", nil
+			ss[i] = net.JoinHostPort(s, port)
+		}
+		n, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return nil, errorf(ErrInvalidConfig, "config %q: server %q is not host:port with a port from 1 to 65535", r.key, s)
+		}
+	}
+	return ss, nil
+}
+
+func (r valueReader) topics() ([]string, error) {
+	ts, err := r.strings("a topic name, several joined by commas, or a list of them")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		if err := checkTopic(t); err != nil {
+			return nil, errorf(ErrInvalidConfig, "config %q: %v", r.key, err)
+		}
+	}
+	return ts, nil
+}
+
+// balancers reads assignment strategies by kgo's names or Java's class
+// names (org.apache.kafka.clients.consumer.RangeAssignor and the like).
+func (r valueReader) balancers() ([]string, error) {
+	const want = `"range", "roundrobin", "sticky" or "cooperative-sticky", or a list of them`
+	names, err := r.strings(want)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(names))
+	cooperative := 0
+	for _, n := range names {
+		n = strings.ToLower(n[strings.LastIndex(n, ".")+1:])
+		switch strings.TrimSuffix(n, "assignor") {
+		case "range":
+			out = append(out, "range")
+		case "roundrobin", "round-robin":
+			out = append(out, "roundrobin")
+		case "sticky":
+			out = append(out, "sticky")
+		case "cooperative-sticky", "cooperativesticky":
+			out = append(out, "cooperative-sticky")
+			cooperative++
+		default:
+			return nil, r.errorf(want)
+		}
+	}
+	if cooperative > 0 && cooperative < len(out) {
+		return nil, errorf(ErrInvalidConfig, "config %q: cooperative-sticky cannot be mixed with eager strategies in one consumer", r.key)
+	}
+	return out, nil
+}
+
+func (r valueReader) serde() (*serde, error) {
+	s, ok := r.v.(string)
+	if ok {
+		if sd := lookupSerde(s); sd != nil {
+			return sd, nil
+		}
+	}
+	return nil, r.errorf("one of String, ByteArray, Short, Integer, Long, Float, Double, JSON, BPL (or a Java class name such as org.apache.kafka.common.serialization.StringSerializer)")
+}
+
+// tls reads true/false, or a named list of "ca-file" "cert-file"
+// "key-file" "server-name" "insecure-skip-verify". The files are read now,
+// so a missing one fails kafka-create rather than the first send.
+func (r valueReader) tls() (*tls.Config, error) {
+	const want = `true, false, or ("ca-file" => f "cert-file" => f "key-file" => f "server-name" => s "insecure-skip-verify" => b)`
+	switch v := r.v.(type) {
+	case bool:
+		if !v {
+			return nil, nil
+		}
+		return &tls.Config{MinVersion: tls.VersionTLS12}, nil
+	case *List:
+		if v.Len() > 0 && !v.Named() {
+			return nil, r.errorf(want)
+		}
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		var certFile, keyFile string
+		for name, val := range v.All() {
+			sub := valueReader{key: r.key + " " + name, v: val}
+			var err error
+			switch name {
+			case "ca-file":
+				var f string
+				if f, err = sub.nonEmptyString(); err == nil {
+					tc.RootCAs, err = loadCA(sub.key, f)
+				}
+			case "cert-file":
+				certFile, err = sub.nonEmptyString()
+			case "key-file":
+				keyFile, err = sub.nonEmptyString()
+			case "server-name":
+				tc.ServerName, err = sub.nonEmptyString()
+			case "insecure-skip-verify":
+				tc.InsecureSkipVerify, err = sub.bool()
+			default:
+				err = errorf(ErrInvalidConfig, "config %q: unknown key %q; want %s", r.key, name, want)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if (certFile == "") != (keyFile == "") {
+			return nil, errorf(ErrInvalidConfig, `config %q: "cert-file" and "key-file" go together`, r.key)
+		}
+		if certFile != "" {
+			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			if err != nil {
+				return nil, wrapf(ErrInvalidConfig, err, "config %q: cannot load the client certificate", r.key)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		return tc, nil
+	}
+	return nil, r.errorf(want)
+}
+
+func loadCA(key, file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, wrapf(ErrInvalidConfig, err, "config %q", key)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errorf(ErrInvalidConfig, "config %q: %s holds no PEM certificate", key, file)
+	}
+	return pool, nil
+}
+
+// sasl reads ("mechanism" => m "username" => u "password" => p). The
+// password never appears in an error.
+func (r valueReader) sasl() (sasl.Mechanism, error) {
+	const want = `("mechanism" => "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512" "username" => u "password" => p)`
+	l, ok := r.v.(*List)
+	if !ok || !l.Named() {
+		return nil, r.errorf(want)
+	}
+	var mech, user, pass string
+	for name, val := range l.All() {
+		sub := valueReader{key: r.key + " " + name, v: val, secret: name == "password"}
+		var err error
+		switch name {
+		case "mechanism":
+			mech, err = sub.oneOf(map[string]string{"plain": "PLAIN", "scram-sha-256": "SCRAM-SHA-256", "scram-sha-512": "SCRAM-SHA-512"})
+		case "username":
+			user, err = sub.nonEmptyString()
+		case "password":
+			pass, err = sub.string()
+		default:
+			err = errorf(ErrInvalidConfig, "config %q: unknown key %q; want %s", r.key, name, want)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if mech == "" || user == "" {
+		return nil, errorf(ErrInvalidConfig, `config %q: "mechanism" and "username" are required`, r.key)
+	}
+	switch mech {
+	case "PLAIN":
+		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
+	case "SCRAM-SHA-256":
+		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
+	default:
+		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
+	}
+}
+
+// describe prints a value for an error message: its BPL text, shortened.
+func describe(v any) string {
+	s := Format(v)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// typeName names a BPL value's type for messages that must not show it.
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case int64, float64:
+		return "number"
+	case string:
+		return "string"
+	case []byte:
+		return "byte array"
+	case *List:
+		return "list"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// checkTopic applies Kafka's rules for topic names, so a bad name fails
+// here with a clear message rather than at the broker.
+func checkTopic(t string) error {
+	if t == "" || t == "." || t == ".." || len(t) > 249 {
+		return fmt.Errorf("invalid topic name %q: want 1 to 249 characters, not \".\" or \"..\"", t)
+	}
+	for _, ch := range t {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '-') {
+			return fmt.Errorf("invalid topic name %q: only letters, digits, '.', '_' and '-' are allowed", t)
+		}
+	}
+	return nil
+}
+
+// kgoOpts turns the config into the options of a kgo client for kind.
+func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(c.servers...),
+		kgo.ClientID(c.clientID),
+		kgo.WithHooks(hooks),
+		kgo.DialTimeout(min(10*time.Second, c.requestTimeout)),
+		kgo.RetryTimeout(c.requestTimeout),
+	}
+	if c.tls != nil {
+		opts = append(opts, kgo.DialTLSConfig(c.tls.Clone()))
+	}
+	if c.sasl != nil {
+		opts = append(opts, kgo.SASL(c.sasl))
+	}
+	if c.allowAutoCreate {
+		opts = append(opts, kgo.AllowAutoTopicCreation())
+	}
+	switch kind {
+	case Producer:
+		opts = append(opts, c.producerOpts()...)
+	case Consumer:
+		opts = append(opts, c.consumerOpts()...)
+	}
+	return opts
+}
+
+func (c *config) producerOpts() []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.ProducerLinger(c.linger),
+		kgo.ProducerBatchMaxBytes(int32(c.maxMessageBytes)),
+		kgo.RecordDeliveryTimeout(c.sendTimeout),
+		kgo.RecordPartitioner(newPartitioner(c.partitioner)),
+	}
+	switch c.acks {
+	case "1":
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()))
+	case "0":
+		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()))
+	}
+	if !c.idempotence {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	codec := map[string]kgo.CompressionCodec{
+		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+	}[c.compression]
+	return append(opts, kgo.ProducerBatchCompression(codec))
+}
+
+func (c *config) consumerOpts() []kgo.Opt {
+	var start, reset kgo.Offset
+	switch c.autoOffsetReset {
+	case "earliest":
+		start, reset = kgo.NewOffset().AtStart(), kgo.NewOffset().AtStart()
+	case "latest":
+		start, reset = kgo.NewOffset().AtEnd(), kgo.NewOffset().AtEnd()
+	default: // none: committed offsets only; no reset
+		start, reset = kgo.NewOffset().AtCommitted(), kgo.NoResetOffset()
+	}
+	var balancers []kgo.GroupBalancer
+	for _, b := range c.balancers {
+		switch b {
+		case "range":
+			balancers = append(balancers, kgo.RangeBalancer())
+		case "roundrobin":
+			balancers = append(balancers, kgo.RoundRobinBalancer())
+		case "sticky":
+			balancers = append(balancers, kgo.StickyBalancer())
+		case "cooperative-sticky":
+			balancers = append(balancers, kgo.CooperativeStickyBalancer())
+		}
+	}
+	opts := []kgo.Opt{
+		kgo.ConsumerGroup(c.group),
+		kgo.ConsumeStartOffset(start),
+		kgo.ConsumeResetOffset(reset),
+		kgo.Balancers(balancers...),
+		kgo.SessionTimeout(c.sessionTimeout),
+		kgo.HeartbeatInterval(c.heartbeatInterval),
+		kgo.RebalanceTimeout(c.maxPollInterval),
+		kgo.FetchMaxPartitionBytes(int32(max(c.maxMessageBytes, 1<<20))),
+	}
+	if c.readCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	if c.autoCommit {
+		opts = append(opts, kgo.AutoCommitMarks(), kgo.AutoCommitInterval(c.autoCommitInterval))
+	} else {
+		opts = append(opts, kgo.DisableAutoCommit())
+	}
+	return opts
+}

@@ -1,0 +1,708 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Record is one received message.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Timestamp time.Time
+	// Key and Value are deserialized by the consumer's key-deserializer and
+	// value-deserializer; nil is Kafka's null. When Err is set they hold the
+	// raw bytes instead.
+	Key, Value any
+	Headers    []Header
+	// Err, when not nil, says why the key or value could not be
+	// deserialized. Such a record is still delivered (and committed), so a
+	// bad message never stalls the consumer and is never dropped silently.
+	Err error
+}
+
+// TopicRecords is one topic's records in a poll, in partition and offset
+// order.
+type TopicRecords struct {
+	Topic   string
+	Records []Record
+}
+
+// Polled is what a poll returns: every topic asked for, sorted by name, each
+// with its new records (none when nothing came).
+type Polled struct {
+	Topics  []TopicRecords
+	records bool // the consumer's poll-format is "records"
+}
+
+// Len returns the number of records in all topics.
+func (p *Polled) Len() int {
+	n := 0
+	for _, t := range p.Topics {
+		n += len(t.Records)
+	}
+	return n
+}
+
+// Position is where [Library.Seek] moves a consumer to.
+type Position struct {
+	at   int64 // seekBeginning, seekEnd, an offset, or a timestamp
+	time bool
+}
+
+const (
+	seekBeginning = -2
+	seekEnd       = -1
+)
+
+// SeekBeginning is the oldest offset still stored.
+func SeekBeginning() Position { return Position{at: seekBeginning} }
+
+// SeekEnd is the offset the next message will get.
+func SeekEnd() Position { return Position{at: seekEnd} }
+
+// SeekOffset is an exact offset; it must not be negative. An offset past
+// the end is reset by the consumer's auto-offset-reset.
+func SeekOffset(offset int64) Position { return Position{at: offset} }
+
+// SeekTimestamp is the first offset whose timestamp is at or after t, or
+// the end when there is none.
+func SeekTimestamp(t time.Time) Position { return Position{at: t.UnixMilli(), time: true} }
+
+// consumerState is what a consumer handle keeps beside its kgo client.
+//
+// Subscribing is made deterministic with start offsets: under "latest", a
+// partition with no committed offset starts where the topic ended when
+// kafka-subscribe ran, not where it ends when the group is finally joined,
+// so nothing sent after subscribe returns is skipped. A topic that did not
+// exist then starts from its beginning.
+type consumerState struct {
+	h     *handle
+	subMu sync.Mutex // serializes subscription changes and seeks
+
+	mu       sync.Mutex
+	topics   map[string]bool
+	start    map[string]map[int32]int64      // topic -> partition -> start offset
+	seeks    map[string]map[int32]kgo.Offset // seeks waiting for assignment; partition -1 = all
+	assigned map[string]map[int32]bool       // what the group gave us
+	held     []*kgo.Record                   // polled, not yet returned to the caller
+}
+
+func newConsumerState(h *handle) *consumerState {
+	return &consumerState{
+		h:        h,
+		topics:   map[string]bool{},
+		start:    map[string]map[int32]int64{},
+		seeks:    map[string]map[int32]kgo.Offset{},
+		assigned: map[string]map[int32]bool{},
+	}
+}
+
+// groupOpts are the kgo options that tie the group's life cycle to the
+// state above. kgo cannot both mark records for commit and disable
+// autocommitting, so with auto-commit off the interval is made so long that
+// only kafka-commit commits.
+func (cs *consumerState) groupOpts() []kgo.Opt {
+	interval := cs.h.cfg.autoCommitInterval
+	if !cs.h.cfg.autoCommit {
+		interval = time.Duration(math.MaxInt64)
+	}
+	return []kgo.Opt{
+		kgo.AutoCommitMarks(),
+		kgo.AutoCommitInterval(interval),
+		kgo.OnPartitionsAssigned(cs.onAssigned),
+		kgo.OnPartitionsRevoked(cs.onRevoked),
+		kgo.OnPartitionsLost(cs.onLost),
+		kgo.AdjustFetchOffsetsFn(cs.adjustOffsets),
+	}
+}
+
+func (cs *consumerState) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for t, ps := range assigned {
+		if cs.assigned[t] == nil {
+			cs.assigned[t] = map[int32]bool{}
+		}
+		for _, p := range ps {
+			cs.assigned[t][p] = true
+		}
+	}
+}
+
+// onRevoked commits what was polled (when auto-commit is on, as kgo's own
+// default does) and forgets held records of partitions we no longer own:
+// their new owner will deliver them.
+func (cs *consumerState) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	if cs.h.cfg.autoCommit {
+		cl.CommitMarkedOffsets(ctx) // a failure means the new owner re-reads: at-least-once
+	}
+	cs.onLost(ctx, cl, revoked)
+}
+
+func (cs *consumerState) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	gone := func(t string, p int32) bool { return slices.Contains(lost[t], p) }
+	for t, ps := range lost {
+		for _, p := range ps {
+			delete(cs.assigned[t], p)
+		}
+	}
+	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return gone(r.Topic, r.Partition) })
+}
+
+// adjustOffsets runs when partitions are assigned, once their committed
+// offsets are known: it applies waiting seeks, then the subscribe-time start
+// offsets to partitions with no committed offset.
+func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for t, ps := range offsets {
+		for p, o := range ps {
+			if seek, ok := cs.seeks[t][p]; ok {
+				ps[p] = seek
+			} else if seek, ok := cs.seeks[t][-1]; ok {
+				ps[p] = seek
+			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == "latest" {
+				if st, known := cs.start[t]; known {
+					if at, ok := st[p]; ok {
+						ps[p] = kgo.NewOffset().At(at)
+					} else { // the topic or partition is newer than the subscription
+						ps[p] = kgo.NewOffset().AtStart()
+					}
+				}
+			}
+		}
+	}
+	clear(cs.seeks) // a seek applies to the next assignment only
+	return offsets, nil
+}
+
+// subscription returns the subscribed topics, sorted.
+func (cs *consumerState) subscription() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return slices.Sorted(maps.Keys(cs.topics))
+}
+
+// subscribe adds topics to the subscription, or with replace makes it
+// exactly topics. It returns the subscription after the call, sorted.
+func (cs *consumerState) subscribe(ctx context.Context, topics []string, replace bool) ([]string, error) {
+	for _, t := range topics {
+		if err := checkTopic(t); err != nil {
+			return nil, errorf(ErrInvalidArgument, "topics: %v", err)
+		}
+	}
+	cs.subMu.Lock()
+	defer cs.subMu.Unlock()
+
+	cs.mu.Lock()
+	var added, removed []string
+	want := map[string]bool{}
+	for _, t := range topics {
+		want[t] = true
+		if !cs.topics[t] && !slices.Contains(added, t) {
+			added = append(added, t)
+		}
+	}
+	if replace {
+		for t := range cs.topics {
+			if !want[t] {
+				removed = append(removed, t)
+			}
+		}
+	}
+	cs.mu.Unlock()
+
+	if len(removed) > 0 {
+		if err := cs.drop(ctx, removed); err != nil {
+			return nil, err
+		}
+	}
+	if len(added) > 0 {
+		start, err := cs.startOffsets(ctx, added)
+		if err != nil {
+			return nil, err
+		}
+		cs.mu.Lock()
+		for _, t := range added {
+			cs.topics[t] = true
+			if start != nil {
+				cs.start[t] = start[t]
+			}
+		}
+		cs.mu.Unlock()
+		cs.h.cl.AddConsumeTopics(added...)
+	}
+	return cs.subscription(), nil
+}
+
+// drop removes topics from the subscription, committing what was polled
+// from them first when auto-commit is on.
+func (cs *consumerState) drop(ctx context.Context, topics []string) error {
+	if cs.h.cfg.autoCommit {
+		if err := cs.commit(ctx); err != nil {
+			return err
+		}
+	}
+	cs.mu.Lock()
+	for _, t := range topics {
+		delete(cs.topics, t)
+		delete(cs.start, t)
+		delete(cs.seeks, t)
+	}
+	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return slices.Contains(topics, r.Topic) })
+	cs.mu.Unlock()
+	cs.h.cl.PurgeTopicsFromConsuming(topics...)
+	return nil
+}
+
+// startOffsets asks the brokers, under "latest", where each topic ends now;
+// a topic that does not exist yet maps to an empty map (start from its
+// beginning once it appears). When the consumer may create topics it first
+// asks for them to be created, as Java's consumer does on subscribe. Under
+// "earliest" and "none" it returns nil and asks nothing.
+func (cs *consumerState) startOffsets(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
+	cfg := cs.h.cfg
+	if cfg.autoOffsetReset != "latest" {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.requestTimeout)
+	defer cancel()
+	if cfg.allowAutoCreate {
+		req := kmsg.NewPtrMetadataRequest()
+		req.AllowAutoTopicCreation = true
+		for _, t := range topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(t)
+			req.Topics = append(req.Topics, rt)
+		}
+		if _, err := req.RequestWith(ctx, cs.h.cl); err != nil {
+			return nil, cs.h.requestError(ctx, err)
+		}
+	}
+	list := cs.h.adm.ListEndOffsets
+	if cfg.readCommitted {
+		list = cs.h.adm.ListCommittedOffsets
+	}
+	listed, err := list(ctx, topics...)
+	if err != nil {
+		return nil, cs.h.requestError(ctx, err)
+	}
+	start := map[string]map[int32]int64{}
+	for _, t := range topics {
+		start[t] = map[int32]int64{}
+		for p, o := range listed[t] {
+			switch {
+			case o.Err == nil:
+				start[t][p] = o.Offset
+			case errors.Is(o.Err, kerr.UnknownTopicOrPartition):
+				// not created yet: from the beginning once it is
+			default:
+				return nil, wrapf(errKafka, o.Err, "topic %q partition %d", t, p)
+			}
+		}
+	}
+	return start, nil
+}
+
+// requestError words the failure of a request to the brokers: a Timeout
+// naming the servers when time ran out, else the Kafka error.
+func (h *handle) requestError(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return h.net.timeoutError(h.cfg.requestTimeout, err)
+	}
+	if errors.Is(err, kgo.ErrClientClosed) {
+		return errorf(ErrClosed, "handle destroyed")
+	}
+	return wrapf(errKafka, err, "request failed")
+}
+
+// Subscribe sets a consumer's subscription to exactly topics and returns
+// it, sorted; no topics unsubscribes from all.
+//
+// Subscribing is deterministic: once Subscribe returns, every message sent
+// afterwards to a subscribed topic is returned by following polls, even
+// with auto-offset-reset "latest". To make that so, under "latest"
+// Subscribe asks the brokers for the new topics' end offsets (within
+// request-timeout), and a partition with no committed offset starts there.
+func (lib *Library) Subscribe(ctx context.Context, id string, topics []string) ([]string, error) {
+	return withConsumer(lib, "kafka-subscribe", id, func(cs *consumerState) ([]string, error) {
+		return cs.subscribe(ctx, topics, true)
+	})
+}
+
+// Unsubscribe removes topics from a consumer's subscription (all topics
+// when topics is nil) and returns what remains, sorted. With auto-commit on,
+// what was polled from them is committed first.
+func (lib *Library) Unsubscribe(ctx context.Context, id string, topics []string) ([]string, error) {
+	return withConsumer(lib, "kafka-unsubscribe", id, func(cs *consumerState) ([]string, error) {
+		if topics == nil {
+			return cs.subscribe(ctx, nil, true)
+		}
+		cs.subMu.Lock()
+		defer cs.subMu.Unlock()
+		cs.mu.Lock()
+		var drop []string
+		for _, t := range topics {
+			if cs.topics[t] && !slices.Contains(drop, t) {
+				drop = append(drop, t)
+			}
+		}
+		cs.mu.Unlock()
+		if len(drop) > 0 {
+			if err := cs.drop(ctx, drop); err != nil {
+				return nil, err
+			}
+		}
+		return cs.subscription(), nil
+	})
+}
+
+// Commit commits the offsets of every record polled so far and returns
+// when the group coordinator has stored them, within request-timeout.
+// Records a poll has not returned yet are never committed.
+func (lib *Library) Commit(ctx context.Context, id string) error {
+	_, err := withConsumer(lib, "kafka-commit", id, func(cs *consumerState) (struct{}, error) {
+		return struct{}{}, cs.commit(ctx)
+	})
+	return err
+}
+
+func (cs *consumerState) commit(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
+	defer cancel()
+	if err := cs.h.cl.CommitMarkedOffsets(ctx); err != nil {
+		return cs.h.requestError(ctx, err)
+	}
+	return nil
+}
+
+// leave commits what was polled when auto-commit is on, then leaves the
+// group, each within request-timeout. The caller closes the client.
+func (cs *consumerState) leave(ctx context.Context) error {
+	var err error
+	if cs.h.cfg.autoCommit {
+		err = cs.commit(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
+	defer cancel()
+	if lerr := cs.h.cl.LeaveGroupContext(ctx); lerr != nil && err == nil && ctx.Err() != nil {
+		err = cs.h.requestError(ctx, lerr)
+	}
+	return err
+}
+
+// Seek moves a consumer to pos on topic: on the given partitions, or on all
+// of the topic's partitions when none are given. Partitions the consumer
+// owns move at once; others move when the group next assigns them to this
+// consumer (so a seek right after subscribing works). A seek waiting for an
+// assignment that gives other partitions is dropped.
+func (lib *Library) Seek(ctx context.Context, id, topic string, pos Position, partitions ...int32) error {
+	_, err := withConsumer(lib, "kafka-seek", id, func(cs *consumerState) (struct{}, error) {
+		return struct{}{}, cs.seek(ctx, topic, pos, partitions)
+	})
+	return err
+}
+
+func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, partitions []int32) error {
+	if err := checkTopic(topic); err != nil {
+		return errorf(ErrInvalidArgument, "topic: %v", err)
+	}
+	if !pos.time && pos.at < seekBeginning {
+		return errorf(ErrInvalidArgument, "offset %d is negative", pos.at)
+	}
+	for _, p := range partitions {
+		if p < 0 {
+			return errorf(ErrInvalidArgument, "partition %d is negative", p)
+		}
+	}
+	cs.subMu.Lock()
+	defer cs.subMu.Unlock()
+
+	// Partitions owned now move at once, to offsets the brokers resolve.
+	cs.mu.Lock()
+	var owned []int32
+	for p := range cs.assigned[topic] {
+		if len(partitions) == 0 || slices.Contains(partitions, p) {
+			owned = append(owned, p)
+		}
+	}
+	cs.mu.Unlock()
+	if len(owned) > 0 {
+		offsets, err := cs.resolve(ctx, topic, pos, owned)
+		if err != nil {
+			return err
+		}
+		cs.h.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{topic: offsets})
+	}
+
+	// The rest wait for the next assignment.
+	var o kgo.Offset
+	switch {
+	case pos.time:
+		o = kgo.NewOffset().AfterMilli(pos.at)
+	case pos.at == seekBeginning:
+		o = kgo.NewOffset().AtStart()
+	case pos.at == seekEnd:
+		o = kgo.NewOffset().AtEnd()
+	default:
+		o = kgo.NewOffset().At(pos.at)
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.seeks[topic] == nil {
+		cs.seeks[topic] = map[int32]kgo.Offset{}
+	}
+	if len(partitions) == 0 {
+		cs.seeks[topic][-1] = o
+	}
+	for _, p := range partitions {
+		if !slices.Contains(owned, p) {
+			cs.seeks[topic][p] = o
+		}
+	}
+	return nil
+}
+
+// resolve turns pos into exact offsets for partitions of topic.
+func (cs *consumerState) resolve(ctx context.Context, topic string, pos Position, partitions []int32) (map[int32]kgo.EpochOffset, error) {
+	out := map[int32]kgo.EpochOffset{}
+	if !pos.time && pos.at >= 0 {
+		for _, p := range partitions {
+			out[p] = kgo.EpochOffset{Epoch: -1, Offset: pos.at}
+		}
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
+	defer cancel()
+	var listed kadm.ListedOffsets
+	var err error
+	switch {
+	case pos.time:
+		listed, err = cs.h.adm.ListOffsetsAfterMilli(ctx, pos.at, topic)
+	case pos.at == seekBeginning:
+		listed, err = cs.h.adm.ListStartOffsets(ctx, topic)
+	default:
+		listed, err = cs.h.adm.ListEndOffsets(ctx, topic)
+	}
+	if err != nil {
+		return nil, cs.h.requestError(ctx, err)
+	}
+	for _, p := range partitions {
+		o, ok := listed.Lookup(topic, p)
+		if !ok || o.Err != nil {
+			return nil, wrapf(errKafka, o.Err, "topic %q partition %d: cannot list offsets", topic, p)
+		}
+		out[p] = kgo.EpochOffset{Epoch: -1, Offset: o.Offset}
+	}
+	return out, nil
+}
+
+// withConsumer runs fn on a live consumer, wording its error for fn name.
+func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) (T, error)) (T, error) {
+	h, err := lib.acquire(id, Consumer)
+	if err != nil {
+		var zero T
+		return zero, &Error{name, err}
+	}
+	defer h.calls.Done()
+	v, err := fn(h.cons)
+	if err != nil {
+		return v, &Error{name, err}
+	}
+	return v, nil
+}
+
+// Poll returns the messages that arrived on a consumer's subscribed topics:
+// every subscribed topic, sorted, with its new records in partition and
+// offset order (none when nothing came). It returns as soon as one record
+// is there, or when timeout passes: then with no records, not an error. A
+// timeout of 0 returns what is already buffered; a negative one is an
+// [ErrInvalidArgument] error. At most max-poll-records records are returned.
+//
+// When no broker could be reached during the wait, Poll fails with an
+// [ErrTimeout] error naming the servers. Destroying the consumer makes a
+// Poll in flight return at once.
+func (lib *Library) Poll(ctx context.Context, id string, timeout time.Duration) (*Polled, error) {
+	return withConsumer(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
+		return cs.poll(ctx, nil, timeout)
+	})
+}
+
+// PollTopics is [Library.Poll] for some topics only: it first subscribes
+// the consumer to any of topics it is not subscribed to (adding, never
+// dropping others), then returns only those topics. Records of other
+// topics that arrive meanwhile are kept for later polls, never lost.
+func (lib *Library) PollTopics(ctx context.Context, id string, topics []string, timeout time.Duration) (*Polled, error) {
+	return withConsumer(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
+		if topics == nil {
+			topics = []string{}
+		}
+		return cs.poll(ctx, topics, timeout)
+	})
+}
+
+// poll polls for topics (nil: the whole subscription).
+func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time.Duration) (*Polled, error) {
+	if timeout < 0 {
+		return nil, errorf(ErrInvalidArgument, "timeout %d ms is negative", timeout.Milliseconds())
+	}
+	if topics != nil {
+		if _, err := cs.subscribe(ctx, topics, false); err != nil {
+			return nil, err
+		}
+	}
+	max := cs.h.cfg.maxPollRecords
+	recs := cs.takeHeld(topics, max)
+	if len(recs) == 0 {
+		var err error
+		if recs, err = cs.fetch(ctx, topics, timeout, max); err != nil {
+			return nil, err
+		}
+	}
+	if topics == nil {
+		topics = cs.subscription()
+	}
+	return cs.result(topics, recs), nil
+}
+
+// takeHeld removes and returns up to max held records of topics (nil: all).
+func (cs *consumerState) takeHeld(topics []string, max int) []*kgo.Record {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []*kgo.Record
+	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool {
+		if len(out) < max && (topics == nil || slices.Contains(topics, r.Topic)) {
+			out = append(out, r)
+			return true
+		}
+		return false
+	})
+	return out
+}
+
+// fetch waits up to timeout for records. Records of topics not asked for
+// are held for later polls.
+func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int) ([]*kgo.Record, error) {
+	h := cs.h
+	var pctx context.Context // nil: return what is buffered, at once
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+		stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
+		defer stop()
+	}
+	fetches := h.cl.PollRecords(pctx, max)
+	var recs []*kgo.Record
+	fetches.EachRecord(func(r *kgo.Record) {
+		if topics == nil || slices.Contains(topics, r.Topic) {
+			recs = append(recs, r)
+			return
+		}
+		cs.mu.Lock()
+		cs.held = append(cs.held, r)
+		cs.mu.Unlock()
+	})
+	if len(recs) > 0 {
+		h.cl.MarkCommitRecords(recs...)
+		return recs, nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case h.ctx.Err() != nil:
+		return nil, errorf(ErrClosed, "consumer destroyed during the poll")
+	}
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
+			continue
+		}
+		if errors.Is(fe.Err, kgo.ErrClientClosed) {
+			return nil, errorf(ErrClosed, "consumer destroyed during the poll")
+		}
+		return nil, wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
+	}
+	if timeout > 0 {
+		if err := h.net.unreachable(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// result sorts recs into topics, deserializing each record once.
+func (cs *consumerState) result(topics []string, recs []*kgo.Record) *Polled {
+	cfg := cs.h.cfg
+	out := &Polled{Topics: make([]TopicRecords, len(topics)), records: cfg.pollRecords}
+	index := make(map[string]int, len(topics))
+	for i, t := range topics {
+		out.Topics[i].Topic = t
+		index[t] = i
+	}
+	// Records are grouped by partition already; a stable sort keeps each
+	// partition's offset order.
+	sort.SliceStable(recs, func(i, j int) bool {
+		if recs[i].Topic != recs[j].Topic {
+			return recs[i].Topic < recs[j].Topic
+		}
+		return recs[i].Partition < recs[j].Partition
+	})
+	all := make([]Record, len(recs))
+	start := 0
+	for i, r := range recs {
+		all[i] = decode(cfg, r)
+		if i == len(recs)-1 || recs[i+1].Topic != r.Topic {
+			ti, ok := index[r.Topic]
+			if !ok { // unsubscribed while in flight: still delivered
+				ti = len(out.Topics)
+				out.Topics = append(out.Topics, TopicRecords{Topic: r.Topic})
+			}
+			out.Topics[ti].Records = all[start : i+1 : i+1]
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// decode turns a kgo record into a Record with deserialized key and value.
+func decode(cfg *config, r *kgo.Record) Record {
+	rec := Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp}
+	if len(r.Headers) > 0 {
+		rec.Headers = make([]Header, len(r.Headers))
+		for i, hd := range r.Headers {
+			rec.Headers[i] = Header{Key: hd.Key, Value: hd.Value}
+		}
+	}
+	var err error
+	if rec.Key, err = cfg.keyDeser.decodeAt(r.Key, "key"); err == nil {
+		rec.Value, err = cfg.valDeser.decodeAt(r.Value, "value")
+	}
+	if err != nil {
+		rec.Key, rec.Value, rec.Err = bytesOrNil(r.Key), bytesOrNil(r.Value), err
+	}
+	return rec
+}
+
+// bytesOrNil keeps a null key or value null rather than an empty byte slice
+// in an interface.
+func bytesOrNil(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,111 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Sentinel errors. Every error the package returns wraps one of them (or a
+// Kafka error from franz-go's kerr package), so callers can test with
+// errors.Is. BPL scripts see them as exceptions whose type is [ErrorType].
+var (
+	// ErrUnknownHandle: the id names no live handle (never created, or
+	// destroyed).
+	ErrUnknownHandle = errors.New("unknown handle")
+	// ErrWrongKind: the id is live but of another kind, such as polling a
+	// producer.
+	ErrWrongKind = errors.New("wrong kind of handle")
+	// ErrInvalidConfig: a config key is unknown, or its value has the
+	// wrong type or is out of range.
+	ErrInvalidConfig = errors.New("invalid config")
+	// ErrInvalidArgument: a function got the wrong number or type of
+	// arguments, or a value its serializer cannot encode.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrTimeout: the brokers did not answer in time; the message names
+	// the servers.
+	ErrTimeout = errors.New("timeout")
+	// ErrClosed: the handle or library was closed while the call ran.
+	ErrClosed = errors.New("closed")
+)
+
+// Error is the error every function of the package returns: the BPL
+// function that failed and why. Its message starts with the function name,
+// as in `kafka-poll: unknown consumer id "c12..."`.
+type Error struct {
+	Func string // the BPL function, such as "kafka-send"
+	Err  error  // wraps one of the sentinel errors or a kerr error
+}
+
+func (e *Error) Error() string { return e.Func + ": " + e.Err.Error() }
+
+// Unwrap returns the cause, so errors.Is sees the sentinels.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorType returns the BPL exception type of err: "UnknownHandle",
+// "WrongKind", "InvalidConfig", "InvalidArgument", "Timeout", "Closed", or
+// "KafkaError" for anything the brokers or the client reported.
+func ErrorType(err error) string {
+	switch {
+	case errors.Is(err, ErrUnknownHandle):
+		return "UnknownHandle"
+	case errors.Is(err, ErrWrongKind):
+		return "WrongKind"
+	case errors.Is(err, ErrInvalidConfig):
+		return "InvalidConfig"
+	case errors.Is(err, ErrInvalidArgument):
+		return "InvalidArgument"
+	case errors.Is(err, ErrTimeout):
+		return "Timeout"
+	case errors.Is(err, ErrClosed):
+		return "Closed"
+	}
+	return "KafkaError"
+}
+
+// kindError is an error of one sentinel kind with its own message and an
+// optional cause; errors.Is sees both the kind and the cause.
+type kindError struct {
+	kind  error
+	msg   string
+	cause error
+}
+
+func (e *kindError) Error() string {
+	if e.cause == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.cause.Error()
+}
+
+func (e *kindError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
+
+// errorf returns an error of the given kind whose message is the formatted
+// text, with no "invalid argument:" prefix in front of it.
+func errorf(kind error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// wrapf is errorf with a cause appended to the message and kept for
+// errors.Is.
+func wrapf(kind, cause error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
+// isKafkaErr reports whether err carries a Kafka protocol error code.
+func isKafkaErr(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke)
+}
+
+// isTimeout reports whether err is a deadline passing, ours or the client's.
+func isTimeout(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout)
+}

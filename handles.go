@@ -1,0 +1,160 @@
+package kafkabpl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Kind is what a handle is: a producer, a consumer or an admin client.
+type Kind string
+
+// The kinds of handle, as kafka-create names them. A handle's id starts with
+// the kind's first letter: p, c or a.
+const (
+	Producer Kind = "producer"
+	Consumer Kind = "consumer"
+	Admin    Kind = "admin"
+)
+
+// handle is one live client. Its kgo client is safe for concurrent use; what
+// the handle adds on top (a consumer's subscription) has its own locks.
+type handle struct {
+	id   string
+	kind Kind
+	cfg  *config
+	cl   *kgo.Client
+	adm  *kadm.Client
+	net  *reachability
+
+	// ctx is canceled by destroy, so calls in flight return promptly;
+	// calls counts them, so destroy can wait for them before closing.
+	ctx    context.Context
+	cancel context.CancelFunc
+	calls  sync.WaitGroup
+
+	cons *consumerState // consumers only
+}
+
+// newID returns a fresh handle id: the kind's letter and 32 hex digits.
+func newID(kind Kind) string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails, per crypto/rand's documentation
+	return string(kind[0]) + hex.EncodeToString(b[:])
+}
+
+// kindOfID returns the kind an id's letter names, or "" for text that is not
+// a handle id at all.
+func kindOfID(id string) Kind {
+	if len(id) != 33 {
+		return ""
+	}
+	for _, k := range []Kind{Producer, Consumer, Admin} {
+		if id[0] == k[0] {
+			return k
+		}
+	}
+	return ""
+}
+
+// acquire returns the live handle id of the given kind ("" for any kind)
+// and counts the caller as a call in flight: the caller must call
+// h.calls.Done when finished.
+func (lib *Library) acquire(id string, kind Kind) (*handle, error) {
+	lib.mu.RLock()
+	defer lib.mu.RUnlock()
+	h := lib.handles[id]
+	if h == nil {
+		what := "handle"
+		if kind != "" {
+			what = string(kind)
+		}
+		if lib.closed {
+			return nil, errorf(ErrClosed, "library closed; unknown %s id %q", what, id)
+		}
+		return nil, errorf(ErrUnknownHandle, "unknown %s id %q", what, id)
+	}
+	if kind != "" && h.kind != kind {
+		return nil, errorf(ErrWrongKind, "%q is a %s id, not a %s", id, h.kind, kind)
+	}
+	h.calls.Add(1) // under the registry lock: destroy cannot be waiting yet
+	return h, nil
+}
+
+// add registers h, unless the library is closed.
+func (lib *Library) add(h *handle) bool {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	if lib.closed {
+		return false
+	}
+	lib.handles[h.id] = h
+	return true
+}
+
+// remove unregisters id and returns its handle, or nil if it was unknown.
+// From then on acquire fails, so only calls already in flight remain.
+func (lib *Library) remove(id string) *handle {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	h := lib.handles[id]
+	delete(lib.handles, id)
+	return h
+}
+
+// reachability follows a client's connections through kgo's hooks, so that
+// a call that times out can say whether any broker could be reached at all.
+type reachability struct {
+	servers string
+	mu      sync.Mutex
+	open    int   // connections open now
+	dialErr error // the last failed dial since the last successful one
+}
+
+// OnBrokerConnect implements kgo.HookBrokerConnect.
+func (r *reachability) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.dialErr = err
+		return
+	}
+	r.open++
+	r.dialErr = nil
+}
+
+// OnBrokerDisconnect implements kgo.HookBrokerDisconnect.
+func (r *reachability) OnBrokerDisconnect(kgo.BrokerMetadata, net.Conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.open--
+}
+
+// unreachable returns a Timeout error naming the servers when no connection
+// is open and the last dial failed; nil otherwise.
+func (r *reachability) unreachable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.open > 0 || r.dialErr == nil {
+		return nil
+	}
+	return wrapf(ErrTimeout, r.dialErr, "no broker reachable at %s", r.servers)
+}
+
+// timeoutError returns the Timeout error for a call that ran out of time
+// after d: the servers, and the dial error when none could be reached.
+func (r *reachability) timeoutError(d time.Duration, cause error) error {
+	if err := r.unreachable(); err != nil {
+		return err
+	}
+	return wrapf(ErrTimeout, cause, "no answer from %s within %v", r.servers, d)
+}
+
+func joinServers(servers []string) string { return strings.Join(servers, ",") }

@@ -1,0 +1,143 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Library holds the live handles of one BPL runtime (or one Go program).
+// Handles are strings, so scripts can keep them in variables; every method
+// takes the id and checks its kind. A Library and every handle in it are
+// safe for concurrent use. The zero Library is not usable; call [New].
+type Library struct {
+	mu      sync.RWMutex
+	handles map[string]*handle
+	closed  bool
+}
+
+// New returns an empty Library. Close it to destroy what is left in it.
+func New() *Library {
+	return &Library{handles: make(map[string]*handle)}
+}
+
+// Func is a BPL function as a runtime registers it: it takes the evaluated
+// arguments, positional ones unnamed and in order, named ones ("partitions"
+// => 3) carrying their names, and returns a BPL value or an error.
+type Func func(ctx context.Context, args *List) (any, error)
+
+// Callable is a BPL function value that a runtime hands to the library as
+// an argument, such as a user-defined (function (x) ...).
+type Callable interface {
+	Call(ctx context.Context, args *List) (any, error)
+}
+
+// Create makes a producer, consumer or admin client from a BPL-style config
+// and returns its handle id: "p", "c" or "a" followed by 32 hex digits.
+//
+// config is a server string ("localhost:9092", or several joined by
+// commas), a list of server strings, or a named list of config keys (a *List
+// or a map[string]any); the package documentation lists the keys and their
+// defaults. Creating a client dials nothing, with one exception: a consumer
+// whose config names "topics" subscribes at once (see [Library.Subscribe]),
+// which asks the brokers for the topics' end offsets.
+func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, error) {
+	return lib.create(ctx, "kafka-create", kind, config, nil)
+}
+
+func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any, extra *List) (string, error) {
+	if kind != Producer && kind != Consumer && kind != Admin {
+		return "", &Error{fn, errorf(ErrInvalidArgument, "kind %s: want \"producer\", \"consumer\" or \"admin\"", describe(string(kind)))}
+	}
+	cfg, err := parseConfig(config, extra)
+	if err != nil {
+		return "", &Error{fn, err}
+	}
+	h := &handle{id: newID(kind), kind: kind, cfg: cfg, net: &reachability{servers: joinServers(cfg.servers)}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	opts := cfg.kgoOpts(kind, h.net)
+	if kind == Consumer {
+		h.cons = newConsumerState(h)
+		opts = append(opts, h.cons.groupOpts()...)
+	}
+	if h.cl, err = kgo.NewClient(opts...); err != nil {
+		h.cancel()
+		return "", &Error{fn, wrapf(ErrInvalidConfig, err, "config")}
+	}
+	h.adm = kadm.NewClient(h.cl)
+	if kind == Consumer && len(cfg.topics) > 0 {
+		if _, err := h.cons.subscribe(ctx, cfg.topics, false); err != nil {
+			h.close(ctx)
+			return "", &Error{fn, err}
+		}
+	}
+	if !lib.add(h) {
+		h.close(ctx)
+		return "", &Error{fn, errorf(ErrClosed, "library closed")}
+	}
+	return h.id, nil
+}
+
+// Destroy closes a handle: a producer first delivers what it has buffered
+// (nothing sent is lost), a consumer commits what it polled when auto-commit
+// is on, leaves its group and closes. It returns false, and no error, when
+// id names no live handle. Polls in flight on the handle return at once;
+// sends and commits in flight finish first. Any later use of the id fails
+// with [ErrUnknownHandle].
+func (lib *Library) Destroy(ctx context.Context, id string) (bool, error) {
+	h := lib.remove(id)
+	if h == nil {
+		return false, nil
+	}
+	if err := h.close(ctx); err != nil {
+		return true, &Error{"kafka-destroy", err}
+	}
+	return true, nil
+}
+
+// Close destroys every handle left and makes later calls fail with
+// [ErrClosed]. It returns the errors of the destroys that failed.
+func (lib *Library) Close(ctx context.Context) error {
+	lib.mu.Lock()
+	lib.closed = true
+	hs := lib.handles
+	lib.handles = map[string]*handle{}
+	lib.mu.Unlock()
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, h := range hs {
+		wg.Go(func() {
+			if err := h.close(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, &Error{"kafka-destroy", err})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// close stops h once it is out of the registry: it cancels polls in flight,
+// waits for the other calls in flight, then flushes or commits and closes
+// the client.
+func (h *handle) close(ctx context.Context) error {
+	h.cancel()
+	h.calls.Wait()
+	var err error
+	switch h.kind {
+	case Producer:
+		err = h.flush(ctx)
+	case Consumer:
+		err = h.cons.leave(ctx)
+	}
+	h.cl.Close()
+	return err
+}

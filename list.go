@@ -1,0 +1,241 @@
+package kafkabpl
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	"maps"
+	"math"
+	"slices"
+)
+
+// List is the BPL list: an ordered sequence of values, each of which may
+// carry a string name, as in ("group" => "g1" "servers" => ("a:9092")).
+//
+// Names need not be unique. Appending a named element never replaces or
+// drops another one, so two messages with the same key stay two elements;
+// lookup by name returns the first match. The empty name means "unnamed".
+//
+// Elements are BPL values: nil, bool, int64, float64, string, []byte, *List
+// or a [Callable]. The zero List is empty and ready to use; a nil *List
+// reads as empty. A List is not safe for concurrent mutation.
+type List struct {
+	values []any
+	names  []string // nil until the first named element; "" = unnamed
+}
+
+// Reference is a BPL reference (a symbol) as the reader reads it: a name
+// such as x or kafka-send, or a path such as a/b/0. An evaluator looks it up;
+// as data it prints as its bare text.
+type Reference string
+
+// NewList returns a list of the given unnamed values.
+func NewList(values ...any) *List {
+	return &List{values: values}
+}
+
+// Len returns the number of elements.
+func (l *List) Len() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.values)
+}
+
+// At returns the element at index i. It panics if i is out of range, like
+// a slice index.
+func (l *List) At(i int) any { return l.values[i] }
+
+// Name returns the name of the element at index i, or "" when it has none.
+func (l *List) Name(i int) string {
+	if i < len(l.names) {
+		return l.names[i]
+	}
+	return ""
+}
+
+// Get returns the value of the first element named name.
+func (l *List) Get(name string) (any, bool) {
+	if i := l.Index(name); i >= 0 {
+		return l.values[i], true
+	}
+	return nil, false
+}
+
+// Index returns the index of the first element named name, or -1.
+func (l *List) Index(name string) int {
+	if l == nil || name == "" {
+		return -1
+	}
+	for i, n := range l.names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Append adds an unnamed element and returns l.
+func (l *List) Append(v any) *List {
+	l.values = append(l.values, v)
+	if l.names != nil {
+		l.names = append(l.names, "")
+	}
+	return l
+}
+
+// AppendNamed adds an element named name (unnamed when name is "") and
+// returns l. An element with the same name that is already there stays.
+func (l *List) AppendNamed(name string, v any) *List {
+	if name != "" && l.names == nil {
+		l.names = make([]string, len(l.values), cap(l.values))
+	}
+	l.values = append(l.values, v)
+	if l.names != nil {
+		l.names = append(l.names, name)
+	}
+	return l
+}
+
+// Set replaces the value at index i, keeping its name. It panics if i is
+// out of range.
+func (l *List) Set(i int, v any) { l.values[i] = v }
+
+// Put sets the value of the first element named name, appending a named
+// element when there is none.
+func (l *List) Put(name string, v any) {
+	if i := l.Index(name); i >= 0 {
+		l.values[i] = v
+		return
+	}
+	l.AppendNamed(name, v)
+}
+
+// Named reports whether any element carries a name.
+func (l *List) Named() bool {
+	for _, n := range l.names {
+		if n != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// All iterates over the elements in order, yielding each name ("" when
+// unnamed) and value.
+func (l *List) All() iter.Seq2[string, any] {
+	return func(yield func(string, any) bool) {
+		for i := range l.Len() {
+			if !yield(l.Name(i), l.values[i]) {
+				return
+			}
+		}
+	}
+}
+
+// Values returns the elements' values as a slice; the caller may keep it
+// but must not modify it.
+func (l *List) Values() []any {
+	if l == nil {
+		return nil
+	}
+	return l.values
+}
+
+// String returns the list in canonical BPL text, as [Format] prints it.
+func (l *List) String() string { return Format(l) }
+
+// Equal reports whether l and o hold the same names and values, in order.
+// Values compare by Go type and content: int64(1) and float64(1) differ.
+func (l *List) Equal(o *List) bool {
+	if l.Len() != o.Len() {
+		return false
+	}
+	for i := range l.Len() {
+		if l.Name(i) != o.Name(i) || !equalValues(l.values[i], o.values[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalValues(a, b any) bool {
+	switch a := a.(type) {
+	case *List:
+		b, ok := b.(*List)
+		return ok && a.Equal(b)
+	case []byte:
+		b, ok := b.([]byte)
+		return ok && bytes.Equal(a, b)
+	case float64:
+		b, ok := b.(float64)
+		return ok && (a == b || a != a && b != b) // NaN equals NaN here
+	case nil, bool, int64, string, Reference:
+		return a == b
+	}
+	return false // functions and foreign values are never equal
+}
+
+// toValue converts a Go input into a BPL value: BPL values pass through;
+// int, int32, float32 and the other sized numbers widen to int64 or
+// float64; []any and []string become lists; map[string]any becomes a
+// named list in sorted key order.
+func toValue(v any) (any, error) {
+	switch v := v.(type) {
+	case nil, bool, int64, float64, string, []byte, *List, Callable, Reference:
+		return v, nil
+	case int:
+		return int64(v), nil
+	case int8:
+		return int64(v), nil
+	case int16:
+		return int64(v), nil
+	case int32:
+		return int64(v), nil
+	case uint8:
+		return int64(v), nil
+	case uint16:
+		return int64(v), nil
+	case uint32:
+		return int64(v), nil
+	case uint:
+		if uint64(v) > math.MaxInt64 {
+			return nil, fmt.Errorf("%w: %d does not fit in int64", ErrInvalidArgument, v)
+		}
+		return int64(v), nil
+	case uint64:
+		if v > math.MaxInt64 {
+			return nil, fmt.Errorf("%w: %d does not fit in int64", ErrInvalidArgument, v)
+		}
+		return int64(v), nil
+	case float32:
+		return float64(v), nil
+	case []string:
+		l := &List{values: make([]any, len(v))}
+		for i, s := range v {
+			l.values[i] = s
+		}
+		return l, nil
+	case []any:
+		l := &List{values: make([]any, len(v))}
+		for i, e := range v {
+			bv, err := toValue(e)
+			if err != nil {
+				return nil, err
+			}
+			l.values[i] = bv
+		}
+		return l, nil
+	case map[string]any:
+		l := &List{}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			bv, err := toValue(v[k])
+			if err != nil {
+				return nil, err
+			}
+			l.AppendNamed(k, bv)
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("%w: unsupported Go type %T", ErrInvalidArgument, v)
+}

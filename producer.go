@@ -1,0 +1,226 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Message is one message to send. The zero Message is a null value with no
+// key, sent to the partition the producer's partitioner picks.
+type Message struct {
+	// Key is serialized by the producer's key-serializer; nil sends no key.
+	// With the default partitioner, messages with the same key go to the
+	// same partition, the one Java's client would pick.
+	Key any
+	// Value is serialized by the producer's value-serializer; nil sends a
+	// null value (a tombstone on a compacted topic).
+	Value any
+	// Partition, when not nil, is the partition to write to, overriding the
+	// partitioner. With the "manual" partitioner every message needs one.
+	Partition *int32
+	// Headers are sent in order; a repeated header key is kept.
+	Headers []Header
+	// Timestamp is the record's create time; zero means the time of
+	// sending.
+	Timestamp time.Time
+}
+
+// Header is a record header. Kafka header values are bytes; a nil Value is
+// a null header value.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Send sends every message to every topic, in order, and returns how many
+// records the brokers acknowledged: len(topics) * len(messages) on success.
+//
+// All records are handed to the client at once and sent in batches, so a
+// call with 10,000 messages costs a few round trips, not 10,000. Send
+// returns when every record is acknowledged or has failed; it never blocks
+// longer than the producer's send-timeout (default 30 s) or ctx.
+//
+// A message the serializers cannot encode fails the call before anything
+// is sent, with an [ErrInvalidArgument] error naming its position. When some
+// records fail at the brokers, the error says how many were delivered and
+// why the others failed; it wraps [ErrTimeout] when the brokers could not
+// be reached in time, or the Kafka error (see kerr) the brokers returned.
+func (lib *Library) Send(ctx context.Context, id string, topics []string, messages []Message) (int, error) {
+	h, err := lib.acquire(id, Producer)
+	if err != nil {
+		return 0, &Error{"kafka-send", err}
+	}
+	defer h.calls.Done()
+	n, err := h.send(ctx, topics, messages)
+	if err != nil {
+		return n, &Error{"kafka-send", err}
+	}
+	return n, nil
+}
+
+func (h *handle) send(ctx context.Context, topics []string, messages []Message) (int, error) {
+	for _, t := range topics {
+		if err := checkTopic(t); err != nil {
+			return 0, errorf(ErrInvalidArgument, "topics: %v", err)
+		}
+	}
+	if len(topics) == 0 || len(messages) == 0 {
+		return 0, nil
+	}
+	recs, err := h.records(topics, messages)
+	if err != nil {
+		return 0, err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		failed   int
+		firstErr error
+	)
+	wg.Add(len(recs))
+	done := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			if failed++; firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+		}
+		wg.Done()
+	}
+	for i := range recs {
+		h.cl.Produce(ctx, &recs[i], done)
+	}
+	wg.Wait()
+	if failed == 0 {
+		return len(recs), nil
+	}
+	delivered := len(recs) - failed
+	cause := firstErr
+	if errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout) || errors.Is(cause, kgo.ErrRecordRetries) {
+		if ctxErr := ctx.Err(); ctxErr == nil || errors.Is(ctxErr, context.DeadlineExceeded) {
+			cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+		}
+	}
+	return delivered, wrapf(errorKind(cause), cause, "delivered %d of %d records; %d failed", delivered, len(recs), failed)
+}
+
+// errorKind returns the sentinel cause wraps, or a plain marker so that a
+// Kafka error stays a Kafka error.
+func errorKind(cause error) error {
+	for _, s := range []error{ErrTimeout, ErrClosed, ErrInvalidArgument, context.Canceled} {
+		if errors.Is(cause, s) {
+			return s
+		}
+	}
+	return errKafka
+}
+
+// errKafka marks errors the brokers or the client reported; ErrorType calls
+// them "KafkaError".
+var errKafka = errors.New("kafka error")
+
+// records serializes every message once and lays the records out in one
+// slice: message by message, each to every topic.
+func (h *handle) records(topics []string, messages []Message) ([]kgo.Record, error) {
+	recs := make([]kgo.Record, 0, len(topics)*len(messages))
+	for i, m := range messages {
+		pos := i + 1
+		key, err := h.cfg.keySer.encodeAt(m.Key, fmt.Sprintf("message %d key", pos))
+		if err != nil {
+			return nil, err
+		}
+		val, err := h.cfg.valSer.encodeAt(m.Value, fmt.Sprintf("message %d", pos))
+		if err != nil {
+			return nil, err
+		}
+		partition := int32(-1) // our partitioner's "choose for me"
+		if m.Partition != nil {
+			if partition = *m.Partition; partition < 0 {
+				return nil, errorf(ErrInvalidArgument, "message %d: partition %d is negative", pos, partition)
+			}
+		} else if h.cfg.partitioner == "manual" {
+			return nil, errorf(ErrInvalidArgument, "message %d has no partition and the partitioner is \"manual\"", pos)
+		}
+		var headers []kgo.RecordHeader
+		if len(m.Headers) > 0 {
+			headers = make([]kgo.RecordHeader, len(m.Headers))
+			for j, hd := range m.Headers {
+				headers[j] = kgo.RecordHeader{Key: hd.Key, Value: hd.Value}
+			}
+		}
+		for _, t := range topics {
+			recs = append(recs, kgo.Record{Topic: t, Key: key, Value: val, Partition: partition, Headers: headers, Timestamp: m.Timestamp})
+		}
+	}
+	return recs, nil
+}
+
+// flush delivers what the producer has buffered, within its send-timeout.
+func (h *handle) flush(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout)
+	defer cancel()
+	if err := h.cl.Flush(ctx); err != nil {
+		n := h.cl.BufferedProduceRecords()
+		return wrapf(ErrTimeout, h.net.timeoutError(h.cfg.sendTimeout, err), "%d records still unsent", n)
+	}
+	return nil
+}
+
+// partitioner wraps the configured kgo partitioner so that a record whose
+// Partition is set (>= 0) goes there, and any other record is partitioned
+// as configured. Records are built with Partition -1 for "choose".
+type partitioner struct{ inner kgo.Partitioner }
+
+func newPartitioner(name string) kgo.Partitioner {
+	switch name {
+	case "round-robin":
+		return partitioner{kgo.RoundRobinPartitioner()}
+	case "manual":
+		return partitioner{nil}
+	default: // murmur2: kgo's default hashes keys exactly as Java's client does
+		return partitioner{kgo.UniformBytesPartitioner(64<<10, true, true, nil)}
+	}
+}
+
+func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	tp := &topicPartitioner{}
+	if p.inner != nil {
+		tp.inner = p.inner.ForTopic(topic)
+	}
+	return tp
+}
+
+type topicPartitioner struct{ inner kgo.TopicPartitioner }
+
+func (p *topicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return r.Partition >= 0 || p.inner != nil && p.inner.RequiresConsistency(r)
+}
+
+func (p *topicPartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Partition >= 0 || p.inner == nil {
+		return int(r.Partition)
+	}
+	return p.inner.Partition(r, n)
+}
+
+func (p *topicPartitioner) PartitionByBackup(r *kgo.Record, n int, backup kgo.TopicBackupIter) int {
+	if b, ok := p.inner.(kgo.TopicBackupPartitioner); ok && r.Partition < 0 {
+		return b.PartitionByBackup(r, n, backup)
+	}
+	return p.Partition(r, n)
+}
+
+func (p *topicPartitioner) OnNewBatch() {
+	if b, ok := p.inner.(kgo.TopicPartitionerOnNewBatch); ok {
+		b.OnNewBatch()
+	}
+}

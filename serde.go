@@ -1,0 +1,346 @@
+package kafkabpl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// serde converts BPL values to Kafka bytes and back. It is the only place
+// where that happens. A nil value is Kafka's null (no bytes at all) both
+// ways, whatever the format.
+type serde struct {
+	name   string
+	encode func(v any) ([]byte, error)
+	decode func(b []byte) (any, error)
+}
+
+var (
+	serdeString = &serde{"String", encodeString, func(b []byte) (any, error) { return string(b), nil }}
+	serdeBytes  = &serde{"ByteArray", encodeBytes, func(b []byte) (any, error) { return b, nil }}
+	serdeShort  = &serde{"Short", encodeInt(16), decodeInt(2)}
+	serdeInt    = &serde{"Integer", encodeInt(32), decodeInt(4)}
+	serdeLong   = &serde{"Long", encodeInt(64), decodeInt(8)}
+	serdeFloat  = &serde{"Float", encodeFloat32, decodeFloat32}
+	serdeDouble = &serde{"Double", encodeFloat64, decodeFloat64}
+	serdeJSON   = &serde{"JSON", encodeJSON, decodeJSON}
+	serdeBPL    = &serde{"BPL", encodeBPL, decodeBPL}
+)
+
+// serdeByName maps the lower-case short names to serdes.
+var serdeByName = map[string]*serde{
+	"string": serdeString, "bytearray": serdeBytes, "bytes": serdeBytes,
+	"short": serdeShort, "integer": serdeInt, "int": serdeInt, "long": serdeLong,
+	"float": serdeFloat, "double": serdeDouble, "json": serdeJSON, "bpl": serdeBPL,
+}
+
+// lookupSerde finds a serde by short name (String), Java class name
+// (StringSerializer, org.apache.kafka.common.serialization.StringDeserializer)
+// case-insensitively; nil when there is none.
+func lookupSerde(name string) *serde {
+	n := strings.ToLower(strings.TrimSpace(name))
+	n = n[strings.LastIndex(n, ".")+1:]
+	n = strings.TrimSuffix(n, "deserializer")
+	n = strings.TrimSuffix(n, "serializer")
+	return serdeByName[n]
+}
+
+// encode runs the serde on a message part, naming the part in the error.
+func (s *serde) encodeAt(v any, what string) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := s.encode(v)
+	if err != nil {
+		return nil, errorf(ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", what, s.name, describe(v), err)
+	}
+	return b, nil
+}
+
+// decodeAt runs the serde on received bytes, naming the part in the error.
+func (s *serde) decodeAt(b []byte, what string) (any, error) {
+	if b == nil {
+		return nil, nil
+	}
+	v, err := s.decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the %s deserializer cannot decode %d bytes: %v", what, s.name, len(b), err)
+	}
+	return v, nil
+}
+
+// stringBytes returns the bytes of s without copying them. The client only
+// reads a record's bytes, so sharing them with the immutable string is safe.
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+var errList = errors.New("a list is not text; use the JSON or BPL serializer")
+
+// encodeString takes text, and numbers and booleans as their BPL text.
+func encodeString(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return stringBytes(v), nil
+	case []byte:
+		return v, nil
+	case int64, float64, bool, Reference:
+		return []byte(Format(v)), nil
+	case *List:
+		return nil, errList
+	}
+	return nil, fmt.Errorf("unsupported value of type %T", v)
+}
+
+func encodeBytes(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case []byte:
+		return v, nil
+	case string:
+		return stringBytes(v), nil
+	}
+	return nil, errors.New("want a byte array or a string")
+}
+
+// encodeInt writes an integer big-endian in bits bits, as Java's Short,
+// Integer and Long serializers do.
+func encodeInt(bits int) func(any) ([]byte, error) {
+	lo, hi := int64(-1)<<(bits-1), int64(1)<<(bits-1)-1
+	if bits == 64 {
+		lo, hi = math.MinInt64, math.MaxInt64
+	}
+	return func(v any) ([]byte, error) {
+		var n int64
+		switch v := v.(type) {
+		case int64:
+			n = v
+		case float64:
+			if v != math.Trunc(v) || v < -(1<<63) || v >= 1<<63 {
+				return nil, errors.New("not an integer")
+			}
+			n = int64(v)
+		default:
+			return nil, errors.New("not a number")
+		}
+		if n < lo || n > hi {
+			return nil, fmt.Errorf("out of range %d to %d", lo, hi)
+		}
+		b := make([]byte, bits/8)
+		for i := range b {
+			b[len(b)-1-i] = byte(n >> (8 * i))
+		}
+		return b, nil
+	}
+}
+
+// decodeInt reads a big-endian signed integer of exactly size bytes.
+func decodeInt(size int) func([]byte) (any, error) {
+	return func(b []byte) (any, error) {
+		if len(b) != size {
+			return nil, fmt.Errorf("want %d bytes", size)
+		}
+		var n int64
+		for _, c := range b {
+			n = n<<8 | int64(c)
+		}
+		shift := 64 - 8*size
+		return n << shift >> shift, nil // sign-extend
+	}
+}
+
+func toFloat(v any) (float64, error) {
+	switch v := v.(type) {
+	case float64:
+		return v, nil
+	case int64:
+		return float64(v), nil
+	}
+	return 0, errors.New("not a number")
+}
+
+func encodeFloat32(v any) ([]byte, error) {
+	f, err := toFloat(v)
+	if err != nil {
+		return nil, err
+	}
+	f32 := float32(f)
+	if math.IsInf(float64(f32), 0) && !math.IsInf(f, 0) {
+		return nil, errors.New("out of a Float's range")
+	}
+	return binary.BigEndian.AppendUint32(nil, math.Float32bits(f32)), nil
+}
+
+func decodeFloat32(b []byte) (any, error) {
+	if len(b) != 4 {
+		return nil, errors.New("want 4 bytes")
+	}
+	return float64(math.Float32frombits(binary.BigEndian.Uint32(b))), nil
+}
+
+func encodeFloat64(v any) ([]byte, error) {
+	f, err := toFloat(v)
+	if err != nil {
+		return nil, err
+	}
+	return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)), nil
+}
+
+func decodeFloat64(b []byte) (any, error) {
+	if len(b) != 8 {
+		return nil, errors.New("want 8 bytes")
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(b)), nil
+}
+
+func encodeBPL(v any) ([]byte, error) { return []byte(Format(v)), nil }
+
+// decodeBPL reads exactly one BPL expression.
+func decodeBPL(b []byte) (any, error) {
+	vs, err := Parse(string(b))
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("want one BPL expression, got %d", len(vs))
+	}
+	return vs[0], nil
+}
+
+// encodeJSON writes a list with names as an object (in element order, a
+// repeated name repeated) and one without names as an array.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := appendJSON(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func appendJSON(buf *bytes.Buffer, v any) error {
+	switch v := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool:
+		buf.WriteString(strconv.FormatBool(v))
+	case int64:
+		buf.WriteString(strconv.FormatInt(v, 10))
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("JSON has no %v", v)
+		}
+		s := strconv.FormatFloat(v, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eEn") { // keep it a float when read back
+			s += ".0"
+		}
+		buf.WriteString(s)
+	case string:
+		return appendJSONString(buf, v)
+	case Reference:
+		return appendJSONString(buf, string(v))
+	case []byte:
+		if !utf8.Valid(v) {
+			return errors.New("a byte array that is not UTF-8 text has no JSON form")
+		}
+		return appendJSONString(buf, string(v))
+	case *List:
+		named := v.Named()
+		open, end := byte('['), byte(']')
+		if named {
+			open, end = '{', '}'
+		}
+		buf.WriteByte(open)
+		for i := range v.Len() {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if named {
+				if v.Name(i) == "" {
+					return fmt.Errorf("element %d has no name in a list with names; JSON needs all or none", i)
+				}
+				appendJSONString(buf, v.Name(i))
+				buf.WriteByte(':')
+			}
+			if err := appendJSON(buf, v.At(i)); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(end)
+	default:
+		return fmt.Errorf("unsupported value of type %T", v)
+	}
+	return nil
+}
+
+func appendJSONString(buf *bytes.Buffer, s string) error {
+	b, err := json.Marshal(s)
+	buf.Write(b)
+	return err
+}
+
+// decodeJSON reads one JSON value, keeping the order of object members:
+// objects become named lists, arrays unnamed ones, integers int64 (float64
+// when too big or written with a fraction or exponent).
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	v, err := decodeJSONValue(d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("text after the JSON value")
+	}
+	return v, nil
+}
+
+func decodeJSONValue(d *json.Decoder) (any, error) {
+	t, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := t.(type) {
+	case json.Delim:
+		l := &List{}
+		switch t {
+		case '{':
+			for d.More() {
+				k, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeJSONValue(d)
+				if err != nil {
+					return nil, err
+				}
+				l.AppendNamed(k.(string), v)
+			}
+		case '[':
+			for d.More() {
+				v, err := decodeJSONValue(d)
+				if err != nil {
+					return nil, err
+				}
+				l.Append(v)
+			}
+		default:
+			return nil, fmt.Errorf("unexpected %v", t)
+		}
+		if _, err := d.Token(); err != nil { // the closing delimiter
+			return nil, err
+		}
+		return l, nil
+	case json.Number:
+		if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+			return n, nil
+		}
+		return strconv.ParseFloat(string(t), 64)
+	default: // string, bool, nil
+		return t, nil
+	}
+}
