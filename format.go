@@ -55,6 +55,8 @@ func appendValue(b *strings.Builder, v any) {
 		b.WriteByte(')')
 	case fmt.Stringer: // a runtime's function prints its own source
 		b.WriteString(v.String())
+	case Callable: // toValue passes it through: converting again would loop
+		appendQuoted(b, fmt.Sprint(v))
 	default:
 		if bv, err := toValue(v); err == nil {
 			appendValue(b, bv)
@@ -117,7 +119,14 @@ func formatFloat(f float64) string {
 	s := strconv.FormatFloat(f, 'e', -1, 64) // like -1.2345e+07
 	mant, exp, _ := strings.Cut(s, "e")
 	if !strings.Contains(mant, ".") {
+		// With one digit Java picks the two-digit decimal closest to f
+		// that still reads back as f: 4.9E-324, not 5.0E-324. Only tiny
+		// subnormals have one.
 		mant += ".0"
+		c := strconv.FormatFloat(f, 'e', 1, 64)
+		if g, err := strconv.ParseFloat(c, 64); err == nil && g == f {
+			mant, exp, _ = strings.Cut(c, "e")
+		}
 	}
 	n, _ := strconv.Atoi(exp)
 	return mant + "E" + strconv.Itoa(n)
