@@ -737,7 +737,6 @@ func (c *config) producerOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ProducerLinger(c.linger),
 		kgo.ProducerBatchMaxBytes(int32(c.maxMessageBytes)),
-		kgo.RecordDeliveryTimeout(c.sendTimeout),
 		kgo.RecordPartitioner(newPartitioner(c.partitioner)),
 	}
 	switch c.acks {
@@ -791,11 +790,6 @@ func (c *config) consumerOpts() []kgo.Opt {
 	}
 	if c.readCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	}
-	if c.autoCommit {
-		opts = append(opts, kgo.AutoCommitMarks(), kgo.AutoCommitInterval(c.autoCommitInterval))
-	} else {
-		opts = append(opts, kgo.DisableAutoCommit())
 	}
 	return opts
 }

@@ -319,18 +319,6 @@ func (cs *consumerState) startOffsets(ctx context.Context, topics []string) (map
 	return start, nil
 }
 
-// requestError words the failure of a request to the brokers: a Timeout
-// naming the servers when time ran out, else the Kafka error.
-func (h *handle) requestError(ctx context.Context, err error) error {
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return h.net.timeoutError(h.cfg.requestTimeout, err)
-	}
-	if errors.Is(err, kgo.ErrClientClosed) {
-		return errorf(ErrClosed, "handle destroyed")
-	}
-	return wrapf(errKafka, err, "request failed")
-}
-
 // Subscribe sets a consumer's subscription to exactly topics and returns
 // it, sorted; no topics unsubscribes from all.
 //

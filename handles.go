@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -114,6 +115,7 @@ func (lib *Library) remove(id string) *handle {
 type reachability struct {
 	servers string
 	mu      sync.Mutex
+	dials   int   // connection attempts so far
 	open    int   // connections open now
 	dialErr error // the last failed dial since the last successful one
 }
@@ -122,6 +124,7 @@ type reachability struct {
 func (r *reachability) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.dials++
 	if err != nil {
 		r.dialErr = err
 		return
@@ -155,6 +158,21 @@ func (r *reachability) timeoutError(d time.Duration, cause error) error {
 		return err
 	}
 	return wrapf(ErrTimeout, cause, "no answer from %s within %v", r.servers, d)
+}
+
+// requestError words the failure of a request to the brokers: a Timeout
+// naming the servers when time ran out, else the Kafka error.
+func (h *handle) requestError(ctx context.Context, err error) error {
+	if unreachable := h.net.unreachable(); unreachable != nil {
+		return unreachable
+	}
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return h.net.timeoutError(h.cfg.requestTimeout, err)
+	}
+	if errors.Is(err, kgo.ErrClientClosed) {
+		return errorf(ErrClosed, "handle destroyed")
+	}
+	return wrapf(errKafka, err, "request failed")
 }
 
 func joinServers(servers []string) string { return strings.Join(servers, ",") }

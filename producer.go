@@ -79,38 +79,72 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout)
 	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		failed   int
-		firstErr error
-	)
-	wg.Add(len(recs))
-	done := func(_ *kgo.Record, err error) {
-		if err != nil {
-			mu.Lock()
-			if failed++; firstErr == nil {
-				firstErr = err
-			}
-			mu.Unlock()
-		}
-		wg.Done()
-	}
+	t := &tally{left: len(recs), done: make(chan struct{})}
 	for i := range recs {
-		h.cl.Produce(ctx, &recs[i], done)
+		h.cl.Produce(ctx, &recs[i], t.promise)
 	}
-	wg.Wait()
-	if failed == 0 {
-		return len(recs), nil
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		// kgo fails what it safely can once ctx ends; give it a moment.
+		// An idempotent request already on the wire cannot be failed, so
+		// we stop waiting rather than block past the send-timeout.
+		grace := time.NewTimer(min(time.Second, h.cfg.sendTimeout/10))
+		select {
+		case <-t.done:
+		case <-grace.C:
+		}
+		grace.Stop()
 	}
-	delivered := len(recs) - failed
-	cause := firstErr
-	if errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout) || errors.Is(cause, kgo.ErrRecordRetries) {
-		if ctxErr := ctx.Err(); ctxErr == nil || errors.Is(ctxErr, context.DeadlineExceeded) {
-			cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+	return t.result(ctx, h, len(recs))
+}
+
+// tally counts the outcomes of one Send's records as kgo reports them.
+type tally struct {
+	mu       sync.Mutex
+	left     int // records not yet reported
+	failed   int
+	firstErr error
+	done     chan struct{} // closed when left reaches 0
+}
+
+func (t *tally) promise(_ *kgo.Record, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		if t.failed++; t.firstErr == nil {
+			t.firstErr = err
 		}
 	}
-	return delivered, wrapf(errorKind(cause), cause, "delivered %d of %d records; %d failed", delivered, len(recs), failed)
+	if t.left--; t.left == 0 {
+		close(t.done)
+	}
+}
+
+// result is the count delivered and, unless all were, the error saying how
+// many were and why the rest were not.
+func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delivered := total - t.failed - t.left
+	if delivered == total {
+		return total, nil
+	}
+	cause := t.firstErr
+	timedOut := t.left > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
+	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
+		cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+	} else if cause == nil {
+		cause = ctx.Err()
+	}
+	msg := fmt.Sprintf("delivered %d of %d records", delivered, total)
+	if t.failed > 0 {
+		msg += fmt.Sprintf("; %d failed", t.failed)
+	}
+	if t.left > 0 {
+		msg += fmt.Sprintf("; %d not confirmed in time (they may still arrive)", t.left)
+	}
+	return delivered, wrapf(errorKind(cause), cause, "%s", msg)
 }
 
 // errorKind returns the sentinel cause wraps, or a plain marker so that a

@@ -125,6 +125,11 @@ func encodeInt(bits int) func(any) ([]byte, error) {
 				return nil, errors.New("not an integer")
 			}
 			n = int64(v)
+		case string: // a message's name is its key, and names are text
+			var err error
+			if n, err = strconv.ParseInt(strings.TrimSpace(v), 0, 64); err != nil {
+				return nil, errors.New("not an integer")
+			}
 		default:
 			return nil, errors.New("not a number")
 		}
@@ -160,6 +165,10 @@ func toFloat(v any) (float64, error) {
 		return v, nil
 	case int64:
 		return float64(v), nil
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			return f, nil
+		}
 	}
 	return 0, errors.New("not a number")
 }

@@ -1,0 +1,359 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// TestSubscribeIsDeterministic repeats subscribe -> send -> poll on fresh
+// topics with the default "latest" reset: not one message may be missed.
+func TestSubscribeIsDeterministic(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	const rounds = 60
+	for i := range rounds {
+		topic := fmt.Sprintf("fresh-%d", i)
+		c := mustCall(t, lib, "kafka-create", "consumer", servers)
+		if i%2 == 0 {
+			mustCall(t, lib, "kafka-subscribe", c, topic)
+		} else { // the three-argument poll subscribes too
+			if s := Format(mustCall(t, lib, "kafka-poll", c, topic, 0)); s != fmt.Sprintf("(%q => ())", topic) {
+				t.Fatalf("round %d: first poll %s", i, s)
+			}
+		}
+		mustCall(t, lib, "kafka-send", p, topic, fmt.Sprintf("m%d", i))
+		got := pollUntil(t, lib, c.(string), nil, 1)
+		if s := Format(got[topic]); s != fmt.Sprintf(`("m%d")`, i) {
+			t.Fatalf("round %d: got %s", i, s)
+		}
+		mustCall(t, lib, "kafka-destroy", c)
+	}
+}
+
+// TestSubscribeLatestSkipsOlder checks the other half of "latest": what
+// was in a topic before subscribing is not delivered.
+func TestSubscribeLatestSkipsOlder(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "t", []any{"old1", "old2"})
+	c := mustCall(t, lib, "kafka-create", "consumer", servers)
+	mustCall(t, lib, "kafka-subscribe", c, "t")
+	mustCall(t, lib, "kafka-send", p, "t", "new")
+	got := pollUntil(t, lib, c.(string), nil, 1)
+	if s := Format(got["t"]); s != `("new")` {
+		t.Errorf("got %s, want only the message sent after subscribing", s)
+	}
+	if s := Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
+		t.Errorf("then %s", s)
+	}
+}
+
+func TestPollRecordsFormat(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest"})
+	mustCall(t, lib, "kafka-send", p, "t", bplList(t, nv{"k", "v"}), nv{"headers", map[string]any{"h1": "x", "h2": 5}}, nv{"timestamp", 1700000000123})
+	got := pollUntil(t, lib, c.(string), []string{"t"}, 1)
+	want := `(("topic" => "t" "partition" => 0 "offset" => 0 "timestamp" => 1700000000123 "key" => "k" "value" => "v" "headers" => ("h1" => "x" "h2" => "5")))`
+	if s := Format(got["t"]); s != want {
+		t.Errorf("got  %s\nwant %s", s, want)
+	}
+}
+
+// TestPollUndecodable checks that a message the deserializer cannot read is
+// delivered with its position and the reason, and does not stall the
+// messages after it.
+func TestPollUndecodable(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "nums"))
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers) // String serializer
+	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "value-deserializer": "Integer", "auto-offset-reset": "earliest"})
+	ip := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "value-serializer": "Integer"})
+	mustCall(t, lib, "kafka-send", ip, "nums", 7)
+	mustCall(t, lib, "kafka-send", p, "nums", "abc")
+	mustCall(t, lib, "kafka-send", ip, "nums", 8)
+	got := pollUntil(t, lib, c.(string), []string{"nums"}, 3)["nums"]
+	if got.At(0) != int64(7) || got.At(2) != int64(8) {
+		t.Fatalf("good messages around the bad one: %s", Format(got))
+	}
+	bad, ok := got.At(1).(*List)
+	if !ok {
+		t.Fatalf("bad message is %s, want a record list", Format(got.At(1)))
+	}
+	for name, want := range map[string]any{"topic": "nums", "partition": int64(0), "offset": int64(1), "value": []byte("abc")} {
+		if v, _ := bad.Get(name); !equalValues(v, want) {
+			t.Errorf("bad message %q = %s, want %s", name, Format(v), Format(want))
+		}
+	}
+	if reason, _ := bad.Get("error"); !strings.Contains(fmt.Sprint(reason), "the Integer deserializer cannot decode 3 bytes: want 4 bytes") {
+		t.Errorf("error = %v", reason)
+	}
+}
+
+func TestPollTimeouts(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
+	// 0 returns at once with what is buffered: nothing yet, and the topic.
+	res := must[*Polled](t)(lib.Poll(ctx, c, 0))
+	if diff := cmp.Diff([]TopicRecords{{Topic: "t"}}, res.Topics); diff != "" {
+		t.Errorf("poll 0 (-want +got):\n%s", diff)
+	}
+	// A deadline is an empty result, not an error.
+	res = must[*Polled](t)(lib.Poll(ctx, c, 50*time.Millisecond))
+	if res.Len() != 0 || len(res.Topics) != 1 {
+		t.Errorf("poll 50ms = %+v", res.Topics)
+	}
+	if _, err := lib.Poll(ctx, c, -time.Millisecond); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("negative timeout: %v", err)
+	}
+	// The caller's own context ending is the caller's error.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := lib.Poll(cctx, c, time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled context: %v", err)
+	}
+}
+
+// TestPollTopicsKeepsOthers checks that the three-argument poll returns only
+// its topics and keeps records of other subscribed topics for later.
+func TestPollTopicsKeepsOthers(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	c := mustCall(t, lib, "kafka-create", "consumer", servers)
+	mustCall(t, lib, "kafka-subscribe", c, []any{"a", "b"})
+	mustCall(t, lib, "kafka-send", p, []any{"a", "b"}, []any{"1", "2", "3"})
+	gotA := pollUntil(t, lib, c.(string), []string{"a"}, 3)
+	if s := Format(gotA["a"]); s != `("1" "2" "3")` || gotA["b"] != nil {
+		t.Fatalf("poll of a returned %v", gotA)
+	}
+	gotB := pollUntil(t, lib, c.(string), nil, 3)
+	if s := Format(gotB["b"]); s != `("1" "2" "3")` {
+		t.Errorf("b's messages after polling a: %s", s)
+	}
+}
+
+func TestSubscribeUnsubscribe(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+	c := mustCall(t, lib, "kafka-create", "consumer", servers)
+	steps := []struct {
+		fn   string
+		args []any
+		want string
+	}{
+		{"kafka-subscribe", []any{[]any{"b", "a"}}, `("a" "b")`},
+		{"kafka-subscribe", []any{[]any{"c", "b"}}, `("b" "c")`},
+		{"kafka-unsubscribe", []any{"b"}, `("c")`},
+		{"kafka-unsubscribe", []any{"never"}, `("c")`},
+		{"kafka-poll", []any{"d", 0}, `("d" => ())`},
+		{"kafka-poll", []any{0}, `("c" => () "d" => ())`},
+		{"kafka-unsubscribe", nil, `()`},
+		{"kafka-subscribe", []any{[]any{"x"}}, `("x")`},
+		{"kafka-subscribe", []any{[]any{}}, `()`},
+	}
+	for _, s := range steps {
+		got := mustCall(t, lib, s.fn, append([]any{c}, s.args...)...)
+		if Format(got) != s.want {
+			t.Errorf("%s %v = %s, want %s", s.fn, s.args, Format(got), s.want)
+		}
+	}
+}
+
+// TestGroupSharesWork checks that consumers of one group split a topic's
+// partitions: every message is delivered exactly once among them.
+func TestGroupSharesWork(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(4, "work"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	cfg := map[string]any{"servers": servers, "group": "workers", "topics": "work", "auto-offset-reset": "earliest"}
+	c1 := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	c2 := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	// Send only once the group has settled on both members, so that the
+	// first does not drain the topic alone before the second joins.
+	waitAssigned(t, lib, c1, c2)
+	const n = 400
+	msgs := make([]Message, n)
+	for i := range msgs {
+		msgs[i] = Message{Key: fmt.Sprint(i), Value: fmt.Sprint(i)}
+	}
+	must[int](t)(lib.Send(ctx, p, []string{"work"}, msgs))
+
+	var mu sync.Mutex
+	seen := map[string]string{}
+	var wg sync.WaitGroup
+	for _, c := range []string{c1, c2} {
+		wg.Go(func() {
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				mu.Lock()
+				done := len(seen) == n
+				mu.Unlock()
+				if done {
+					return
+				}
+				res, err := lib.Poll(ctx, c, 200*time.Millisecond)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, r := range res.Topics[0].Records {
+					if prev, dup := seen[r.Value.(string)]; dup {
+						t.Errorf("message %v delivered twice (to %s and %s)", r.Value, prev, c)
+					}
+					seen[r.Value.(string)] = c
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("delivered %d of %d", len(seen), n)
+	}
+	per := map[string]int{}
+	for _, c := range seen {
+		per[c]++
+	}
+	if per[c1] == 0 || per[c2] == 0 {
+		t.Errorf("work not shared: %v", per)
+	}
+}
+
+// TestCommitThenRestart checks that a consumer that committed and was
+// destroyed is followed by one that resumes right after the committed
+// offset, with auto-commit both off (explicit kafka-commit) and on (commit
+// at destroy).
+func TestCommitThenRestart(t *testing.T) {
+	for _, auto := range []bool{false, true} {
+		t.Run(fmt.Sprintf("auto-commit=%v", auto), func(t *testing.T) {
+			servers := newCluster(t, kfake.SeedTopics(1, "t"))
+			lib := newLib(t)
+			cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": auto}
+			p := mustCall(t, lib, "kafka-create", "producer", servers)
+			mustCall(t, lib, "kafka-send", p, "t", []any{"1", "2", "3"})
+
+			c := mustCall(t, lib, "kafka-create", "consumer", cfg)
+			pollUntil(t, lib, c.(string), nil, 3)
+			if !auto {
+				mustCall(t, lib, "kafka-commit", c)
+			}
+			mustCall(t, lib, "kafka-destroy", c)
+
+			mustCall(t, lib, "kafka-send", p, "t", []any{"4", "5"})
+			c = mustCall(t, lib, "kafka-create", "consumer", cfg)
+			got := pollUntil(t, lib, c.(string), nil, 2)
+			if s := Format(got["t"]); s != `("4" "5")` {
+				t.Errorf("after restart got %s, want the two uncommitted messages", s)
+			}
+		})
+	}
+}
+
+// TestNoCommitRedelivers checks the other side: without a commit, and with
+// auto-commit off, a new consumer of the group reads the messages again.
+func TestNoCommitRedelivers(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "auto-commit": false}
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "t", []any{"1", "2"})
+	c := mustCall(t, lib, "kafka-create", "consumer", cfg)
+	pollUntil(t, lib, c.(string), nil, 2)
+	mustCall(t, lib, "kafka-destroy", c)
+	c = mustCall(t, lib, "kafka-create", "consumer", cfg)
+	if s := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); s != `("1" "2")` {
+		t.Errorf("got %s", s)
+	}
+}
+
+func TestSeek(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	var msgs []Message
+	for i := range 10 {
+		msgs = append(msgs, Message{Value: fmt.Sprint(i), Partition: new(int32(i % 2)), Timestamp: time.UnixMilli(int64(1000 * (i + 1)))})
+	}
+	must[int](t)(lib.Send(ctx, p, []string{"t"}, msgs))
+
+	values := func(c string, want int) []string {
+		var out []string
+		for _, m := range pollUntil(t, lib, c, nil, want)["t"].Values() {
+			out = append(out, m.(string))
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	// A seek right after subscribing waits for the assignment.
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
+	if err := lib.Seek(ctx, c, "t", SeekBeginning()); err != nil {
+		t.Fatal(err)
+	}
+	if got := values(c, 10); !slices.Equal(got, strings.Fields("0 1 2 3 4 5 6 7 8 9")) {
+		t.Fatalf("from the beginning: %v", got)
+	}
+	// Now owned partitions move at once.
+	mustCall(t, lib, "kafka-seek", c, "t", 3, nv{"partition", 1}) // partition 1 holds 1 3 5 7 9 at offsets 0..4
+	if got := values(c, 2); !slices.Equal(got, []string{"7", "9"}) {
+		t.Errorf("offset 3 of partition 1: %v", got)
+	}
+	mustCall(t, lib, "kafka-seek", c, "t", map[string]any{"timestamp": 8500})
+	if got := values(c, 2); !slices.Equal(got, []string{"8", "9"}) {
+		t.Errorf("from timestamp 8500: %v", got)
+	}
+	mustCall(t, lib, "kafka-seek", c, "t", "end")
+	if s := Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
+		t.Errorf("after seeking to the end: %s", s)
+	}
+}
+
+// waitAssigned polls consumers until each owns at least one partition.
+func waitAssigned(t *testing.T, lib *Library, ids ...string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, id := range ids {
+		for {
+			h, err := lib.acquire(id, Consumer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.cons.mu.Lock()
+			n := 0
+			for _, ps := range h.cons.assigned {
+				n += len(ps)
+			}
+			h.cons.mu.Unlock()
+			h.calls.Done()
+			if n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("consumer %s got no partitions", id)
+			}
+			for _, other := range ids { // polling drives the group
+				if _, err := lib.Poll(context.Background(), other, 50*time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nv is a named argument in bpl calls.
+type nv struct {
+	name string
+	v    any
+}
+
+// bplList builds a BPL argument list: nv values become named elements,
+// Go values are converted as the package converts inputs.
+func bplList(t testing.TB, args ...any) *List {
+	t.Helper()
+	l := &List{}
+	for _, a := range args {
+		name := ""
+		if n, ok := a.(nv); ok {
+			name, a = n.name, n.v
+		}
+		v, err := toValue(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.AppendNamed(name, v)
+	}
+	return l
+}
+
+// call runs the BPL function name of lib with args.
+func call(t testing.TB, lib *Library, name string, args ...any) (any, error) {
+	t.Helper()
+	f := lib.Functions()[name]
+	if f == nil {
+		t.Fatalf("no BPL function %q", name)
+	}
+	return f(testCtx(t), bplList(t, args...))
+}
+
+// mustCall is call that fails the test on error.
+func mustCall(t testing.TB, lib *Library, name string, args ...any) any {
+	t.Helper()
+	v, err := call(t, lib, name, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return v
+}
+
+// pollUntil polls consumer c (with topics when given) until want messages
+// came in all, or fails the test after 20 s. It returns each topic's
+// messages, concatenated over the polls.
+func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) map[string]*List {
+	t.Helper()
+	got := map[string]*List{}
+	n := 0
+	deadline := time.Now().Add(20 * time.Second)
+	for n < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("polled %d of %d messages: %v", n, want, got)
+		}
+		var res any
+		if topics != nil {
+			res = mustCall(t, lib, "kafka-poll", c, topics, 1000)
+		} else {
+			res = mustCall(t, lib, "kafka-poll", c, 1000)
+		}
+		for name, msgs := range res.(*List).All() {
+			if got[name] == nil {
+				got[name] = &List{}
+			}
+			for mn, m := range msgs.(*List).All() {
+				got[name].AppendNamed(mn, m)
+				n++
+			}
+		}
+	}
+	return got
+}
+
+// TestSeedExamples runs the user's own examples, in Go terms, against a
+// local cluster (the seed's localhost:9092 is the test cluster here).
+func TestSeedExamples(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+
+	// A consumer subscribed before the sends, to see them.
+	watcher := mustCall(t, lib, "kafka-create", "consumer", servers)
+	mustCall(t, lib, "kafka-subscribe", watcher, []any{"containers", "lights"})
+
+	kid := mustCall(t, lib, "kafka-create", "producer", servers)
+	if n := mustCall(t, lib, "kafka-send", kid, "containers", "hello world"); n != int64(1) {
+		t.Errorf("kafka-send one message returned %v, want 1", n)
+	}
+	message := "lights on"
+	if n := mustCall(t, lib, "kafka-send", kid, []any{"containers", "lights"}, message); n != int64(2) {
+		t.Errorf("kafka-send to two topics returned %v, want 2", n)
+	}
+	if ok := mustCall(t, lib, "kafka-destroy", kid); ok != true {
+		t.Errorf("kafka-destroy returned %v", ok)
+	}
+
+	kid = mustCall(t, lib, "kafka-create", "consumer", servers)
+	msg := mustCall(t, lib, "kafka-poll", kid, "containers", 10)
+	// Under "latest" the earlier messages are not for this new consumer;
+	// the result names the topic with an empty list.
+	if got := Format(msg); got != `("containers" => ())` {
+		t.Errorf("first poll of a new consumer = %s", got)
+	}
+	mustCall(t, lib, "kafka-destroy", kid)
+
+	got := pollUntil(t, lib, watcher.(string), nil, 3)
+	if s := Format(got["containers"]); s != `("hello world" "lights on")` {
+		t.Errorf("containers got %s", s)
+	}
+	if s := Format(got["lights"]); s != `("lights on")` {
+		t.Errorf("lights got %s", s)
+	}
+
+	// The config with the user's own network: parsed, never dialed.
+	cfg := bplList(t,
+		nv{"servers", []any{"10.1.20.87:9092", "10.1.20.88:9092"}},
+		nv{"key-deserializer", "StringDeserializer"},
+		nv{"value-deserializer", "StringDeserializer"},
+		nv{"group", "test-group"})
+	kid = mustCall(t, lib, "kafka-create", "consumer", cfg)
+	h, err := lib.acquire(kid.(string), Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.cfg.group != "test-group" || !slices.Equal(h.cfg.servers, []string{"10.1.20.87:9092", "10.1.20.88:9092"}) {
+		t.Errorf("config read as group %q servers %q", h.cfg.group, h.cfg.servers)
+	}
+	h.calls.Done()
+	mustCall(t, lib, "kafka-destroy", kid)
+	if h.net.dials != 0 {
+		t.Errorf("creating and destroying a consumer dialed %d times", h.net.dials)
+	}
+}
+
+// TestBrain4itNames runs a script in the style of brain4it's Java library.
+func TestBrain4itNames(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-producer", servers, nv{"key-serializer", "org.apache.kafka.common.serialization.StringSerializer"}, nv{"value-serializer", "StringSerializer"})
+	c := mustCall(t, lib, "kafka-consumer", servers, nv{"group-id", "g1"}, nv{"auto.offset.reset", "earliest"})
+	if sub := mustCall(t, lib, "kafka-subscribe", c, []any{"sensors", "alarms"}); Format(sub) != `("alarms" "sensors")` {
+		t.Errorf("kafka-subscribe returned %s", Format(sub))
+	}
+	mustCall(t, lib, "kafka-send", p, "sensors", bplList(t, nv{"s1", "21.5"}, nv{"s1", "21.7"}, "no key"))
+	got := pollUntil(t, lib, c.(string), nil, 3)
+	if s := Format(got["sensors"]); s != `("s1" => "21.5" "s1" => "21.7" "no key")` {
+		t.Errorf("sensors got %s: repeated keys must stay two elements", s)
+	}
+	if mustCall(t, lib, "kafka-commit", c) != true {
+		t.Error("kafka-commit did not return true")
+	}
+	for _, id := range []any{p, c} {
+		if mustCall(t, lib, "kafka-delete-app", id) != true {
+			t.Error("kafka-delete-app did not return true")
+		}
+	}
+	if mustCall(t, lib, "kafka-delete-app", c) != false {
+		t.Error("kafka-delete-app of a destroyed id did not return false")
+	}
+}
+
+// TestBadInputs checks that every bad call fails with the right error type,
+// a message naming the function and what was wrong, and no panic.
+func TestBadInputs(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers).(string)
+	c := mustCall(t, lib, "kafka-create", "consumer", servers).(string)
+	gone := mustCall(t, lib, "kafka-create", "producer", servers).(string)
+	mustCall(t, lib, "kafka-destroy", gone)
+	unknownC := "c" + strings.Repeat("0", 32)
+
+	tests := []struct {
+		name string
+		fn   string
+		args []any
+		kind error
+		msg  string // a part of the message
+	}{
+		{"create no args", "kafka-create", nil, ErrInvalidArgument, "kafka-create: want 2 arguments, got 0"},
+		{"create bad kind", "kafka-create", []any{"streamer", servers}, ErrInvalidArgument, `kind "streamer"`},
+		{"create kind not string", "kafka-create", []any{1, servers}, ErrInvalidArgument, "kind: want a string, got 1"},
+		{"create unknown key", "kafka-create", []any{"consumer", map[string]any{"servers": servers, "grup": "g"}}, ErrInvalidConfig, `unknown config key "grup" (did you mean "group"?)`},
+		{"create no servers", "kafka-create", []any{"consumer", map[string]any{"group": "g"}}, ErrInvalidConfig, `"servers" is required`},
+		{"create bad server", "kafka-create", []any{"producer", "localhost:99999"}, ErrInvalidConfig, `server "localhost:99999"`},
+		{"create config number", "kafka-create", []any{"producer", 42}, ErrInvalidConfig, "got 42"},
+		{"send arity", "kafka-send", []any{p, "t"}, ErrInvalidArgument, "kafka-send: want 3 arguments, got 2"},
+		{"send id not string", "kafka-send", []any{42, "t", "m"}, ErrInvalidArgument, "id: want a string, got 42"},
+		{"send unknown id", "kafka-send", []any{"p" + strings.Repeat("1", 32), "t", "m"}, ErrUnknownHandle, `kafka-send: unknown producer id "p111`},
+		{"send destroyed id", "kafka-send", []any{gone, "t", "m"}, ErrUnknownHandle, "unknown producer id"},
+		{"send on consumer", "kafka-send", []any{c, "t", "m"}, ErrWrongKind, "is a consumer id, not a producer"},
+		{"send bad topic", "kafka-send", []any{p, "a b", "m"}, ErrInvalidArgument, `invalid topic name "a b"`},
+		{"send topics number", "kafka-send", []any{p, 7, "m"}, ErrInvalidArgument, "topics: want a topic name or a list of them, got 7"},
+		{"send list value", "kafka-send", []any{p, "t", []any{[]any{"nested"}}}, ErrInvalidArgument, "message 1: the String serializer cannot encode"},
+		{"send unknown named", "kafka-send", []any{p, "t", "m", nv{"partiton", 1}}, ErrInvalidArgument, `unknown named argument "partiton" (did you mean "partition"?)`},
+		{"send negative partition", "kafka-send", []any{p, "t", "m", nv{"partition", -1}}, ErrInvalidArgument, `"partition": want an integer from 0`},
+		{"send records not lists", "kafka-send", []any{p, "t", "m", nv{"records", true}}, ErrInvalidArgument, "each message is a record list"},
+		{"send headers unnamed", "kafka-send", []any{p, "t", "m", nv{"headers", []any{"x"}}}, ErrInvalidArgument, `"headers": want a named list`},
+		{"poll arity", "kafka-poll", []any{c}, ErrInvalidArgument, "kafka-poll: want 2 to 3 arguments, got 1"},
+		{"poll negative", "kafka-poll", []any{c, -1}, ErrInvalidArgument, "timeout -1 ms is negative"},
+		{"poll timeout text", "kafka-poll", []any{c, "10"}, ErrInvalidArgument, `timeout-ms: want an integer`},
+		{"poll on producer", "kafka-poll", []any{p, 10}, ErrWrongKind, "is a producer id, not a consumer"},
+		{"poll unknown id", "kafka-poll", []any{unknownC, 10}, ErrUnknownHandle, `kafka-poll: unknown consumer id "c000`},
+		{"poll not an id", "kafka-poll", []any{"hello", 10}, ErrUnknownHandle, `unknown consumer id "hello"`},
+		{"subscribe topics map", "kafka-subscribe", []any{c, 3.5}, ErrInvalidArgument, "topics: want a topic name"},
+		{"unsubscribe producer", "kafka-unsubscribe", []any{p}, ErrWrongKind, "not a consumer"},
+		{"commit producer", "kafka-commit", []any{p}, ErrWrongKind, "not a consumer"},
+		{"seek bad position", "kafka-seek", []any{c, "t", "middle"}, ErrInvalidArgument, `position "middle"`},
+		{"seek negative offset", "kafka-seek", []any{c, "t", -5}, ErrInvalidArgument, "position: want an integer from 0"},
+		{"destroy arity", "kafka-destroy", []any{}, ErrInvalidArgument, "kafka-destroy: want 1 arguments, got 0"},
+		{"producer no servers", "kafka-producer", []any{nv{"acks", "all"}}, ErrInvalidArgument, "kafka-producer: want 1 arguments, got 0"},
+		{"consumer bad value", "kafka-consumer", []any{servers, nv{"max-poll-records", 0}}, ErrInvalidConfig, `config "max-poll-records": want an integer from 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := call(t, lib, tt.fn, tt.args...)
+			if err == nil {
+				t.Fatalf("got %v, want an error", v)
+			}
+			if !errors.Is(err, tt.kind) {
+				t.Errorf("error %q is a %s, want %v", err, ErrorType(err), tt.kind)
+			}
+			if !strings.HasPrefix(err.Error(), tt.fn+": ") || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error %q: want it to start with %q and contain %q", err, tt.fn+": ", tt.msg)
+			}
+		})
+	}
+}
+
+// TestClosedLibrary checks that Close destroys every handle and that later
+// calls fail with ErrClosed.
+func TestClosedLibrary(t *testing.T) {
+	servers := newCluster(t)
+	lib := New()
+	ctx := context.Background()
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	if err := lib.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Send(ctx, p, []string{"t"}, []Message{{Value: "x"}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("send after Close: %v, want ErrClosed", err)
+	}
+	if _, err := lib.Create(ctx, Producer, servers); !errors.Is(err, ErrClosed) {
+		t.Errorf("create after Close: %v, want ErrClosed", err)
+	}
+}
