@@ -17,7 +17,7 @@ import (
 // converts the arguments, calls the method and converts the result. Errors
 // start with the function's name. The map is new on every call.
 func (lib *Library) Functions() map[string]Func {
-	return map[string]Func{
+	m := map[string]Func{
 		"kafka-create":      lib.bplCreate,
 		"kafka-producer":    lib.bplKindCreate("kafka-producer", Producer),
 		"kafka-consumer":    lib.bplKindCreate("kafka-consumer", Consumer),
@@ -30,6 +30,8 @@ func (lib *Library) Functions() map[string]Func {
 		"kafka-commit":      lib.bplCommit,
 		"kafka-seek":        lib.bplSeek,
 	}
+	lib.addAdminFunctions(m)
+	return m
 }
 
 // args holds a BPL call's arguments, split into positional and named ones.
