@@ -250,6 +250,9 @@ func parseConfig(v any, extra *List) (*config, error) {
 			return errorf(ErrInvalidConfig, "config keys %q and %q are the same key; give one", prev, name)
 		}
 		seen[k] = name
+		if bv, err := toValue(val); err == nil { // a Go list may hold ints
+			val = bv
+		}
 		return k.set(c, valueReader{key: name, v: val, secret: k.name == "sasl"})
 	}
 	switch v := v.(type) {

@@ -148,6 +148,9 @@ func (r *reachability) unreachable() error {
 	if r.open > 0 || r.dialErr == nil {
 		return nil
 	}
+	if isKafkaErr(r.dialErr) { // the broker answered, refusing us (SASL, say)
+		return wrapf(errKafka, r.dialErr, "cannot connect to %s", r.servers)
+	}
 	return wrapf(ErrTimeout, r.dialErr, "no broker reachable at %s", r.servers)
 }
 

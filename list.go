@@ -48,7 +48,7 @@ func (l *List) At(i int) any { return l.values[i] }
 
 // Name returns the name of the element at index i, or "" when it has none.
 func (l *List) Name(i int) string {
-	if i < len(l.names) {
+	if l != nil && i < len(l.names) {
 		return l.names[i]
 	}
 	return ""
@@ -113,6 +113,9 @@ func (l *List) Put(name string, v any) {
 
 // Named reports whether any element carries a name.
 func (l *List) Named() bool {
+	if l == nil {
+		return false
+	}
 	for _, n := range l.names {
 		if n != "" {
 			return true

@@ -299,6 +299,9 @@ func decodeJSON(b []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	v, err := decodeJSONValue(d)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil, errors.New("the JSON text ends too soon")
+	}
 	if err != nil {
 		return nil, err
 	}

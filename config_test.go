@@ -1,0 +1,214 @@
+package kafkabpl
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := parseConfig("localhost:9092", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := defaultConfig()
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"servers", strings.Join(c.servers, ","), "localhost:9092"},
+		{"client-id", c.clientID, "kafkabpl"},
+		{"auto-offset-reset", c.autoOffsetReset, "latest"},
+		{"enable-auto-commit", c.autoCommit, true},
+		{"auto-commit-interval", c.autoCommitInterval, 5 * time.Second},
+		{"max-poll-records", c.maxPollRecords, 500},
+		{"session-timeout", c.sessionTimeout, 45 * time.Second},
+		{"heartbeat-interval", c.heartbeatInterval, 3 * time.Second},
+		{"max-poll-interval", c.maxPollInterval, 5 * time.Minute},
+		{"isolation-level", c.readCommitted, false},
+		{"assignment-strategy", strings.Join(c.balancers, ","), "range,roundrobin"},
+		{"poll-format", c.pollRecords, false},
+		{"key-serializer", c.keySer.name, "String"},
+		{"value-deserializer", c.valDeser.name, "String"},
+		{"acks", c.acks, "all"},
+		{"idempotence", c.idempotence, true},
+		{"linger", c.linger, time.Duration(0)},
+		{"compression", c.compression, "none"},
+		{"partitioner", c.partitioner, "murmur2"},
+		{"max-message-bytes", c.maxMessageBytes, 1048576},
+		{"allow-auto-create-topics", c.allowAutoCreate, true},
+		{"send-timeout", c.sendTimeout, 30 * time.Second},
+		{"request-timeout", c.requestTimeout, 30 * time.Second},
+		{"tls", c.tls == nil, true},
+		{"sasl", c.sasl == nil, true},
+		{"group is fresh", strings.HasPrefix(c.group, "kafkabpl-") && c.group != d.group, true},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s default = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	c2, _ := parseConfig("localhost:9092", nil)
+	if c2.group == c.group {
+		t.Error("two consumers got the same fresh group")
+	}
+}
+
+// TestConfigSpellings reads every key in its own and Java's spelling.
+func TestConfigSpellings(t *testing.T) {
+	tests := []struct {
+		key   string
+		value any
+		check func(*config) bool
+	}{
+		{"bootstrap.servers", []any{"a:1", "b:2"}, func(c *config) bool { return strings.Join(c.servers, " ") == "a:1 b:2" }},
+		{"servers", "a:1, b:2,", func(c *config) bool { return strings.Join(c.servers, " ") == "a:1 b:2" }},
+		{"servers", "kafka", func(c *config) bool { return c.servers[0] == "kafka:9092" }},
+		{"client.id", "me", func(c *config) bool { return c.clientID == "me" }},
+		{"group.id", "g", func(c *config) bool { return c.group == "g" }},
+		{"group-id", "g", func(c *config) bool { return c.group == "g" }},
+		{"topics", "a,b", func(c *config) bool { return strings.Join(c.topics, " ") == "a b" }},
+		{"auto.offset.reset", "earliest", func(c *config) bool { return c.autoOffsetReset == "earliest" }},
+		{"auto-offset-reset", "NONE", func(c *config) bool { return c.autoOffsetReset == "none" }},
+		{"enable.auto.commit", "false", func(c *config) bool { return !c.autoCommit }},
+		{"auto-commit", false, func(c *config) bool { return !c.autoCommit }},
+		{"auto.commit.interval.ms", "1000", func(c *config) bool { return c.autoCommitInterval == time.Second }},
+		{"max.poll.records", 10, func(c *config) bool { return c.maxPollRecords == 10 }},
+		{"session.timeout.ms", 10000.0, func(c *config) bool { return c.sessionTimeout == 10*time.Second }},
+		{"heartbeat.interval.ms", 1000, func(c *config) bool { return c.heartbeatInterval == time.Second }},
+		{"max.poll.interval.ms", 60000, func(c *config) bool { return c.maxPollInterval == time.Minute }},
+		{"isolation.level", "read_committed", func(c *config) bool { return c.readCommitted }},
+		{"partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", func(c *config) bool { return c.balancers[0] == "cooperative-sticky" }},
+		{"assignment-strategy", []any{"roundrobin", "range"}, func(c *config) bool { return strings.Join(c.balancers, ",") == "roundrobin,range" }},
+		{"poll-format", "records", func(c *config) bool { return c.pollRecords }},
+		{"key.serializer", "org.apache.kafka.common.serialization.LongSerializer", func(c *config) bool { return c.keySer == serdeLong }},
+		{"value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer", func(c *config) bool { return c.valDeser == serdeBytes }},
+		{"value-serializer", "json", func(c *config) bool { return c.valSer == serdeJSON }},
+		{"key-deserializer", "Bytes", func(c *config) bool { return c.keyDeser == serdeBytes }},
+		{"value-deserializer", "BPL", func(c *config) bool { return c.valDeser == serdeBPL }},
+		{"acks", 1, func(c *config) bool { return c.acks == "1" && !c.idempotence }},
+		{"acks", "-1", func(c *config) bool { return c.acks == "all" && c.idempotence }},
+		{"enable.idempotence", false, func(c *config) bool { return !c.idempotence }},
+		{"linger.ms", 5, func(c *config) bool { return c.linger == 5*time.Millisecond }},
+		{"compression.type", "zstd", func(c *config) bool { return c.compression == "zstd" }},
+		{"partitioner", "round-robin", func(c *config) bool { return c.partitioner == "round-robin" }},
+		{"max.request.size", 2000000, func(c *config) bool { return c.maxMessageBytes == 2000000 }},
+		{"allow.auto.create.topics", false, func(c *config) bool { return !c.allowAutoCreate }},
+		{"delivery.timeout.ms", 1000, func(c *config) bool { return c.sendTimeout == time.Second }},
+		{"request.timeout.ms", 1000, func(c *config) bool { return c.requestTimeout == time.Second }},
+		{"tls", true, func(c *config) bool { return c.tls != nil && c.tls.ServerName == "" }},
+		{"tls", map[string]any{"server-name": "kafka.local", "insecure-skip-verify": true}, func(c *config) bool { return c.tls.ServerName == "kafka.local" && c.tls.InsecureSkipVerify }},
+		{"sasl", map[string]any{"mechanism": "scram-sha-512", "username": "u", "password": "p"}, func(c *config) bool { return c.sasl.Name() == "SCRAM-SHA-512" }},
+	}
+	for _, tt := range tests {
+		cfg := map[string]any{"servers": "localhost:9092", tt.key: tt.value}
+		if tt.key == "bootstrap.servers" || tt.key == "servers" {
+			cfg = map[string]any{tt.key: tt.value}
+		}
+		c, err := parseConfig(cfg, nil)
+		if err != nil {
+			t.Errorf("%s => %v: %v", tt.key, tt.value, err)
+			continue
+		}
+		if !tt.check(c) {
+			t.Errorf("%s => %v was not applied", tt.key, tt.value)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		cfg  any
+		want string
+	}{
+		{map[string]any{"servers": "h:1", "grup": "g"}, `unknown config key "grup" (did you mean "group"?)`},
+		{map[string]any{"servers": "h:1", "max.poll.record": 5}, `(did you mean "max-poll-records"?)`},
+		{map[string]any{"servers": "h:1", "security.protocol": "SSL"}, `configured with the "tls" key`},
+		{map[string]any{"servers": "h:1", "zzzzzzzz": 1}, `unknown config key "zzzzzzzz"`},
+		{map[string]any{"servers": 9092}, `config "servers": want "host:port"`},
+		{map[string]any{"servers": "h:0"}, `server "h:0" is not host:port`},
+		{map[string]any{"servers": ""}, `config "servers"`},
+		{map[string]any{"group": "g"}, `"servers" is required`},
+		{map[string]any{"servers": "h:1", "acks": 2}, `config "acks": want one of "0", "1", "all", got 2`},
+		{map[string]any{"servers": "h:1", "acks": "1", "idempotence": true}, `"idempotence" true needs "acks" "all"`},
+		{map[string]any{"servers": "h:1", "max-poll-records": -1}, `want an integer from 1 to 2147483647, got -1`},
+		{map[string]any{"servers": "h:1", "linger": 1.5}, `config "linger": want an integer`},
+		{map[string]any{"servers": "h:1", "enable-auto-commit": "yes"}, `want true or false, got "yes"`},
+		{map[string]any{"servers": "h:1", "heartbeat-interval": 50000}, `"heartbeat-interval" (50000 ms) must be less than "session-timeout" (45000 ms)`},
+		{map[string]any{"servers": "h:1", "value-serializer": "Avro"}, `config "value-serializer": want one of String`},
+		{map[string]any{"servers": "h:1", "compression": "brotli"}, `config "compression"`},
+		{map[string]any{"servers": "h:1", "assignment-strategy": "range,cooperative-sticky"}, "cannot be mixed"},
+		{map[string]any{"servers": "h:1", "topics": "bad topic"}, `invalid topic name "bad topic"`},
+		{map[string]any{"servers": "h:1", "tls": map[string]any{"ca-file": "/nonexistent/ca.pem"}}, `config "tls ca-file"`},
+		{map[string]any{"servers": "h:1", "tls": map[string]any{"cert-file": "c.pem"}}, `"cert-file" and "key-file" go together`},
+		{map[string]any{"servers": "h:1", "sasl": map[string]any{"mechanism": "GSSAPI", "username": "u"}}, `config "sasl mechanism"`},
+		{map[string]any{"servers": "h:1", "group": "a", "group.id": "b"}, `config keys "group" and "group.id" are the same key`},
+		{NewList("h:1").AppendNamed("group", "g"), "has no name"},
+		{3.5, "want a server string, a list of servers or a named list, got 3.5"},
+		{[]any{"h:1", 5}, `config "servers"`},
+	}
+	for _, tt := range tests {
+		_, err := parseConfig(tt.cfg, nil)
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want InvalidConfig containing %q", Format(tt.cfg), err, tt.want)
+		}
+	}
+}
+
+// TestConfigNeverPrintsPassword checks every way a sasl config can be wrong.
+func TestConfigNeverPrintsPassword(t *testing.T) {
+	const secret = "hunter2-secret"
+	for _, sasl := range []any{
+		map[string]any{"mechanism": "PLAIN", "username": "u", "password": secret, "pasword": secret},
+		map[string]any{"mechanism": "PLAIN", "password": secret},
+		map[string]any{"mechanism": "NOPE", "username": "u", "password": secret},
+		[]any{"PLAIN", "u", secret},
+		secret,
+	} {
+		_, err := parseConfig(map[string]any{"servers": "h:1", "sasl": sasl}, nil)
+		if err == nil {
+			t.Fatalf("%v: no error", sasl)
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error shows the password: %v", err)
+		}
+	}
+	_, err := parseConfig(map[string]any{"servers": "h:1", "sasl": map[string]any{"mechanism": "PLAIN", "username": "u", "password": 12345678}}, nil)
+	if err == nil || strings.Contains(err.Error(), "12345678") {
+		t.Errorf("a non-string password: %v", err)
+	}
+}
+
+// TestConfigExtra checks kafka-consumer's named arguments overriding the
+// config's own keys.
+func TestConfigExtra(t *testing.T) {
+	c, err := parseConfig(map[string]any{"servers": "h:1", "group": "a"}, NewList().AppendNamed("group.id", "b").AppendNamed("linger.ms", 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.group != "b" || c.linger != 7*time.Millisecond {
+		t.Errorf("group %q linger %v", c.group, c.linger)
+	}
+}
+
+// FuzzParseConfig feeds config lists built from fuzzed keys and values: no
+// input may panic, and every error must be an InvalidConfig error.
+func FuzzParseConfig(f *testing.F) {
+	f.Add("servers", "localhost:9092", int64(1), true, "group")
+	f.Add("bootstrap.servers", "a:1,b:2", int64(-1), false, "acks")
+	f.Add("tls", "", int64(0), true, "sasl")
+	f.Add("max.poll.records", "x", int64(1<<40), false, "linger.ms")
+	f.Add("heartbeat-interval", "1:1", int64(45000), true, "assignment-strategy")
+	f.Fuzz(func(t *testing.T, key, s string, n int64, b bool, key2 string) {
+		for _, v := range []any{s, n, b, float64(n) / 3, NewList(s, n), NewList().AppendNamed(s, n), nil} {
+			cfg := NewList().AppendNamed("servers", "127.0.0.1:9092").AppendNamed(key, v).AppendNamed(key2, s)
+			if _, err := parseConfig(cfg, nil); err != nil && !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("%s: error %v is not InvalidConfig", Format(cfg), err)
+			}
+			if _, err := parseConfig(v, nil); err != nil && !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("%s: error %v is not InvalidConfig", Format(v), err)
+			}
+		}
+	})
+}

@@ -1,0 +1,88 @@
+package kafkabpl
+
+import (
+	"math"
+	"testing"
+)
+
+func TestListNamesRepeat(t *testing.T) {
+	l := NewList("a")
+	l.AppendNamed("k", int64(1)).AppendNamed("k", int64(2)).Append(nil).AppendNamed("", "unnamed")
+	if l.Len() != 5 {
+		t.Fatalf("Len = %d, want 5: a repeated name must not replace", l.Len())
+	}
+	if v, ok := l.Get("k"); !ok || v != int64(1) {
+		t.Errorf("Get(k) = %v %v, want the first match", v, ok)
+	}
+	if l.Index("k") != 1 || l.Index("missing") != -1 || l.Index("") != -1 {
+		t.Errorf("Index: %d %d %d", l.Index("k"), l.Index("missing"), l.Index(""))
+	}
+	names := ""
+	for name := range l.All() {
+		names += "[" + name + "]"
+	}
+	if names != "[][k][k][][]" {
+		t.Errorf("names %s", names)
+	}
+	if got := l.String(); got != `("a" "k" => 1 "k" => 2 null "unnamed")` {
+		t.Errorf("String = %s", got)
+	}
+	l.Put("k", int64(3))
+	l.Put("new", true)
+	if got := l.String(); got != `("a" "k" => 3 "k" => 2 null "unnamed" "new" => true)` {
+		t.Errorf("after Put: %s", got)
+	}
+	l.Set(0, "b")
+	if l.At(0) != "b" || l.Name(0) != "" || l.Name(99) != "" {
+		t.Errorf("Set/At/Name: %v %q", l.At(0), l.Name(0))
+	}
+}
+
+func TestListNilAndEmpty(t *testing.T) {
+	var l *List
+	if l.Len() != 0 || l.Index("x") != -1 || l.Values() != nil || l.Named() {
+		t.Error("nil list is not empty")
+	}
+	for range l.All() {
+		t.Error("nil list iterates")
+	}
+	var z List
+	z.Append(int64(1))
+	if z.String() != "(1)" {
+		t.Errorf("zero list: %s", z.String())
+	}
+}
+
+func TestListEqual(t *testing.T) {
+	a := NewList(int64(1), "x", []byte("b"), NewList(math.NaN())).AppendNamed("n", nil)
+	b := NewList(int64(1), "x", []byte("b"), NewList(math.NaN())).AppendNamed("n", nil)
+	if !a.Equal(b) {
+		t.Error("equal lists differ")
+	}
+	for _, c := range []*List{
+		NewList(int64(1), "x", []byte("b"), NewList(math.NaN())).AppendNamed("m", nil),
+		NewList(1.0, "x", []byte("b"), NewList(math.NaN())).AppendNamed("n", nil),
+		NewList(int64(1), "x", []byte("c"), NewList(math.NaN())).AppendNamed("n", nil),
+		NewList(int64(1), "x"),
+	} {
+		if a.Equal(c) {
+			t.Errorf("%s equals %s", a, c)
+		}
+	}
+}
+
+func TestToValue(t *testing.T) {
+	in := map[string]any{"b": []any{1, int32(2), float32(1.5), []string{"s"}}, "a": uint8(7)}
+	v, err := toValue(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Format(v); got != `("a" => 7 "b" => (1 2 1.5 ("s")))` {
+		t.Errorf("got %s", got)
+	}
+	for _, bad := range []any{struct{}{}, uint64(math.MaxUint64), []any{make(chan int)}, map[string]any{"x": func() {}}} {
+		if _, err := toValue(bad); err == nil {
+			t.Errorf("%T converted", bad)
+		}
+	}
+}

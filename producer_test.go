@@ -1,0 +1,357 @@
+package kafkabpl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// javaMurmur2 is Kafka's Utils.murmur2, written here from the algorithm
+// (seed 0x9747b28c, m 0x5bd1e995, r 24, little-endian 4-byte blocks) as an
+// independent reference for the partitions keys must land on.
+func javaMurmur2(data []byte) int32 {
+	const (
+		seed = 0x9747b28c
+		m    = 0x5bd1e995
+		r    = 24
+	)
+	n := len(data)
+	h := uint32(seed) ^ uint32(n)
+	for i := 0; i+4 <= n; i += 4 {
+		k := uint32(data[i]) | uint32(data[i+1])<<8 | uint32(data[i+2])<<16 | uint32(data[i+3])<<24
+		k *= m
+		k ^= k >> r
+		k *= m
+		h *= m
+		h ^= k
+	}
+	tail := data[n&^3:]
+	switch len(tail) {
+	case 3:
+		h ^= uint32(tail[2]) << 16
+		fallthrough
+	case 2:
+		h ^= uint32(tail[1]) << 8
+		fallthrough
+	case 1:
+		h ^= uint32(tail[0])
+		h *= m
+	}
+	h ^= h >> 13
+	h *= m
+	h ^= h >> 15
+	return int32(h)
+}
+
+// javaPartition is the partition Java's default partitioner picks for a key.
+func javaPartition(key string, partitions int) int32 {
+	return (javaMurmur2([]byte(key)) & 0x7fffffff) % int32(partitions)
+}
+
+// TestJavaMurmur2Vectors checks the reference against the values Kafka's
+// own unit tests expect from Utils.murmur2.
+func TestJavaMurmur2Vectors(t *testing.T) {
+	for in, want := range map[string]int32{
+		"21":                         -973932308,
+		"foobar":                     -790332482,
+		"a-little-bit-long-string":   -985981536,
+		"a-little-bit-longer-string": -1486304829,
+		"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+		"abc": 479470107,
+	} {
+		if got := javaMurmur2([]byte(in)); got != want {
+			t.Errorf("murmur2(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestKeysLandLikeJava checks that keyed messages go to the partition
+// Java's client would choose, and that the same key always goes to the
+// same partition.
+func TestKeysLandLikeJava(t *testing.T) {
+	const parts = 7
+	servers := newCluster(t, kfake.SeedTopics(parts, "keyed"))
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "keyed"})
+	msgs := &List{}
+	for i := range 100 {
+		msgs.AppendNamed(fmt.Sprintf("sensor-%d", i%25), fmt.Sprint(i))
+	}
+	mustCall(t, lib, "kafka-send", p, "keyed", msgs)
+	got := pollUntil(t, lib, c.(string), nil, 100)["keyed"]
+	for _, r := range got.Values() {
+		rec := r.(*List)
+		key, _ := rec.Get("key")
+		part, _ := rec.Get("partition")
+		if want := int64(javaPartition(key.(string), parts)); part != want {
+			t.Errorf("key %q in partition %v, Java's partitioner picks %d", key, part, want)
+		}
+	}
+}
+
+func TestPartitionChoice(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(3, "t"))
+	lib := newLib(t)
+	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "t"})
+	partitionsOf := func(n int) map[int64]int {
+		out := map[int64]int{}
+		for _, r := range pollUntil(t, lib, c.(string), nil, n)["t"].Values() {
+			p, _ := r.(*List).Get("partition")
+			out[p.(int64)]++
+		}
+		return out
+	}
+
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "t", []any{"a", "b"}, nv{"partition", 2})
+	if got := partitionsOf(2); got[2] != 2 {
+		t.Errorf(`"partition" => 2 went to %v`, got)
+	}
+	// A keyed message with an explicit partition goes there, not to its hash.
+	mustCall(t, lib, "kafka-send", p, "t", []any{map[string]any{"key": "k", "value": "v", "partition": 1}}, nv{"records", true})
+	if got := partitionsOf(1); got[1] != 1 {
+		t.Errorf("record with partition 1 went to %v", got)
+	}
+	_, err := call(t, lib, "kafka-send", p, "t", "x", nv{"partition", 9})
+	if err == nil || !strings.Contains(err.Error(), "delivered 0 of 1") {
+		t.Errorf("partition 9 of 3: %v", err)
+	}
+
+	rr := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "partitioner": "round-robin"})
+	mustCall(t, lib, "kafka-send", rr, "t", []any{"1", "2", "3", "4", "5", "6"})
+	if got := partitionsOf(6); got[0] != 2 || got[1] != 2 || got[2] != 2 {
+		t.Errorf("round-robin spread 6 messages as %v", got)
+	}
+
+	manual := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "partitioner": "manual"})
+	if _, err := call(t, lib, "kafka-send", manual, "t", "x"); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `no partition and the partitioner is "manual"`) {
+		t.Errorf("manual without partition: %v", err)
+	}
+	mustCall(t, lib, "kafka-send", manual, "t", "x", nv{"partition", 0})
+	if got := partitionsOf(1); got[0] != 1 {
+		t.Errorf("manual partition 0 went to %v", got)
+	}
+}
+
+// TestSendBatches checks that one call with many messages is sent in a few
+// produce requests, not one per message.
+func TestSendBatches(t *testing.T) {
+	kc := newKfake(t, kfake.SeedTopics(1, "bulk"))
+	var produces atomic.Int64
+	kc.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		produces.Add(1)
+		return nil, nil, false
+	})
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, strings.Join(kc.ListenAddrs(), ",")))
+	msgs := make([]Message, 10000)
+	for i := range msgs {
+		msgs[i].Value = fmt.Sprintf("reading %d", i)
+	}
+	if n := must[int](t)(lib.Send(ctx, p, []string{"bulk"}, msgs)); n != len(msgs) {
+		t.Fatalf("sent %d", n)
+	}
+	if n := produces.Load(); n == 0 || n > 100 {
+		t.Errorf("10000 messages took %d produce requests", n)
+	}
+}
+
+// TestSendPartialFailure checks that when some records fail the error says
+// how many were delivered and why the others were not, and keeps the Kafka
+// error reachable.
+func TestSendPartialFailure(t *testing.T) {
+	// No auto-creation: "missing" does not exist.
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "present"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": strings.Join(kc.ListenAddrs(), ","), "allow-auto-create-topics": false}))
+	n, err := lib.Send(ctx, p, []string{"present", "missing"}, []Message{{Value: "a"}, {Value: "b"}})
+	if n != 2 {
+		t.Errorf("delivered %d, want 2", n)
+	}
+	if !errors.Is(err, kerr.UnknownTopicOrPartition) || ErrorType(err) != "KafkaError" || !strings.Contains(err.Error(), "delivered 2 of 4 records; 2 failed") {
+		t.Errorf("error %v (%s)", err, ErrorType(err))
+	}
+}
+
+// TestUnreachable checks that with no broker listening every call fails in
+// bounded time with a Timeout error that names the servers.
+func TestUnreachable(t *testing.T) {
+	lib := newLib(t)
+	ctx := testCtx(t)
+	const servers = "127.0.0.1:1" // loopback, where nothing listens
+	cfg := map[string]any{"servers": servers, "send-timeout": 1000, "request-timeout": 1000}
+	p := must[string](t)(lib.Create(ctx, Producer, cfg))
+	c := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	earliest := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "request-timeout": 1000, "auto-offset-reset": "earliest", "topics": "t"}))
+	checks := map[string]func() error{
+		"send": func() error {
+			n, err := lib.Send(ctx, p, []string{"t"}, []Message{{Value: "x"}})
+			if n != 0 {
+				t.Errorf("send delivered %d", n)
+			}
+			return err
+		},
+		"subscribe": func() error { _, err := lib.Subscribe(ctx, c, []string{"t"}); return err },
+		"poll":      func() error { _, err := lib.Poll(ctx, earliest, 500*time.Millisecond); return err },
+		"create with topics": func() error {
+			_, err := lib.Create(ctx, Consumer, map[string]any{"servers": servers, "request-timeout": 1000, "topics": "t"})
+			return err
+		},
+		"seek": func() error {
+			lib.Poll(ctx, earliest, 0)
+			return lib.Seek(ctx, earliest, "t", SeekBeginning())
+		},
+	}
+	for name, check := range checks {
+		start := time.Now()
+		err := check()
+		took := time.Since(start)
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), servers) {
+			if name == "seek" && err == nil {
+				continue // nothing assigned: the seek waits for an assignment
+			}
+			t.Errorf("%s: %v (%s), want a Timeout naming %s", name, err, ErrorType(err), servers)
+		}
+		if took > 5*time.Second {
+			t.Errorf("%s took %v", name, took)
+		}
+	}
+	for _, id := range []string{p, c, earliest} {
+		start := time.Now()
+		lib.Destroy(ctx, id)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("destroy took %v", took)
+		}
+	}
+}
+
+// TestDestroyFinishesSends checks that destroying a producer while a send
+// is in flight lets the send deliver everything first.
+func TestDestroyFinishesSends(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "linger": 300}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
+	var sent int
+	var sendErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { sent, sendErr = lib.Send(ctx, p, []string{"t"}, []Message{{Value: "last words"}}) })
+	time.Sleep(50 * time.Millisecond) // the send is lingering now
+	if ok, err := lib.Destroy(ctx, p); !ok || err != nil {
+		t.Fatalf("destroy: %v %v", ok, err)
+	}
+	wg.Wait()
+	if sent != 1 || sendErr != nil {
+		t.Fatalf("send during destroy: %d %v", sent, sendErr)
+	}
+	if got := pollUntil(t, lib, c, nil, 1)["t"]; Format(got) != `("last words")` {
+		t.Errorf("got %s", Format(got))
+	}
+}
+
+// TestConcurrentUse works one producer and one consumer from many
+// goroutines at once (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(4, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
+	const senders, each = 16, 50
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := lib.Send(ctx, p, []string{"t"}, []Message{{Key: fmt.Sprint(g), Value: fmt.Sprintf("%d-%d", g, i)}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var pollers sync.WaitGroup
+	for range 4 {
+		pollers.Go(func() {
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				mu.Lock()
+				done := len(seen) == senders*each
+				mu.Unlock()
+				if done {
+					return
+				}
+				res, err := lib.Poll(ctx, c, 100*time.Millisecond)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				lib.Subscribe(ctx, c, []string{"t"}) // no change, but takes the locks
+				mu.Lock()
+				for _, r := range res.Topics[0].Records {
+					if seen[r.Value.(string)] {
+						t.Errorf("%v twice", r.Value)
+					}
+					seen[r.Value.(string)] = true
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	pollers.Wait()
+	if len(seen) != senders*each {
+		t.Errorf("received %d of %d", len(seen), senders*each)
+	}
+}
+
+// TestDestroyDuringPoll checks that a poll in flight returns at once when
+// its consumer is destroyed, and that the id is unknown afterwards.
+func TestDestroyDuringPoll(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := lib.Poll(ctx, c, 30*time.Second)
+		errc <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if ok, err := lib.Destroy(ctx, c); !ok || err != nil {
+		t.Fatalf("destroy: %v %v", ok, err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("poll ended with %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("poll still running 10s after destroy")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("destroy took %v", took)
+	}
+	if _, err := lib.Poll(ctx, c, 0); !errors.Is(err, ErrUnknownHandle) {
+		t.Errorf("poll after destroy: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package kafkabpl
+
+import (
+	"bytes"
+	"encoding/hex"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestSerdeJavaBytes checks the encodings against the bytes Java's
+// serializers write (big-endian two's complement and IEEE 754).
+func TestSerdeJavaBytes(t *testing.T) {
+	tests := []struct {
+		serde string
+		in    any
+		hex   string
+		out   any // what decoding gives back
+	}{
+		{"StringSerializer", "héllo", "68c3a96c6c6f", "héllo"},
+		{"String", int64(42), "3432", "42"},
+		{"String", 2.5, "322e35", "2.5"},
+		{"String", true, "74727565", "true"},
+		{"ByteArraySerializer", []byte{0, 1, 255}, "0001ff", []byte{0, 1, 255}},
+		{"ShortSerializer", int64(256), "0100", int64(256)},
+		{"Short", int64(-2), "fffe", int64(-2)},
+		{"IntegerSerializer", int64(1), "00000001", int64(1)},
+		{"Integer", int64(-1), "ffffffff", int64(-1)},
+		{"Integer", int64(math.MinInt32), "80000000", int64(math.MinInt32)},
+		{"Integer", "12", "0000000c", int64(12)}, // a message name is text
+		{"Integer", 3.0, "00000003", int64(3)},
+		{"LongSerializer", int64(math.MaxInt64), "7fffffffffffffff", int64(math.MaxInt64)},
+		{"Long", int64(-1), "ffffffffffffffff", int64(-1)},
+		{"FloatSerializer", 1.5, "3fc00000", 1.5},
+		{"Float", int64(-2), "c0000000", -2.0},
+		{"DoubleSerializer", 1.5, "3ff8000000000000", 1.5},
+		{"Double", math.Inf(-1), "fff0000000000000", math.Inf(-1)},
+		{"JSON", NewList().AppendNamed("b", int64(1)).AppendNamed("a", NewList("x", 2.5, nil, true)), `7b2262223a312c2261223a5b2278222c322e352c6e756c6c2c747275655d7d`, NewList().AppendNamed("b", int64(1)).AppendNamed("a", NewList("x", 2.5, nil, true))},
+		{"JSON", 3.0, "332e30", 3.0},
+		{"JSON", NewList(), "5b5d", NewList()},
+	}
+	for _, tt := range tests {
+		s := lookupSerde(tt.serde)
+		if s == nil {
+			t.Fatalf("no serde %q", tt.serde)
+		}
+		b, err := s.encodeAt(tt.in, "message 1")
+		if err != nil {
+			t.Errorf("%s encode %s: %v", tt.serde, Format(tt.in), err)
+			continue
+		}
+		if got := hex.EncodeToString(b); got != tt.hex {
+			t.Errorf("%s encode %s = %s, want %s", tt.serde, Format(tt.in), got, tt.hex)
+		}
+		v, err := s.decodeAt(b, "value")
+		if err != nil || !equalValues(v, tt.out) {
+			t.Errorf("%s decode %s = %s, %v; want %s", tt.serde, tt.hex, Format(v), err, Format(tt.out))
+		}
+	}
+}
+
+func TestSerdeNull(t *testing.T) {
+	for name, s := range serdeByName {
+		b, err := s.encodeAt(nil, "message 1")
+		if b != nil || err != nil {
+			t.Errorf("%s: nil encodes to %v, %v", name, b, err)
+		}
+		v, err := s.decodeAt(nil, "value")
+		if v != nil || err != nil {
+			t.Errorf("%s: null decodes to %v, %v", name, v, err)
+		}
+	}
+}
+
+func TestSerdeErrors(t *testing.T) {
+	enc := []struct {
+		serde string
+		in    any
+		want  string
+	}{
+		{"String", NewList("a"), "use the JSON or BPL serializer"},
+		{"Integer", int64(1 << 31), "out of range"},
+		{"Short", int64(-40000), "out of range"},
+		{"Integer", 1.5, "not an integer"},
+		{"Long", "abc", "not an integer"},
+		{"Float", 1e300, "out of a Float's range"},
+		{"Double", NewList(), "not a number"},
+		{"ByteArray", int64(1), "want a byte array"},
+		{"JSON", math.NaN(), "JSON has no NaN"},
+		{"JSON", NewList("a").AppendNamed("k", "v"), "element 0 has no name"},
+		{"JSON", []byte{0xff}, "not UTF-8"},
+	}
+	for _, tt := range enc {
+		_, err := lookupSerde(tt.serde).encodeAt(tt.in, "message 3")
+		if err == nil || !strings.Contains(err.Error(), "message 3: the "+lookupSerde(tt.serde).name+" serializer cannot encode") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %s: %v, want %q", tt.serde, Format(tt.in), err, tt.want)
+		}
+	}
+	dec := []struct {
+		serde string
+		in    []byte
+		want  string
+	}{
+		{"Integer", []byte{1, 2, 3}, "want 4 bytes"},
+		{"Long", []byte{}, "want 8 bytes"},
+		{"Short", []byte{1}, "want 2 bytes"},
+		{"Float", []byte{1, 2}, "want 4 bytes"},
+		{"Double", []byte{1}, "want 8 bytes"},
+		{"JSON", []byte(`{"a":`), "ends too soon"},
+		{"JSON", []byte(`1 2`), "text after the JSON value"},
+		{"JSON", []byte(``), "ends too soon"},
+	}
+	for _, tt := range dec {
+		_, err := lookupSerde(tt.serde).decodeAt(tt.in, "value")
+		if err == nil || !strings.Contains(err.Error(), "value: the "+lookupSerde(tt.serde).name+" deserializer cannot decode") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %x: %v, want %q", tt.serde, tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestSerdeJSONKeepsOrderAndRepeats checks that objects keep their member
+// order and repeated names both ways.
+func TestSerdeJSONKeepsOrderAndRepeats(t *testing.T) {
+	in := `{"z":1,"a":{"k":[1,2.5e3,"x"]},"z":null,"big":9223372036854775808}`
+	v, err := serdeJSON.decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Format(v); got != `("z" => 1 "a" => ("k" => (1 2500 "x")) "z" => null "big" => 9.223372036854776E18)` {
+		t.Errorf("decoded %s", got)
+	}
+	b, err := serdeJSON.encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"z":1,"a":{"k":[1,2500.0,"x"]},"z":null,"big":9.223372036854776e+18}`; string(b) != want {
+		t.Errorf("encoded %s, want %s", b, want)
+	}
+}
+
+// TestSerdeBPL checks the BPL serializer writes canonical text and reads
+// one expression back.
+func TestSerdeBPL(t *testing.T) {
+	v := NewList().AppendNamed("t", 21.5).AppendNamed("unit", "C").Append(NewList(int64(1), nil))
+	b, err := serdeBPL.encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `("t" => 21.5 "unit" => "C" (1 null))`; string(b) != want {
+		t.Errorf("encoded %s, want %s", b, want)
+	}
+	back, err := serdeBPL.decode(b)
+	if err != nil || !equalValues(back, v) {
+		t.Errorf("decoded %s, %v", Format(back), err)
+	}
+	if _, err := serdeBPL.decode([]byte("1 2")); err == nil {
+		t.Error("two expressions decoded without error")
+	}
+}
+
+// TestStringBytesShares checks the zero-copy conversion used on the send
+// path gives the string's bytes.
+func TestStringBytesShares(t *testing.T) {
+	s := strings.Repeat("ab", 3)
+	if b := stringBytes(s); !bytes.Equal(b, []byte("ababab")) {
+		t.Errorf("got %q", b)
+	}
+	if b := stringBytes(""); len(b) != 0 {
+		t.Errorf("empty string gave %q", b)
+	}
+}
