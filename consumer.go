@@ -1,12 +1,13 @@
 package kafkabpl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
 	"math"
 	"slices"
-	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,15 +23,41 @@ type Record struct {
 	Partition int32
 	Offset    int64
 	Timestamp time.Time
-	// Key and Value are deserialized by the consumer's key-deserializer and
-	// value-deserializer; nil is Kafka's null. When Err is set they hold the
-	// raw bytes instead.
-	Key, Value any
-	Headers    []Header
-	// Err, when not nil, says why the key or value could not be
-	// deserialized. Such a record is still delivered (and committed), so a
-	// bad message never stalls the consumer and is never dropped silently.
+	Headers   []Header
+	// KeyBytes and ValueBytes are the key and value as received; nil is
+	// Kafka's null. They share memory with the fetched batch: read them,
+	// do not modify them.
+	KeyBytes, ValueBytes []byte
+	// Err, when not nil, says why the key or value cannot be deserialized.
+	// Such a record is still delivered (and committed), so a bad message
+	// never stalls the consumer and is never dropped silently.
 	Err error
+
+	keyDeser, valDeser *serde
+}
+
+// Key returns the key as the consumer's key-deserializer reads it; nil for
+// a null key, and the raw bytes when Err is set. It decodes on every call:
+// keep the result rather than calling it twice.
+func (r *Record) Key() any { return r.decoded(r.keyDeser, r.KeyBytes) }
+
+// Value returns the value as the consumer's value-deserializer reads it;
+// nil for a null value, and the raw bytes when Err is set. It decodes on
+// every call: keep the result rather than calling it twice.
+func (r *Record) Value() any { return r.decoded(r.valDeser, r.ValueBytes) }
+
+func (r *Record) decoded(s *serde, b []byte) any {
+	if b == nil {
+		return nil
+	}
+	if r.Err != nil || s == nil {
+		return b
+	}
+	v, err := s.decodeAt(b, "")
+	if err != nil { // cannot happen: the poll checked b with this serde
+		return b
+	}
+	return v
 }
 
 // TopicRecords is one topic's records in a poll, in partition and offset
@@ -596,7 +623,7 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		defer stop()
 	}
 	fetches := h.cl.PollRecords(pctx, max)
-	var recs []*kgo.Record
+	recs := make([]*kgo.Record, 0, fetches.NumRecords())
 	fetches.EachRecord(func(r *kgo.Record) {
 		if topics == nil || slices.Contains(topics, r.Topic) {
 			recs = append(recs, r)
@@ -607,7 +634,6 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		cs.mu.Unlock()
 	})
 	if len(recs) > 0 {
-		h.cl.MarkCommitRecords(recs...)
 		return recs, nil
 	}
 	switch {
@@ -633,30 +659,34 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 	return nil, nil
 }
 
-// result sorts recs into topics, deserializing each record once.
+// result sorts recs into topics. Keys and values are only checked here;
+// they are decoded when asked for, so a poll allocates nothing per record
+// beyond its slot in one slice.
 func (cs *consumerState) result(topics []string, recs []*kgo.Record) *Polled {
 	cfg := cs.h.cfg
-	out := &Polled{Topics: make([]TopicRecords, len(topics)), records: cfg.pollRecords}
-	index := make(map[string]int, len(topics))
+	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1), records: cfg.pollRecords}
 	for i, t := range topics {
 		out.Topics[i].Topic = t
-		index[t] = i
 	}
-	// Records are grouped by partition already; a stable sort keeps each
+	// Records come grouped by partition already; a stable sort keeps each
 	// partition's offset order.
-	sort.SliceStable(recs, func(i, j int) bool {
-		if recs[i].Topic != recs[j].Topic {
-			return recs[i].Topic < recs[j].Topic
+	slices.SortStableFunc(recs, func(a, b *kgo.Record) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
 		}
-		return recs[i].Partition < recs[j].Partition
+		return cmp.Compare(a.Partition, b.Partition)
 	})
 	all := make([]Record, len(recs))
+	var lasts []*kgo.Record // the last record of each partition
 	start := 0
 	for i, r := range recs {
-		all[i] = decode(cfg, r)
+		fill(&all[i], cfg, r)
+		if i == len(recs)-1 || recs[i+1].Partition != r.Partition || recs[i+1].Topic != r.Topic {
+			lasts = append(lasts, r)
+		}
 		if i == len(recs)-1 || recs[i+1].Topic != r.Topic {
-			ti, ok := index[r.Topic]
-			if !ok { // unsubscribed while in flight: still delivered
+			ti := slices.IndexFunc(out.Topics, func(tr TopicRecords) bool { return tr.Topic == r.Topic })
+			if ti < 0 { // unsubscribed while in flight: still delivered
 				ti = len(out.Topics)
 				out.Topics = append(out.Topics, TopicRecords{Topic: r.Topic})
 			}
@@ -664,33 +694,29 @@ func (cs *consumerState) result(topics []string, recs []*kgo.Record) *Polled {
 			start = i + 1
 		}
 	}
+	// What a poll returns counts as consumed: mark it for the next commit.
+	// Marking the last record of a partition marks all before it. (kgo
+	// sorts the slice it is given, unstably: never hand it recs.)
+	cs.h.cl.MarkCommitRecords(lasts...)
 	return out
 }
 
-// decode turns a kgo record into a Record with deserialized key and value.
-func decode(cfg *config, r *kgo.Record) Record {
-	rec := Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp}
+// fill makes rec the Record of r, checking that its key and value can be
+// deserialized.
+func fill(rec *Record, cfg *config, r *kgo.Record) {
+	*rec = Record{
+		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
+		KeyBytes: r.Key, ValueBytes: r.Value, keyDeser: cfg.keyDeser, valDeser: cfg.valDeser,
+	}
 	if len(r.Headers) > 0 {
 		rec.Headers = make([]Header, len(r.Headers))
 		for i, hd := range r.Headers {
 			rec.Headers[i] = Header{Key: hd.Key, Value: hd.Value}
 		}
 	}
-	var err error
-	if rec.Key, err = cfg.keyDeser.decodeAt(r.Key, "key"); err == nil {
-		rec.Value, err = cfg.valDeser.decodeAt(r.Value, "value")
+	if err := cfg.keyDeser.checkAt(r.Key, "key"); err != nil {
+		rec.Err = err
+	} else if err := cfg.valDeser.checkAt(r.Value, "value"); err != nil {
+		rec.Err = err
 	}
-	if err != nil {
-		rec.Key, rec.Value, rec.Err = bytesOrNil(r.Key), bytesOrNil(r.Value), err
-	}
-	return rec
-}
-
-// bytesOrNil keeps a null key or value null rather than an empty byte slice
-// in an interface.
-func bytesOrNil(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return b
 }

@@ -214,10 +214,10 @@ func TestGroupSharesWork(t *testing.T) {
 				}
 				mu.Lock()
 				for _, r := range res.Topics[0].Records {
-					if prev, dup := seen[r.Value.(string)]; dup {
-						t.Errorf("message %v delivered twice (to %s and %s)", r.Value, prev, c)
+					if prev, dup := seen[r.Value().(string)]; dup {
+						t.Errorf("message %v delivered twice (to %s and %s)", r.Value(), prev, c)
 					}
-					seen[r.Value.(string)] = c
+					seen[r.Value().(string)] = c
 				}
 				mu.Unlock()
 			}
@@ -355,5 +355,40 @@ func waitAssigned(t *testing.T, lib *Library, ids ...string) {
 				}
 			}
 		}
+	}
+}
+
+// TestPollOrder checks that a poll lists records by partition and, within
+// a partition, in offset order with none missing.
+func TestPollOrder(t *testing.T) {
+	// Three brokers lead the partitions, so fetches arrive in any order.
+	servers := newCluster(t, kfake.NumBrokers(3), kfake.SeedTopics(6, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest", "max-poll-records": 700}))
+	const n = 3000
+	msgs := make([]Message, n)
+	for i := range msgs {
+		msgs[i] = Message{Key: fmt.Sprint(i % 17), Value: fmt.Sprint(i)}
+	}
+	must[int](t)(lib.Send(ctx, p, []string{"t"}, msgs))
+	next := map[int32]int64{}
+	for got := 0; got < n; {
+		res := must[*Polled](t)(lib.Poll(ctx, c, 5*time.Second))
+		recs := res.Topics[0].Records
+		if len(recs) == 0 || len(recs) > 700 {
+			t.Fatalf("poll returned %d records (max-poll-records 700)", len(recs))
+		}
+		for i, r := range recs {
+			if i > 0 && r.Partition < recs[i-1].Partition {
+				t.Fatalf("partition %d after %d", r.Partition, recs[i-1].Partition)
+			}
+			if r.Offset != next[r.Partition] {
+				t.Fatalf("partition %d: offset %d, want %d", r.Partition, r.Offset, next[r.Partition])
+			}
+			next[r.Partition]++
+		}
+		got += len(recs)
 	}
 }

@@ -198,7 +198,7 @@ func (lib *Library) bplSend(ctx context.Context, l *List) (any, error) {
 // messages reads kafka-send's messages and its call-wide named arguments.
 func (a *args) messages(v any) ([]Message, error) {
 	var common Message
-	if err := a.recordFields(&common, a.named, "", []string{"key", "partition", "headers", "timestamp"}); err != nil {
+	if err := a.recordFields(&common, a.named, 0, []string{"key", "partition", "headers", "timestamp"}); err != nil {
 		return nil, err
 	}
 	asRecords := false
@@ -221,7 +221,7 @@ func (a *args) messages(v any) ([]Message, error) {
 			if !ok {
 				return nil, a.errorf("message %d: with \"records\" => true each message is a record list (\"key\" \"value\" \"partition\" \"headers\" \"timestamp\"), got %s", i+1, describe(val))
 			}
-			if err := a.recordFields(&m, rec, fmt.Sprintf("message %d ", i+1), []string{"key", "value", "partition", "headers", "timestamp"}); err != nil {
+			if err := a.recordFields(&m, rec, i+1, []string{"key", "value", "partition", "headers", "timestamp"}); err != nil {
 				return nil, err
 			}
 		} else {
@@ -235,9 +235,13 @@ func (a *args) messages(v any) ([]Message, error) {
 	return msgs, nil
 }
 
-// recordFields stores the named fields of src (a record list or the call's
-// named arguments) into m; where prefixes the field in errors.
-func (a *args) recordFields(m *Message, src *List, where string, allowed []string) error {
+// recordFields stores the named fields of src (a record list, message pos,
+// or the call's named arguments, pos 0) into m.
+func (a *args) recordFields(m *Message, src *List, pos int, allowed []string) error {
+	where := "" // prefixes the field in errors
+	if pos > 0 {
+		where = fmt.Sprintf("message %d ", pos)
+	}
 	for name, v := range src.All() {
 		if !slices.Contains(allowed, name) {
 			if name == "records" && where == "" {
@@ -272,7 +276,7 @@ func (a *args) recordFields(m *Message, src *List, where string, allowed []strin
 				if hn == "" {
 					return a.errorf(`%s"headers": element %s has no name`, where, describe(hv))
 				}
-				b, err := serdeString.encodeAt(hv, where+"header "+hn)
+				b, err := serdeString.encodeAt(hv, pos, "header "+hn)
 				if err != nil {
 					return &Error{a.fn, err}
 				}
@@ -331,10 +335,10 @@ func (p *Polled) List() *List {
 			switch {
 			case p.records || r.Err != nil:
 				msgs.Append(r.List())
-			case r.Key == nil:
-				msgs.Append(r.Value)
+			case r.KeyBytes == nil:
+				msgs.Append(r.Value())
 			default:
-				msgs.AppendNamed(keyName(r.Key), r.Value)
+				msgs.AppendNamed(keyName(r.Key()), r.Value())
 			}
 		}
 		out.AppendNamed(t.Topic, msgs)
@@ -368,8 +372,8 @@ func (r *Record) List() *List {
 	l.AppendNamed("partition", int64(r.Partition))
 	l.AppendNamed("offset", r.Offset)
 	l.AppendNamed("timestamp", r.Timestamp.UnixMilli())
-	l.AppendNamed("key", r.Key)
-	l.AppendNamed("value", r.Value)
+	l.AppendNamed("key", r.Key())
+	l.AppendNamed("value", r.Value())
 	l.AppendNamed("headers", headers)
 	if r.Err != nil {
 		l.AppendNamed("error", r.Err.Error())

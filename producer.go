@@ -168,11 +168,11 @@ func (h *handle) records(topics []string, messages []Message) ([]kgo.Record, err
 	recs := make([]kgo.Record, 0, len(topics)*len(messages))
 	for i, m := range messages {
 		pos := i + 1
-		key, err := h.cfg.keySer.encodeAt(m.Key, fmt.Sprintf("message %d key", pos))
+		key, err := h.cfg.keySer.encodeAt(m.Key, pos, "key")
 		if err != nil {
 			return nil, err
 		}
-		val, err := h.cfg.valSer.encodeAt(m.Value, fmt.Sprintf("message %d", pos))
+		val, err := h.cfg.valSer.encodeAt(m.Value, pos, "")
 		if err != nil {
 			return nil, err
 		}

@@ -307,10 +307,10 @@ func TestConcurrentUse(t *testing.T) {
 				lib.Subscribe(ctx, c, []string{"t"}) // no change, but takes the locks
 				mu.Lock()
 				for _, r := range res.Topics[0].Records {
-					if seen[r.Value.(string)] {
-						t.Errorf("%v twice", r.Value)
+					if seen[r.Value().(string)] {
+						t.Errorf("%v twice", r.Value())
 					}
-					seen[r.Value.(string)] = true
+					seen[r.Value().(string)] = true
 				}
 				mu.Unlock()
 			}

@@ -21,18 +21,22 @@ type serde struct {
 	name   string
 	encode func(v any) ([]byte, error)
 	decode func(b []byte) (any, error)
+	// check reports whether decode would fail, without building the value,
+	// so a poll can flag bad records and still decode lazily; nil means
+	// every byte string decodes.
+	check func(b []byte) error
 }
 
 var (
-	serdeString = &serde{"String", encodeString, func(b []byte) (any, error) { return string(b), nil }}
-	serdeBytes  = &serde{"ByteArray", encodeBytes, func(b []byte) (any, error) { return b, nil }}
-	serdeShort  = &serde{"Short", encodeInt(16), decodeInt(2)}
-	serdeInt    = &serde{"Integer", encodeInt(32), decodeInt(4)}
-	serdeLong   = &serde{"Long", encodeInt(64), decodeInt(8)}
-	serdeFloat  = &serde{"Float", encodeFloat32, decodeFloat32}
-	serdeDouble = &serde{"Double", encodeFloat64, decodeFloat64}
-	serdeJSON   = &serde{"JSON", encodeJSON, decodeJSON}
-	serdeBPL    = &serde{"BPL", encodeBPL, decodeBPL}
+	serdeString = &serde{"String", encodeString, func(b []byte) (any, error) { return string(b), nil }, nil}
+	serdeBytes  = &serde{"ByteArray", encodeBytes, func(b []byte) (any, error) { return b, nil }, nil}
+	serdeShort  = &serde{"Short", encodeInt(16), decodeInt(2), checkLen(2)}
+	serdeInt    = &serde{"Integer", encodeInt(32), decodeInt(4), checkLen(4)}
+	serdeLong   = &serde{"Long", encodeInt(64), decodeInt(8), checkLen(8)}
+	serdeFloat  = &serde{"Float", encodeFloat32, decodeFloat32, checkLen(4)}
+	serdeDouble = &serde{"Double", encodeFloat64, decodeFloat64, checkLen(8)}
+	serdeJSON   = &serde{"JSON", encodeJSON, decodeJSON, checkJSON}
+	serdeBPL    = &serde{"BPL", encodeBPL, decodeBPL, checkBPL}
 )
 
 // serdeByName maps the lower-case short names to serdes.
@@ -53,16 +57,34 @@ func lookupSerde(name string) *serde {
 	return serdeByName[n]
 }
 
-// encode runs the serde on a message part, naming the part in the error.
-func (s *serde) encodeAt(v any, what string) ([]byte, error) {
+// encodeAt runs the serde on a part of message pos (1-based; 0 for the
+// call's own arguments): part is "" for the value, or "key", or "header h".
+// The error names both; it is only formatted on failure, as this is the
+// send path.
+func (s *serde) encodeAt(v any, pos int, part string) ([]byte, error) {
 	if v == nil {
 		return nil, nil
 	}
 	b, err := s.encode(v)
 	if err != nil {
+		what := part
+		if pos > 0 {
+			what = strings.TrimSpace(fmt.Sprintf("message %d %s", pos, part))
+		}
 		return nil, errorf(ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", what, s.name, describe(v), err)
 	}
 	return b, nil
+}
+
+// checkAt reports, for received bytes, the error decodeAt would give.
+func (s *serde) checkAt(b []byte, what string) error {
+	if b == nil || s.check == nil {
+		return nil
+	}
+	if err := s.check(b); err != nil {
+		return fmt.Errorf("%s: the %s deserializer cannot decode %d bytes: %v", what, s.name, len(b), err)
+	}
+	return nil
 }
 
 // decodeAt runs the serde on received bytes, naming the part in the error.
@@ -75,6 +97,33 @@ func (s *serde) decodeAt(b []byte, what string) (any, error) {
 		return nil, fmt.Errorf("%s: the %s deserializer cannot decode %d bytes: %v", what, s.name, len(b), err)
 	}
 	return v, nil
+}
+
+func checkLen(n int) func([]byte) error {
+	return func(b []byte) error {
+		if len(b) != n {
+			return fmt.Errorf("want %d bytes", n)
+		}
+		return nil
+	}
+}
+
+// checkJSON validates without building anything; only an invalid text is
+// decoded, for its detailed error.
+func checkJSON(b []byte) error {
+	if json.Valid(b) {
+		return nil
+	}
+	_, err := decodeJSON(b)
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	return err
+}
+
+func checkBPL(b []byte) error {
+	_, err := decodeBPL(b)
+	return err
 }
 
 // stringBytes returns the bytes of s without copying them. The client only

@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestSerdeJavaBytes(t *testing.T) {
 		if s == nil {
 			t.Fatalf("no serde %q", tt.serde)
 		}
-		b, err := s.encodeAt(tt.in, "message 1")
+		b, err := s.encodeAt(tt.in, 1, "")
 		if err != nil {
 			t.Errorf("%s encode %s: %v", tt.serde, Format(tt.in), err)
 			continue
@@ -61,7 +62,7 @@ func TestSerdeJavaBytes(t *testing.T) {
 
 func TestSerdeNull(t *testing.T) {
 	for name, s := range serdeByName {
-		b, err := s.encodeAt(nil, "message 1")
+		b, err := s.encodeAt(nil, 1, "")
 		if b != nil || err != nil {
 			t.Errorf("%s: nil encodes to %v, %v", name, b, err)
 		}
@@ -91,7 +92,7 @@ func TestSerdeErrors(t *testing.T) {
 		{"JSON", []byte{0xff}, "not UTF-8"},
 	}
 	for _, tt := range enc {
-		_, err := lookupSerde(tt.serde).encodeAt(tt.in, "message 3")
+		_, err := lookupSerde(tt.serde).encodeAt(tt.in, 3, "")
 		if err == nil || !strings.Contains(err.Error(), "message 3: the "+lookupSerde(tt.serde).name+" serializer cannot encode") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %s: %v, want %q", tt.serde, Format(tt.in), err, tt.want)
 		}
@@ -112,6 +113,9 @@ func TestSerdeErrors(t *testing.T) {
 	}
 	for _, tt := range dec {
 		_, err := lookupSerde(tt.serde).decodeAt(tt.in, "value")
+		if cerr := lookupSerde(tt.serde).checkAt(tt.in, "value"); fmt.Sprint(cerr) != fmt.Sprint(err) {
+			t.Errorf("%s %x: check says %v, decode says %v", tt.serde, tt.in, cerr, err)
+		}
 		if err == nil || !strings.Contains(err.Error(), "value: the "+lookupSerde(tt.serde).name+" deserializer cannot decode") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %x: %v, want %q", tt.serde, tt.in, err, tt.want)
 		}

@@ -1,0 +1,183 @@
+package kafkabpl
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The benchmarks compare the library with raw kgo doing the same work on
+// the same in-process cluster, in one run, so that their ratio means
+// something on a noisy machine. See BENCHMARKS.md for the commands.
+
+const (
+	benchBatch     = 1000   // messages per Send
+	benchValueSize = 100    // bytes per message
+	benchDrain     = 100000 // records per Poll drain
+)
+
+var benchValue = strings.Repeat("x", benchValueSize)
+
+// benchCluster is one cluster for all benchmarks of a run.
+var benchCluster = sync.OnceValue(func() string {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(4), kfake.SeedTopics(4, "bench-send", "bench-drain"))
+	if err != nil {
+		panic(err)
+	}
+	return strings.Join(c.ListenAddrs(), ",")
+})
+
+func BenchmarkSend(b *testing.B) {
+	servers := benchCluster()
+	ctx := context.Background()
+
+	b.Run("kafkabpl", func(b *testing.B) {
+		lib := New()
+		defer lib.Close(ctx)
+		p, err := lib.Create(ctx, Producer, servers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs := make([]Message, benchBatch)
+		for i := range msgs {
+			msgs[i].Value = benchValue
+		}
+		b.SetBytes(benchBatch * benchValueSize)
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := lib.Send(ctx, p, []string{"bench-send"}, msgs); err != nil || n != benchBatch {
+				b.Fatal(n, err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/msg")
+	})
+
+	b.Run("kgo", func(b *testing.B) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		b.SetBytes(benchBatch * benchValueSize)
+		b.ReportAllocs()
+		for b.Loop() {
+			// Records are built per call, as a program would from its data.
+			recs := make([]*kgo.Record, benchBatch)
+			for i := range recs {
+				recs[i] = &kgo.Record{Topic: "bench-send", Value: []byte(benchValue)}
+			}
+			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/msg")
+	})
+}
+
+// fillDrainTopic puts benchDrain records in bench-drain, once.
+var fillDrainTopic = sync.OnceValue(func() error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(benchCluster(), ",")...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, benchDrain)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: "bench-drain", Key: []byte(fmt.Sprint(i % 100)), Value: []byte(benchValue)}
+	}
+	return cl.ProduceSync(context.Background(), recs...).FirstErr()
+})
+
+func BenchmarkPoll(b *testing.B) {
+	servers := benchCluster()
+	if err := fillDrainTopic(); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	group := 0
+	nextGroup := func() string { group++; return fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), group) }
+
+	// Each iteration drains the topic with a new consumer group, so both
+	// sides pay for joining the group and fetching every record.
+	b.Run("kafkabpl", func(b *testing.B) {
+		lib := New()
+		defer lib.Close(ctx)
+		b.SetBytes(benchDrain * benchValueSize)
+		b.ReportAllocs()
+		for b.Loop() {
+			c, err := lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": nextGroup(), "auto-offset-reset": "earliest", "topics": "bench-drain"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for n := 0; n < benchDrain; {
+				res, err := lib.Poll(ctx, c, 5*time.Second)
+				if err != nil || res.Len() == 0 {
+					b.Fatal(n, err)
+				}
+				n += res.Len()
+			}
+			lib.Destroy(ctx, c)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchDrain), "ns/msg")
+	})
+
+	// The same drain through the BPL function, which builds a BPL list of
+	// every message: the cost a script pays, shown beside the other two.
+	b.Run("kafkabpl-bpl", func(b *testing.B) {
+		lib := New()
+		defer lib.Close(ctx)
+		poll := lib.Functions()["kafka-poll"]
+		b.SetBytes(benchDrain * benchValueSize)
+		b.ReportAllocs()
+		for b.Loop() {
+			c, err := lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": nextGroup(), "auto-offset-reset": "earliest", "topics": "bench-drain"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := NewList(c, int64(5000))
+			for n := 0; n < benchDrain; {
+				res, err := poll(ctx, args)
+				got := res.(*List).At(0).(*List).Len()
+				if err != nil || got == 0 {
+					b.Fatal(n, err)
+				}
+				n += got
+			}
+			lib.Destroy(ctx, c)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchDrain), "ns/msg")
+	})
+
+	b.Run("kgo", func(b *testing.B) {
+		b.SetBytes(benchDrain * benchValueSize)
+		b.ReportAllocs()
+		for b.Loop() {
+			cl, err := kgo.NewClient(
+				kgo.SeedBrokers(strings.Split(servers, ",")...),
+				kgo.ConsumerGroup(nextGroup()),
+				kgo.ConsumeTopics("bench-drain"),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for n := 0; n < benchDrain; {
+				pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				fs := cl.PollRecords(pctx, 500)
+				cancel()
+				if fs.NumRecords() == 0 {
+					b.Fatal(n, fs.Errors())
+				}
+				n += fs.NumRecords()
+			}
+			cl.Close()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchDrain), "ns/msg")
+	})
+}
