@@ -1,0 +1,129 @@
+// Command kafkabpl runs BPL scripts that use Kafka, and can start an
+// embedded Kafka-compatible cluster (franz-go's kfake) so that no broker
+// needs to be installed.
+//
+//	kafkabpl run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] FILE|-
+//	kafkabpl eval [same flags] 'EXPR'
+//	kafkabpl broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]...
+//	kafkabpl version
+//
+// Flags may be written -flag or --flag, and -flag=value or -flag value.
+// Every command takes -h / --help, which prints its usage to stdout. Exit
+// status: 0 on success, 1 when the command fails, 2 on a usage error (an
+// unknown command or flag, a bad flag value, a missing argument).
+//
+// broker runs a cluster on 127.0.0.1 until SIGINT or SIGTERM, printing one
+// line to stdout as soon as it accepts connections:
+//
+//	listening on 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094
+//
+// On the signal it closes cleanly, writing its state under --data-dir when
+// given, and exits 0; a second signal during that kills it at once. It
+// behaves like a stock Kafka broker: topics are created on first use with 1
+// partition unless --no-auto-create or --partitions say otherwise. With
+// --data-dir, topics, records and committed group offsets survive a restart;
+// after kill -9 records and commits survive too, but topics auto-created
+// since the last clean stop or explicit topic creation are lost (see package
+// embedded).
+// Besides the flags above, broker takes --sync-writes (fsync each write, for
+// durability against a machine crash) and --log-level (none, error, warn,
+// info, debug; default warn, to stderr).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the command ran and failed
+	exitUsage = 2 // the command line is wrong
+)
+
+// command is one subcommand of kafkabpl.
+type command struct {
+	name    string
+	summary string // one line in the top-level usage
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// commands is the table of subcommands, in the order the usage lists them.
+// To add one, add a row here and a func with the signature of run.
+var commands = []command{
+	{"run", "run a BPL script (FILE, or - for stdin)", runRun},
+	{"eval", "evaluate BPL expressions given as an argument", runEval},
+	{"broker", "run an embedded Kafka-compatible cluster until interrupted", runBroker},
+	{"version", "print the versions of kafkabpl and franz-go", runVersion},
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Once the first signal arrived, restore the default handling, so a
+	// second one kills a shutdown that takes too long.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command line args (without the program name) and returns the
+// exit status. A subcommand that runs until interrupted (broker) stops when
+// ctx is done.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "kafkabpl: no command given")
+		fmt.Fprintln(stderr)
+		mainUsage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		// "help CMD" is "CMD --help".
+		if args[0] == "help" && len(args) > 1 {
+			if c, ok := lookup(args[1]); ok {
+				return c.run(ctx, []string{"--help"}, stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "kafkabpl: unknown command %q\n\n", args[1])
+			mainUsage(stderr)
+			return exitUsage
+		}
+		mainUsage(stdout)
+		return exitOK
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "kafkabpl: unknown command %q\n\n", args[0])
+		mainUsage(stderr)
+		return exitUsage
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func mainUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: kafkabpl COMMAND [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'kafkabpl COMMAND --help' for the flags of a command.")
+}
