@@ -100,7 +100,7 @@ func BenchmarkPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	group := 0
+	group, size := 0, 0
 	nextGroup := func() string { group++; return fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), group) }
 
 	// Each iteration drains the topic with a new consumer group, so both
@@ -119,6 +119,11 @@ func BenchmarkPoll(b *testing.B) {
 				res, err := lib.Poll(ctx, c, 5*time.Second)
 				if err != nil || res.Len() == 0 {
 					b.Fatal(n, err)
+				}
+				for _, t := range res.Topics { // read every value, as a program would
+					for i := range t.Records {
+						size += len(t.Records[i].ValueBytes())
+					}
 				}
 				n += res.Len()
 			}
@@ -174,10 +179,14 @@ func BenchmarkPoll(b *testing.B) {
 				if fs.NumRecords() == 0 {
 					b.Fatal(n, fs.Errors())
 				}
+				fs.EachRecord(func(r *kgo.Record) { size += len(r.Value) })
 				n += fs.NumRecords()
 			}
 			cl.Close()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchDrain), "ns/msg")
 	})
+	if size == 0 {
+		b.Fatal("no values read")
+	}
 }

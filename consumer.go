@@ -17,40 +17,68 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Record is one received message.
+// Record is one received message. It is a small view of the record the
+// client fetched: a poll copies nothing per record, and a key or value is
+// decoded only when asked for.
 type Record struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Timestamp time.Time
-	Headers   []Header
-	// KeyBytes and ValueBytes are the key and value as received; nil is
-	// Kafka's null. They share memory with the fetched batch: read them,
-	// do not modify them.
-	KeyBytes, ValueBytes []byte
-	// Err, when not nil, says why the key or value cannot be deserialized.
-	// Such a record is still delivered (and committed), so a bad message
-	// never stalls the consumer and is never dropped silently.
-	Err error
-
-	keyDeser, valDeser *serde
+	r   *kgo.Record
+	cfg *config // the consumer's deserializers
+	err error
 }
+
+// Topic returns the record's topic.
+func (r *Record) Topic() string { return r.r.Topic }
+
+// Partition returns the record's partition.
+func (r *Record) Partition() int32 { return r.r.Partition }
+
+// Offset returns the record's offset in its partition.
+func (r *Record) Offset() int64 { return r.r.Offset }
+
+// Timestamp returns the record's timestamp (its create time, unless the
+// topic is configured for log-append time).
+func (r *Record) Timestamp() time.Time { return r.r.Timestamp }
+
+// Headers returns the record's headers, in order; a repeated key is kept.
+func (r *Record) Headers() []Header {
+	if len(r.r.Headers) == 0 {
+		return nil
+	}
+	hs := make([]Header, len(r.r.Headers))
+	for i, h := range r.r.Headers {
+		hs[i] = Header{Key: h.Key, Value: h.Value}
+	}
+	return hs
+}
+
+// KeyBytes returns the key as received; nil is Kafka's null. It shares
+// memory with the fetched batch: read it, do not modify it.
+func (r *Record) KeyBytes() []byte { return r.r.Key }
+
+// ValueBytes returns the value as received; nil is Kafka's null. It shares
+// memory with the fetched batch: read it, do not modify it.
+func (r *Record) ValueBytes() []byte { return r.r.Value }
+
+// Err, when not nil, says why the key or value cannot be deserialized.
+// Such a record is still delivered (and committed), so a bad message never
+// stalls the consumer and is never dropped silently.
+func (r *Record) Err() error { return r.err }
 
 // Key returns the key as the consumer's key-deserializer reads it; nil for
 // a null key, and the raw bytes when Err is set. It decodes on every call:
 // keep the result rather than calling it twice.
-func (r *Record) Key() any { return r.decoded(r.keyDeser, r.KeyBytes) }
+func (r *Record) Key() any { return r.decoded(r.cfg.keyDeser, r.r.Key) }
 
 // Value returns the value as the consumer's value-deserializer reads it;
 // nil for a null value, and the raw bytes when Err is set. It decodes on
 // every call: keep the result rather than calling it twice.
-func (r *Record) Value() any { return r.decoded(r.valDeser, r.ValueBytes) }
+func (r *Record) Value() any { return r.decoded(r.cfg.valDeser, r.r.Value) }
 
 func (r *Record) decoded(s *serde, b []byte) any {
 	if b == nil {
 		return nil
 	}
-	if r.Err != nil || s == nil {
+	if r.err != nil {
 		return b
 	}
 	v, err := s.decodeAt(b, "")
@@ -704,19 +732,10 @@ func (cs *consumerState) result(topics []string, recs []*kgo.Record) *Polled {
 // fill makes rec the Record of r, checking that its key and value can be
 // deserialized.
 func fill(rec *Record, cfg *config, r *kgo.Record) {
-	*rec = Record{
-		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
-		KeyBytes: r.Key, ValueBytes: r.Value, keyDeser: cfg.keyDeser, valDeser: cfg.valDeser,
-	}
-	if len(r.Headers) > 0 {
-		rec.Headers = make([]Header, len(r.Headers))
-		for i, hd := range r.Headers {
-			rec.Headers[i] = Header{Key: hd.Key, Value: hd.Value}
-		}
-	}
+	rec.r, rec.cfg = r, cfg
 	if err := cfg.keyDeser.checkAt(r.Key, "key"); err != nil {
-		rec.Err = err
+		rec.err = err
 	} else if err := cfg.valDeser.checkAt(r.Value, "value"); err != nil {
-		rec.Err = err
+		rec.err = err
 	}
 }

@@ -381,13 +381,13 @@ func TestPollOrder(t *testing.T) {
 			t.Fatalf("poll returned %d records (max-poll-records 700)", len(recs))
 		}
 		for i, r := range recs {
-			if i > 0 && r.Partition < recs[i-1].Partition {
-				t.Fatalf("partition %d after %d", r.Partition, recs[i-1].Partition)
+			if i > 0 && r.Partition() < recs[i-1].Partition() {
+				t.Fatalf("partition %d after %d", r.Partition(), recs[i-1].Partition())
 			}
-			if r.Offset != next[r.Partition] {
-				t.Fatalf("partition %d: offset %d, want %d", r.Partition, r.Offset, next[r.Partition])
+			if r.Offset() != next[r.Partition()] {
+				t.Fatalf("partition %d: offset %d, want %d", r.Partition(), r.Offset(), next[r.Partition()])
 			}
-			next[r.Partition]++
+			next[r.Partition()]++
 		}
 		got += len(recs)
 	}

@@ -333,9 +333,9 @@ func (p *Polled) List() *List {
 		for i := range t.Records {
 			r := &t.Records[i]
 			switch {
-			case p.records || r.Err != nil:
+			case p.records || r.err != nil:
 				msgs.Append(r.List())
-			case r.KeyBytes == nil:
+			case r.r.Key == nil:
 				msgs.Append(r.Value())
 			default:
 				msgs.AppendNamed(keyName(r.Key()), r.Value())
@@ -360,7 +360,7 @@ func keyName(k any) string {
 // List returns the record in its BPL records form (see [Polled.List]).
 func (r *Record) List() *List {
 	headers := &List{}
-	for _, h := range r.Headers {
+	for _, h := range r.r.Headers {
 		var v any
 		if h.Value != nil {
 			v = string(h.Value)
@@ -368,15 +368,15 @@ func (r *Record) List() *List {
 		headers.AppendNamed(h.Key, v)
 	}
 	l := &List{}
-	l.AppendNamed("topic", r.Topic)
-	l.AppendNamed("partition", int64(r.Partition))
-	l.AppendNamed("offset", r.Offset)
-	l.AppendNamed("timestamp", r.Timestamp.UnixMilli())
+	l.AppendNamed("topic", r.r.Topic)
+	l.AppendNamed("partition", int64(r.r.Partition))
+	l.AppendNamed("offset", r.r.Offset)
+	l.AppendNamed("timestamp", r.r.Timestamp.UnixMilli())
 	l.AppendNamed("key", r.Key())
 	l.AppendNamed("value", r.Value())
 	l.AppendNamed("headers", headers)
-	if r.Err != nil {
-		l.AppendNamed("error", r.Err.Error())
+	if r.err != nil {
+		l.AppendNamed("error", r.err.Error())
 	}
 	return l
 }

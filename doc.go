@@ -1,0 +1,155 @@
+// Package kafkabpl is the Kafka library of BPL, the Lisp-like scripting
+// language of the brain4it IoT platform, built on franz-go.
+//
+// It has two faces. For Go programs, a [Library] holds producers, consumers
+// and admin clients behind string handles, with typed methods that mirror
+// the BPL functions: [Library.Create], [Library.Send], [Library.Poll],
+// [Library.Subscribe], [Library.Commit], [Library.Seek], [Library.Destroy]
+// and the admin calls. For BPL runtimes, [Library.Functions] returns the
+// table of BPL functions, thin adapters over those methods, to register
+// under their names. The command kafkabpl (cmd/kafkabpl) runs BPL scripts
+// with that table, and can start an embedded Kafka-compatible cluster
+// (package embedded) so no broker needs to be installed.
+//
+// # Values
+//
+// A BPL value in Go is nil, bool, int64, float64, string, []byte, *[List]
+// or a [Callable]. Inputs also accept int, int32, float32 (and the other
+// sized numbers), []any, []string and map[string]any (read in sorted key
+// order). A [List] is ordered and its elements may carry names; a name may
+// repeat, and a repeated name never replaces an element (brain4it's Java
+// list does, which loses messages with the same key). [Format] prints a
+// value in canonical BPL text and [Parse] reads BPL text.
+//
+// # BPL functions
+//
+// Handles are strings: "p", "c" or "a" and 32 hex digits. An admin target is
+// an admin handle or a config. Every error message starts with the
+// function's name, and scripts see errors as exceptions typed by
+// [ErrorType].
+//
+//	(kafka-create kind config)             kind "producer" "consumer" "admin"; returns a handle
+//	(kafka-producer servers "key" => v ...) brain4it's name: config keys as named arguments
+//	(kafka-consumer servers "key" => v ...) likewise
+//	(kafka-send id topics messages)        returns how many records were delivered
+//	    named: "key" => k "partition" => n "headers" => ("h" => "v") "timestamp" => ms "records" => true
+//	(kafka-poll id timeout-ms)             messages by topic, every subscribed topic
+//	(kafka-poll id topics timeout-ms)      subscribes first if needed; only those topics
+//	(kafka-subscribe id topics)            the subscription after the call, sorted; () unsubscribes
+//	(kafka-unsubscribe id [topics])        the remaining subscription, sorted
+//	(kafka-commit id)                      true once everything polled is committed
+//	(kafka-seek id topic position)         position "beginning" "end" offset or ("timestamp" => ms);
+//	    named: "partition" => p (default: every partition)
+//	(kafka-destroy id)                     true; false if id was unknown
+//	(kafka-delete-app id)                  brain4it's name for kafka-destroy
+//
+// The admin functions (kafka-create-topics, kafka-delete-topics,
+// kafka-list-topics, kafka-describe-topics, kafka-describe-cluster,
+// kafka-create-partitions, kafka-list-groups, kafka-describe-group) are
+// described with their methods; see [Library.CreateTopics].
+//
+// kafka-send sends every message to every topic, in order. messages is one
+// value or a list of values, and a message's name in the list is its key:
+//
+//	(kafka-send p "sensors" ("s1" => "21.5" "s1" => "21.7" "no key"))
+//
+// sends three messages, two with key "s1". To send one list as one message
+// (with the JSON or BPL serializer), wrap it: (kafka-send p "t" (("a" => 1))).
+// With "records" => true each message is a record list with "key" "value"
+// "partition" "headers" "timestamp". The call returns when every record is
+// acknowledged, within send-timeout; one call is sent in batches.
+//
+// kafka-poll returns ("t1" => (messages) "t2" => ()) with every subscribed
+// topic, sorted, each message its value, named by its key when the key is
+// not null:
+//
+//	("sensors" => ("s1" => "21.5" "s1" => "21.7" "no key"))
+//
+// With the consumer config "poll-format" => "records", each message is
+//
+//	("topic" => "sensors" "partition" => 0 "offset" => 7 "timestamp" => 1700000000123
+//	 "key" => "s1" "value" => "21.5" "headers" => ("unit" => "C"))
+//
+// and a message that cannot be deserialized always comes in this form, with
+// its raw key and value and an "error" element saying why: it is never
+// dropped and never stalls the consumer.
+//
+// # Subscribing is deterministic
+//
+// Once kafka-subscribe (or the three-argument kafka-poll) returns, every
+// message sent afterwards to a subscribed topic is returned by the
+// following polls, even with "auto-offset-reset" => "latest": a partition
+// with no committed offset starts where the topic ended when the
+// subscription was made, not where it ends when the group is finally
+// joined. A topic created after the subscription is read from its start.
+//
+// # Config
+//
+// A config is a server string ("host:port", or several joined by commas), a
+// list of server strings, or a named list. Keys may also be written in
+// Java's dotted spelling (bootstrap.servers, group.id, auto.offset.reset,
+// enable.auto.commit, max.poll.records, linger.ms, compression.type,
+// delivery.timeout.ms, ...); numbers and booleans may be strings, as in Java
+// properties. All keys are accepted by every kind of handle; those that do
+// not apply are ignored. An unknown key is an [ErrInvalidConfig] error that
+// suggests the closest known key.
+//
+//	key                          default          notes
+//	servers                      (required)       "host:port", comma-joined, or a list; port 9092 if none
+//	client-id                    "kafkabpl"
+//	group, group-id              a fresh group    per consumer, as brain4it's library does
+//	topics                       none             subscribe at creation
+//	auto-offset-reset            "latest"         "earliest", "latest", "none"
+//	enable-auto-commit, auto-commit  true         commits only records already polled
+//	auto-commit-interval         5000             ms
+//	max-poll-records             500
+//	session-timeout              45000            ms
+//	heartbeat-interval           3000             ms; less than session-timeout
+//	max-poll-interval            300000           ms (the group's rebalance timeout)
+//	isolation-level              "read_uncommitted"  or "read_committed"
+//	assignment-strategy          ("range" "roundrobin")  or "sticky", "cooperative-sticky"; Java class names work
+//	poll-format                  "values"         or "records"
+//	key-serializer, value-serializer      "String"
+//	key-deserializer, value-deserializer  "String"
+//	acks                         "all"            "all", 1, 0 (1 and 0 turn idempotence off)
+//	idempotence                  true
+//	linger                       0                ms
+//	compression                  "none"           "gzip", "snappy", "lz4", "zstd"
+//	partitioner                  "murmur2"        "round-robin", "manual"
+//	max-message-bytes            1048576
+//	allow-auto-create-topics     true             the broker decides, as with Java's clients
+//	send-timeout                 30000            ms until kafka-send gives up
+//	request-timeout              30000            ms for admin calls, commits and subscribing
+//	tls                          off              true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
+//	sasl                         off              ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")
+//
+// The default assignment strategies, range then roundrobin, let a kafkabpl
+// consumer share a group with Java, librdkafka and kafka-python consumers.
+// The default partitioner hashes keys with murmur2 exactly as Java's client
+// does, so a key lands on the same partition whichever client sent it;
+// messages without a key are spread. A message's "partition" overrides the
+// partitioner; with "manual" every message needs one.
+//
+// Serializers are named by short name or Java class name (String,
+// StringSerializer and org.apache.kafka.common.serialization.StringSerializer
+// are the same): String, ByteArray (or Bytes), Short, Integer, Long, Float
+// and Double (Java's big-endian encodings, byte for byte), JSON (lists with
+// names are objects, in order, and lists without are arrays) and BPL
+// (canonical BPL text). A null value is Kafka's null whatever the
+// serializer. The String serializer also takes numbers and booleans, as
+// their BPL text; the numeric ones also take numeric text, since message
+// names (keys) are text.
+//
+// # Errors, timeouts and concurrency
+//
+// Errors wrap the sentinels [ErrUnknownHandle], [ErrWrongKind],
+// [ErrInvalidConfig], [ErrInvalidArgument], [ErrTimeout] and [ErrClosed];
+// errors from the brokers keep franz-go's kerr codes reachable with
+// errors.Is. No call blocks past its timeout when the brokers are down: it
+// fails with an ErrTimeout error naming the servers. A password never
+// appears in an error. Every handle is safe for concurrent use.
+//
+// Destroying a producer delivers what it buffered first; destroying a
+// consumer commits what it polled (with auto-commit on) and leaves its
+// group. [Library.Close] destroys every handle.
+package kafkabpl
