@@ -1,0 +1,597 @@
+package bpl
+
+import (
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/brain4it/kafkabpl"
+)
+
+// builtin is a core function. It gets its call unevaluated, so that
+// special forms (if, while, set, ...) choose what to evaluate.
+type builtin func(t *task, f *frame, call *kafkabpl.List) (any, error)
+
+// builtins is filled by init: the functions call eval, which reads it.
+var builtins map[string]builtin
+
+func init() {
+	builtins = map[string]builtin{
+		"###":      biComment,
+		"do":       biDo,
+		"quote":    biQuote,
+		"set":      biSet,
+		"local":    biLocal,
+		"if":       biIf,
+		"when":     biWhen,
+		"while":    biWhile,
+		"for-each": biForEach,
+		"function": biFunction,
+		"call":     biCall,
+		"list":     biList,
+		"get":      biGet,
+		"put":      biPut,
+		"size":     biSize,
+		"push":     biPush,
+		"concat":   biConcat,
+		"string":   biString,
+		"number":   biNumber,
+		"+":        biAdd,
+		"-":        biSub,
+		"*":        biMul,
+		"/":        biDiv,
+		"=":        biEq,
+		"!=":       biNe,
+		"<":        biCompare,
+		">":        biCompare,
+		"<=":       biCompare,
+		">=":       biCompare,
+		"and":      biAnd,
+		"or":       biOr,
+		"not":      biNot,
+		"try":      biTry,
+		"throw":    biThrow,
+		"sleep":    biSleep,
+		"assert":   biAssert,
+		"print":    biPrint,
+	}
+}
+
+// Limits on what concat builds, so that a doubling loop fails with an
+// exception instead of exhausting memory.
+const (
+	maxConcatBytes = 1 << 24
+	maxConcatElems = 1 << 20
+)
+
+// arity checks that call has between min and max arguments (max < 0: no
+// upper bound).
+func (t *task) arity(f *frame, call *kafkabpl.List, min, max int) error {
+	n := call.Len() - 1
+	if n >= min && (max < 0 || n <= max) {
+		return nil
+	}
+	var want string
+	switch {
+	case min == max:
+		want = plural(min, "argument")
+	case max < 0:
+		want = "at least " + plural(min, "argument")
+	default:
+		want = strconv.Itoa(min) + " to " + plural(max, "argument")
+	}
+	return t.errorf(f, "InvalidArgument", "%s: want %s, got %d", fname(call), want, n)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// fname is the name a call was made with, for messages.
+func fname(call *kafkabpl.List) string { return kafkabpl.Format(call.At(0)) }
+
+// (### "text") is a comment: it evaluates nothing and gives null.
+func biComment(*task, *frame, *kafkabpl.List) (any, error) { return nil, nil }
+
+// (do a b ...) evaluates its arguments in order and gives the last value.
+func biDo(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	return t.evalBody(f, call, 1)
+}
+
+// evalBody evaluates the elements of call from index from on and gives the
+// last value (null when there is none).
+func (t *task) evalBody(f *frame, call *kafkabpl.List, from int) (any, error) {
+	var v any
+	for i := from; i < call.Len(); i++ {
+		var err error
+		if v, err = t.eval(f, call.At(i)); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// (quote x) gives x unevaluated (a list as a fresh copy).
+func biQuote(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	if l, ok := call.At(1).(*kafkabpl.List); ok {
+		return copyData(l), nil
+	}
+	return call.At(1), nil
+}
+
+// (set x value) assigns the local x if the current function (or top level)
+// has one, else the global x; (set a/b/0 value) the element the path
+// names. It gives the value.
+func biSet(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 2, 2); err != nil {
+		return nil, err
+	}
+	ref, ok := call.At(1).(kafkabpl.Reference)
+	if !ok {
+		return nil, t.errorf(f, "InvalidArgument", "set: want a variable name, got %s", describe(call.At(1)))
+	}
+	v, err := t.eval(f, call.At(2))
+	if err != nil {
+		return nil, err
+	}
+	if err := t.set(f, string(ref), v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// (local a b "c" => value) declares local variables of the current
+// function (or top level): a and b null, c the value. It gives null.
+func biLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	for i := 1; i < call.Len(); i++ {
+		if name := call.Name(i); name != "" {
+			v, err := t.eval(f, call.At(i))
+			if err != nil {
+				return nil, err
+			}
+			f.locals[name] = v
+			continue
+		}
+		ref, ok := call.At(i).(kafkabpl.Reference)
+		if !ok || pathOf(string(ref)) != nil {
+			return nil, t.errorf(f, "InvalidArgument", "local: argument %d is %s, want a variable name", i, describe(call.At(i)))
+		}
+		f.locals[string(ref)] = nil
+	}
+	return nil, nil
+}
+
+// (if cond then else) gives then's value when cond is true, else else's
+// (null without else).
+func biIf(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 2, 3); err != nil {
+		return nil, err
+	}
+	c, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	if truthy(c) {
+		return t.eval(f, call.At(2))
+	}
+	if call.Len() > 3 {
+		return t.eval(f, call.At(3))
+	}
+	return nil, nil
+}
+
+// (when cond body...) evaluates body when cond is true and gives its last
+// value, else null.
+func biWhen(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, -1); err != nil {
+		return nil, err
+	}
+	c, err := t.eval(f, call.At(1))
+	if err != nil || !truthy(c) {
+		return nil, err
+	}
+	return t.evalBody(f, call, 2)
+}
+
+// (while cond body...) evaluates body as long as cond is true and gives
+// the last value body had (null if it never ran).
+func biWhile(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, -1); err != nil {
+		return nil, err
+	}
+	var v any
+	for {
+		if err := t.checkCtx(f); err != nil {
+			return nil, err
+		}
+		c, err := t.eval(f, call.At(1))
+		if err != nil {
+			return nil, err
+		}
+		if !truthy(c) {
+			return v, nil
+		}
+		if v, err = t.evalBody(f, call, 2); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// (for-each list x body...) evaluates body with the local x set to each
+// element of list in turn; (for-each list (k x) body...) also sets k to
+// the element's name (null when unnamed). It gives body's last value.
+// Elements pushed while it runs are not visited; a null list is empty.
+func biForEach(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 2, -1); err != nil {
+		return nil, err
+	}
+	lv, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	l, ok := lv.(*kafkabpl.List)
+	if !ok && lv != nil {
+		return nil, t.errorf(f, "InvalidArgument", "for-each: want a list, got %s", describe(lv))
+	}
+	nameVar, valueVar, ok := loopVars(call.At(2))
+	if !ok {
+		return nil, t.errorf(f, "InvalidArgument", "for-each: want a variable name or (name value) after the list, got %s", describe(call.At(2)))
+	}
+	var v any
+	for i, n := 0, l.Len(); i < n && i < l.Len(); i++ {
+		if err := t.checkCtx(f); err != nil {
+			return nil, err
+		}
+		if nameVar != "" {
+			var name any
+			if s := l.Name(i); s != "" {
+				name = s
+			}
+			f.locals[nameVar] = name
+		}
+		f.locals[valueVar] = l.At(i)
+		if v, err = t.evalBody(f, call, 3); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// loopVars reads for-each's variable: x, or (k x).
+func loopVars(spec any) (name, value string, ok bool) {
+	isVar := func(v any) (string, bool) {
+		r, ok := v.(kafkabpl.Reference)
+		return string(r), ok && pathOf(string(r)) == nil
+	}
+	if v, ok := isVar(spec); ok {
+		return "", v, true
+	}
+	l, ok := spec.(*kafkabpl.List)
+	if !ok || l.Len() != 2 {
+		return "", "", false
+	}
+	k, ok1 := isVar(l.At(0))
+	v, ok2 := isVar(l.At(1))
+	return k, v, ok1 && ok2
+}
+
+// (list a b "k" => c) gives a new list of its evaluated arguments, names
+// kept.
+func biList(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	return t.evalArgs(f, call, 1)
+}
+
+// (get list key) gives the element at index key (from 0) or the first one
+// named key, null when there is none; (get x) gives x.
+func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 2); err != nil {
+		return nil, err
+	}
+	args, err := t.evalArgs(f, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	lv := args.At(0)
+	if args.Len() == 1 {
+		return lv, nil
+	}
+	if lv == nil {
+		return nil, nil
+	}
+	l, ok := lv.(*kafkabpl.List)
+	if !ok {
+		return nil, t.errorf(f, "InvalidArgument", "get: want a list, got %s", describe(lv))
+	}
+	i, name, err := t.key(f, "get", args.At(1))
+	switch {
+	case err != nil:
+		return nil, err
+	case name != "":
+		v, _ := l.Get(name)
+		return v, nil
+	case i >= 0 && i < l.Len():
+		return l.At(i), nil
+	}
+	return nil, nil
+}
+
+// (put list key value) sets the element at index key (from 0; the size
+// appends) or the first one named key (appending one when there is none).
+// It gives the list.
+func biPut(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 3, 3); err != nil {
+		return nil, err
+	}
+	args, err := t.evalArgs(f, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := args.At(0).(*kafkabpl.List)
+	if !ok {
+		return nil, t.errorf(f, "InvalidArgument", "put: want a list, got %s", describe(args.At(0)))
+	}
+	i, name, err := t.key(f, "put", args.At(1))
+	if err != nil {
+		return nil, err
+	}
+	if name != "" {
+		err = t.putName(f, "put", l, name, args.At(2))
+	} else {
+		err = t.putIndex(f, "put", l, i, args.At(2))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// key reads an index (an integral number) or a name (a string).
+func (t *task) key(f *frame, fn string, k any) (int, string, error) {
+	switch k := k.(type) {
+	case int64:
+		if k < 0 || k > math.MaxInt32 {
+			return -1, "", nil // out of range for any list
+		}
+		return int(k), "", nil
+	case float64:
+		if k == math.Trunc(k) {
+			if k < 0 || k > math.MaxInt32 {
+				return -1, "", nil
+			}
+			return int(k), "", nil
+		}
+	case string:
+		if k != "" {
+			return 0, k, nil
+		}
+	}
+	return 0, "", t.errorf(f, "InvalidArgument", "%s: want an index or a name, got %s", fn, describe(k))
+}
+
+// putIndex sets element i of l, or appends when i is its size.
+func (t *task) putIndex(f *frame, fn string, l *kafkabpl.List, i int, v any) error {
+	if i < 0 || i > l.Len() {
+		return t.errorf(f, "InvalidArgument", "%s: index out of range: the list has %s", fn, plural(l.Len(), "element"))
+	}
+	if contains(v, l) {
+		return t.errorf(f, "InvalidArgument", "%s: a list cannot contain itself", fn)
+	}
+	if i == l.Len() {
+		l.Append(v)
+	} else {
+		l.Set(i, v)
+	}
+	return nil
+}
+
+// putName sets the first element of l named name, or appends one.
+func (t *task) putName(f *frame, fn string, l *kafkabpl.List, name string, v any) error {
+	if contains(v, l) {
+		return t.errorf(f, "InvalidArgument", "%s: a list cannot contain itself", fn)
+	}
+	l.Put(name, v)
+	return nil
+}
+
+// (size x) gives the number of elements of a list, characters of a
+// string or bytes of a byte array; null has size 0.
+func biSize(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	v, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
+	case nil:
+		return int64(0), nil
+	case *kafkabpl.List:
+		return int64(v.Len()), nil
+	case string:
+		return int64(utf8.RuneCountInString(v)), nil
+	case []byte:
+		return int64(len(v)), nil
+	}
+	return nil, t.errorf(f, "InvalidArgument", "size: want a list or a string, got %s", describe(v))
+}
+
+// (push list a "k" => b) appends its other arguments to list, names kept,
+// and gives the list.
+func biPush(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, -1); err != nil {
+		return nil, err
+	}
+	args, err := t.evalArgs(f, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := args.At(0).(*kafkabpl.List)
+	if !ok {
+		return nil, t.errorf(f, "InvalidArgument", "push: want a list, got %s", describe(args.At(0)))
+	}
+	for i := 1; i < args.Len(); i++ {
+		if contains(args.At(i), l) {
+			return nil, t.errorf(f, "InvalidArgument", "push: a list cannot contain itself")
+		}
+		l.AppendNamed(args.Name(i), args.At(i))
+	}
+	return l, nil
+}
+
+// (concat a b ...) joins lists into a new list (names kept; null adds
+// nothing) when the first argument is a list, else joins the text of its
+// arguments (see string) into a string.
+func biConcat(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	args, err := t.evalArgs(f, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	if args.Len() == 0 {
+		return "", nil
+	}
+	if _, ok := args.At(0).(*kafkabpl.List); ok {
+		n := 0
+		for i, v := range args.Values() {
+			l, ok := v.(*kafkabpl.List)
+			if !ok && v != nil {
+				return nil, t.errorf(f, "InvalidArgument", "concat: argument %d is %s; joining lists, want a list", i+1, describe(v))
+			}
+			if n += l.Len(); n > maxConcatElems {
+				return nil, t.errorf(f, "InvalidArgument", "concat: result longer than %d elements", maxConcatElems)
+			}
+		}
+		out := &kafkabpl.List{}
+		for _, v := range args.Values() {
+			if l, ok := v.(*kafkabpl.List); ok {
+				for name, e := range l.All() {
+					out.AppendNamed(name, e)
+				}
+			}
+		}
+		return out, nil
+	}
+	var b strings.Builder
+	for _, v := range args.Values() {
+		s, err := t.text(f, "concat", v)
+		if err != nil {
+			return nil, err
+		}
+		if b.Len()+len(s) > maxConcatBytes {
+			return nil, t.errorf(f, "InvalidArgument", "concat: result longer than %d bytes", maxConcatBytes)
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+// (string x) gives x as text: a string as it is, a byte array as its
+// bytes, anything else in BPL text (null as "null").
+func biString(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	v, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	return t.text(f, "string", v)
+}
+
+// (number x) gives the number x's text denotes, read as BPL reads numbers
+// ("12" 12, "2.5" 2.5, "0x1F" 31); a number is itself and null stays null.
+func biNumber(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	v, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	var s string
+	switch x := v.(type) {
+	case nil, int64, float64:
+		return v, nil
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	default:
+		return nil, t.errorf(f, "InvalidArgument", "number: want a string, got %s", describe(v))
+	}
+	if vs, err := kafkabpl.Parse(s); err == nil && len(vs) == 1 {
+		switch n := vs[0].(type) {
+		case int64, float64:
+			return n, nil
+		}
+	}
+	return nil, t.errorf(f, "InvalidArgument", "number: %s is not a number", describe(s))
+}
+
+// (sleep ms) waits ms milliseconds, or until the run is cancelled, and
+// gives null.
+func biSleep(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	v, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	ms, ok := toFloat(v)
+	if !ok {
+		return nil, t.errorf(f, "InvalidArgument", "sleep: want milliseconds, got %s", describe(v))
+	}
+	d := time.Duration(math.MaxInt64)
+	if ms < float64(d/time.Millisecond) {
+		d = time.Duration(ms * float64(time.Millisecond))
+	}
+	if d <= 0 || ms != ms {
+		return nil, t.checkCtx(f)
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-t.ctx.Done():
+		return nil, t.interrupted(f)
+	case <-timer.C:
+		return nil, nil
+	}
+}
+
+// (print a b ...) writes its arguments, strings raw and others in BPL
+// text, separated by spaces and followed by a newline; it gives null.
+func biPrint(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	args, err := t.evalArgs(f, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, v := range args.Values() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		s, err := t.text(f, "print", v)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(s)
+	}
+	b.WriteByte('\n')
+	t.in.outMu.Lock()
+	_, err = io.WriteString(t.in.out, b.String())
+	t.in.outMu.Unlock()
+	if err != nil {
+		return nil, t.exception(f, "IOError", "print: "+err.Error(), err)
+	}
+	return nil, nil
+}

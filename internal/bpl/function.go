@@ -1,0 +1,174 @@
+package bpl
+
+import (
+	"context"
+	"errors"
+
+	"github.com/brain4it/kafkabpl"
+)
+
+// Function is a user function, the value of (function (a b) body...). It
+// implements kafkabpl.Callable, so library functions can call it, and
+// prints as its source.
+//
+// A call binds arguments named like a parameter ("b" => 2) to it, and the
+// unnamed ones to the remaining parameters in order; parameters left over
+// are null and extra arguments are ignored. (function args body...) binds
+// all the arguments, as a list, to args. The body runs with only these
+// locals and the globals, and gives the value of its last expression.
+type Function struct {
+	in     *Interp
+	src    *source
+	def    *kafkabpl.List // (function params body...) as read; never changed
+	params []string
+	rest   string
+}
+
+// Call calls the function with arguments already evaluated. Its error is
+// an *Exception.
+func (fn *Function) Call(ctx context.Context, args *kafkabpl.List) (any, error) {
+	if fn == nil {
+		return nil, errors.New("bpl: call of a nil *Function")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	depth, _ := ctx.Value(depthKey{}).(int)
+	return fn.in.task(ctx, depth).callFunc(fn, args)
+}
+
+// callFunc runs fn on t; it counts as a call for the depth limit.
+func (t *task) callFunc(fn *Function, args *kafkabpl.List) (any, error) {
+	t.depth++
+	defer func() { t.depth-- }()
+	if t.depth > maxDepth {
+		return nil, t.errorf(&frame{src: fn.src}, "StackOverflow", "calls nested more than %d deep", maxDepth)
+	}
+	return fn.invoke(t, args)
+}
+
+// String returns the function's source, (function (a b) body...).
+func (fn *Function) String() string {
+	if fn == nil {
+		return "null"
+	}
+	return kafkabpl.Format(fn.def)
+}
+
+// invoke binds args and evaluates the body.
+func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
+	f := &frame{src: fn.src, locals: make(map[string]any, len(fn.params)+1)}
+	if err := t.checkCtx(f); err != nil {
+		return nil, err
+	}
+	if fn.rest != "" {
+		if args == nil {
+			args = &kafkabpl.List{}
+		}
+		f.locals[fn.rest] = args
+	} else {
+		bound := make([]bool, len(fn.params))
+		var positional []any
+		for i := range args.Len() {
+			name := args.Name(i)
+			j := -1
+			if name != "" {
+				for k, p := range fn.params {
+					if p == name && !bound[k] {
+						j = k
+						break
+					}
+				}
+			}
+			if j < 0 {
+				positional = append(positional, args.At(i))
+				continue
+			}
+			f.locals[name] = args.At(i)
+			bound[j] = true
+		}
+		for k, p := range fn.params {
+			if bound[k] {
+				continue
+			}
+			var v any
+			if len(positional) > 0 {
+				v, positional = positional[0], positional[1:]
+			}
+			if _, dup := f.locals[p]; !dup {
+				f.locals[p] = v
+			}
+		}
+	}
+	var v any
+	for i := 2; i < fn.def.Len(); i++ {
+		var err error
+		if v, err = t.eval(f, fn.def.At(i)); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// (function (a b) body...) makes a function value; (function args body...)
+// one that takes all its arguments as the list args.
+func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, -1); err != nil {
+		return nil, err
+	}
+	fn := &Function{in: t.in, src: f.src, def: call}
+	switch p := call.At(1).(type) {
+	case kafkabpl.Reference:
+		fn.rest = string(p)
+		return fn, nil
+	case *kafkabpl.List:
+		for i := range p.Len() {
+			r, ok := p.At(i).(kafkabpl.Reference)
+			if !ok || pathOf(string(r)) != nil {
+				return nil, t.errorf(f, "InvalidArgument", "function: parameter %d is %s, want a name", i+1, describe(p.At(i)))
+			}
+			fn.params = append(fn.params, string(r))
+		}
+		return fn, nil
+	}
+	return nil, t.errorf(f, "InvalidArgument", "function: want a parameter list like (a b), got %s", describe(call.At(1)))
+}
+
+// (call f args...) calls f, a function value or the name of a library
+// function, with the evaluated args.
+func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, -1); err != nil {
+		return nil, err
+	}
+	target, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	args, err := t.evalArgs(f, call, 2)
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	switch c := target.(type) {
+	case kafkabpl.Callable:
+		return t.apply(f, c, args)
+	case string:
+		name = c
+	case nil:
+		if r, ok := call.At(1).(kafkabpl.Reference); ok {
+			name = string(r)
+		}
+	}
+	if lf := t.in.libFunc(name); lf != nil {
+		v, err := lf(t.libCtx(), args)
+		if err != nil {
+			return nil, t.fromGo(f, err)
+		}
+		return v, nil
+	}
+	what := describe(target)
+	if target == nil && name != "" {
+		what = name
+	}
+	return nil, t.errorf(f, "UnknownFunction", "call: %s is not a function", what)
+}

@@ -1,0 +1,359 @@
+// Package bpl is a small evaluator of BPL, the Lisp-like language of the
+// brain4it IoT platform: enough of it to run scripts that drive the
+// kafkabpl library. The reader and printer are kafkabpl.Parse and
+// kafkabpl.Format.
+//
+// Evaluation follows brain4it. A list whose first element is a reference
+// naming a function (a builtin, a library function registered with
+// [Interp.Define], or a variable holding a function value) is a call; any
+// other list is data and evaluates to itself, its elements unevaluated. A
+// reference evaluates to its variable, null when unset; a path a/b/0 to the
+// element of nested lists it names (null when there is none). Other atoms
+// evaluate to themselves.
+//
+// Variables are global, or local to the function call running (the top
+// level of a Run or Eval has a local scope of its own); there are no
+// closures, as in brain4it. A function sees its own locals and the globals,
+// not its caller's locals.
+//
+// Code is never changed by running it: a data list and (quote x) evaluate
+// to a fresh copy, so (set l ()) (push l 1) in a function starts from an
+// empty list on every call.
+//
+// Errors are BPL exceptions (see [Exception]). Runaway recursion is an
+// exception too (StackOverflow), and a cancelled context stops loops,
+// sleeps and calls with an Interrupted exception that try cannot catch.
+//
+// The builtins are do quote set local if when while for-each function call
+// list get put size push concat string number + - * / = != < > <= >= and
+// or not try throw sleep assert print and ### (a comment); each is
+// documented where it is defined. In short, where brain4it leaves room:
+// truth is brain4it's (null, false, 0, () and strings other than "true"
+// are false); integer arithmetic wraps around like Java's long, and / of
+// integers is an integer only when exact (7/2 is 3.5); = compares numbers by
+// value and lists with their names; and and or give booleans; a list cannot
+// be put into itself.
+//
+// Run, Eval and calls of function values may run concurrently on one
+// Interp; lists two of them change at once are not protected.
+package bpl
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/brain4it/kafkabpl"
+)
+
+// maxDepth bounds how deep calls may nest, so that runaway recursion is an
+// exception and not a Go stack overflow.
+const maxDepth = 10000
+
+// Interp is a BPL interpreter: its globals, library functions and output.
+type Interp struct {
+	outMu sync.Mutex // print writes whole lines
+	out   io.Writer
+
+	mu      sync.RWMutex
+	globals map[string]any
+	lib     map[string]kafkabpl.Func
+}
+
+// New returns an interpreter whose print function writes to out (nowhere
+// when out is nil).
+func New(out io.Writer) *Interp {
+	if out == nil {
+		out = io.Discard
+	}
+	return &Interp{out: out, globals: map[string]any{}, lib: map[string]kafkabpl.Func{}}
+}
+
+// Define registers a library function under name, as in
+//
+//	for name, f := range lib.Functions() { in.Define(name, f) }
+//
+// A builtin of the same name (such as print) takes precedence.
+func (in *Interp) Define(name string, f kafkabpl.Func) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.lib[name] = f
+}
+
+// SetGlobal sets a global variable; v should be a BPL value (nil, bool,
+// int64, float64, string, []byte, *kafkabpl.List or a function).
+func (in *Interp) SetGlobal(name string, v any) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.globals[name] = v
+}
+
+func (in *Interp) global(name string) (any, bool) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	v, ok := in.globals[name]
+	return v, ok
+}
+
+func (in *Interp) libFunc(name string) kafkabpl.Func {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	return in.lib[name]
+}
+
+// Run reads src (file names the source for messages) and evaluates each
+// top-level expression in order, calling each(result) after every one
+// (each may be nil; it is called for null results too). It stops at the
+// first uncaught exception and returns it as *Exception, or returns the
+// *kafkabpl.SyntaxError if src does not parse (nothing is evaluated then).
+func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) error {
+	s := &source{file: file, lines: map[*kafkabpl.List]int{}}
+	exprs, err := kafkabpl.ParseLines(src, func(l *kafkabpl.List, line int) { s.lines[l] = line })
+	if err != nil {
+		return err
+	}
+	t := in.task(ctx, 0)
+	f := &frame{src: s, locals: map[string]any{}}
+	for _, x := range exprs {
+		v, err := t.eval(f, x)
+		if err != nil {
+			return err
+		}
+		if each != nil {
+			each(v)
+		}
+	}
+	return nil
+}
+
+// Eval evaluates one already-read expression, with a top-level scope of
+// its own. An error is an *Exception.
+func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
+	return in.task(ctx, 0).eval(&frame{src: &source{}, locals: map[string]any{}}, expr)
+}
+
+// source is where code was read: its file and the line of each list.
+type source struct {
+	file  string
+	lines map[*kafkabpl.List]int
+}
+
+// task is one evaluation running on one goroutine: a Run, an Eval, or the
+// library's call of a function value.
+type task struct {
+	in    *Interp
+	ctx   context.Context
+	depth int // calls in progress, counting those of enclosing tasks
+	line  int // line of the innermost call with a known line
+}
+
+// frame is the scope of the code being evaluated: where it was read and
+// the locals of the function call (or top level) running it.
+type frame struct {
+	src    *source
+	locals map[string]any
+}
+
+func (in *Interp) task(ctx context.Context, depth int) *task {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &task{in: in, ctx: ctx, depth: depth}
+}
+
+// depthKey carries the call depth through the library into function
+// values it calls, so that recursion through the library is bounded too.
+type depthKey struct{}
+
+// libCtx is the context a library function gets.
+func (t *task) libCtx() context.Context {
+	return context.WithValue(t.ctx, depthKey{}, t.depth)
+}
+
+// eval evaluates x. Every error it returns is an *Exception.
+func (t *task) eval(f *frame, x any) (any, error) {
+	switch x := x.(type) {
+	case kafkabpl.Reference:
+		return t.lookup(f, string(x)), nil
+	case *kafkabpl.List:
+		return t.evalList(f, x)
+	}
+	return x, nil
+}
+
+// evalList evaluates a list: a call when its head names a function, else
+// data.
+func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
+	if l.Len() == 0 {
+		return &kafkabpl.List{}, nil
+	}
+	ref, ok := l.At(0).(kafkabpl.Reference)
+	if !ok {
+		return copyData(l), nil
+	}
+	name := string(ref)
+	b := builtins[name]
+	var lf kafkabpl.Func
+	var fv kafkabpl.Callable
+	if b == nil {
+		if lf = t.in.libFunc(name); lf == nil {
+			if fv, ok = t.lookup(f, name).(kafkabpl.Callable); !ok {
+				return copyData(l), nil
+			}
+		}
+	}
+
+	saved := t.line
+	if line := f.src.lines[l]; line > 0 {
+		t.line = line
+	}
+	t.depth++
+	var (
+		v   any
+		err error
+	)
+	switch {
+	case t.depth > maxDepth:
+		err = t.errorf(f, "StackOverflow", "%s: calls nested more than %d deep", name, maxDepth)
+	case b != nil:
+		v, err = b(t, f, l)
+	case lf != nil:
+		v, err = t.callLib(f, lf, l)
+	default:
+		var args *kafkabpl.List
+		if args, err = t.evalArgs(f, l, 1); err == nil {
+			v, err = t.apply(f, fv, args)
+		}
+	}
+	t.depth--
+	t.line = saved
+	return v, err
+}
+
+// evalArgs evaluates the elements of call from index from on, keeping
+// their names.
+func (t *task) evalArgs(f *frame, call *kafkabpl.List, from int) (*kafkabpl.List, error) {
+	args := &kafkabpl.List{}
+	for i := from; i < call.Len(); i++ {
+		v, err := t.eval(f, call.At(i))
+		if err != nil {
+			return nil, err
+		}
+		args.AppendNamed(call.Name(i), v)
+	}
+	return args, nil
+}
+
+// callLib calls a library function with the evaluated arguments of call.
+func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, error) {
+	args, err := t.evalArgs(f, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	v, err := lf(t.libCtx(), args)
+	if err != nil {
+		return nil, t.fromGo(f, err)
+	}
+	return v, nil
+}
+
+// apply calls a function value with evaluated arguments.
+func (t *task) apply(f *frame, c kafkabpl.Callable, args *kafkabpl.List) (any, error) {
+	if fn, ok := c.(*Function); ok && fn != nil && fn.in == t.in {
+		return fn.invoke(t, args)
+	}
+	v, err := c.Call(t.libCtx(), args)
+	if err != nil {
+		return nil, t.fromGo(f, err)
+	}
+	return v, nil
+}
+
+// lookup returns the value of a variable, or of the element a path names.
+func (t *task) lookup(f *frame, name string) any {
+	if v, ok := f.locals[name]; ok {
+		return v
+	}
+	if v, ok := t.in.global(name); ok {
+		return v
+	}
+	if segs := pathOf(name); segs != nil {
+		v := t.lookup(f, segs[0])
+		for _, s := range segs[1:] {
+			l, ok := v.(*kafkabpl.List)
+			if !ok {
+				return nil
+			}
+			v = elementAt(l, s)
+		}
+		return v
+	}
+	return nil
+}
+
+// set assigns a variable (the local one if there is one, else the global)
+// or the element a path names.
+func (t *task) set(f *frame, name string, v any) error {
+	segs := pathOf(name)
+	if segs == nil {
+		if _, ok := f.locals[name]; ok {
+			f.locals[name] = v
+		} else {
+			t.in.SetGlobal(name, v)
+		}
+		return nil
+	}
+	parent := t.lookup(f, strings.Join(segs[:len(segs)-1], "/"))
+	l, ok := parent.(*kafkabpl.List)
+	if !ok {
+		return t.errorf(f, "InvalidArgument", "set: %s is %s, not a list", strings.Join(segs[:len(segs)-1], "/"), describe(parent))
+	}
+	last := segs[len(segs)-1]
+	if i, ok := pathIndex(last); ok {
+		return t.putIndex(f, "set", l, i, v)
+	}
+	return t.putName(f, "set", l, last, v)
+}
+
+// pathOf splits a path reference such as a/b/0 into its parts; it returns
+// nil for a plain name, including / itself.
+func pathOf(name string) []string {
+	if !strings.Contains(name, "/") {
+		return nil
+	}
+	segs := strings.Split(name, "/")
+	for _, s := range segs {
+		if s == "" {
+			return nil
+		}
+	}
+	return segs
+}
+
+// pathIndex reports whether a path part is an index (all digits).
+func pathIndex(s string) (int, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1, true // too big: an index that is out of range
+	}
+	return n, true
+}
+
+// elementAt returns the element of l a path part names, or nil.
+func elementAt(l *kafkabpl.List, s string) any {
+	if i, ok := pathIndex(s); ok {
+		if i >= 0 && i < l.Len() {
+			return l.At(i)
+		}
+		return nil
+	}
+	v, _ := l.Get(s)
+	return v
+}

@@ -1,0 +1,240 @@
+package bpl
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/brain4it/kafkabpl"
+)
+
+// copyData returns a deep copy of a data list, so that changing what a
+// script got from a literal never changes the code.
+func copyData(l *kafkabpl.List) *kafkabpl.List {
+	c := &kafkabpl.List{}
+	for i := range l.Len() {
+		v := l.At(i)
+		if sub, ok := v.(*kafkabpl.List); ok {
+			v = copyData(sub)
+		}
+		c.AppendNamed(l.Name(i), v)
+	}
+	return c
+}
+
+// contains reports whether v is target or holds it at any depth: putting
+// v into target would then make a list that contains itself, which no
+// printer or comparison could finish.
+func contains(v any, target *kafkabpl.List) bool {
+	l, ok := v.(*kafkabpl.List)
+	if !ok {
+		return false
+	}
+	seen := map[*kafkabpl.List]bool{}
+	stack := []*kafkabpl.List{l}
+	for len(stack) > 0 {
+		l := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if l == target {
+			return true
+		}
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		for _, e := range l.Values() {
+			if sub, ok := e.(*kafkabpl.List); ok {
+				stack = append(stack, sub)
+			}
+		}
+	}
+	return false
+}
+
+// truthy is brain4it's truth: null, false, 0, the empty list and any
+// string but "true" (in any case) are false; everything else is true.
+func truthy(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case int64:
+		return v != 0
+	case float64:
+		return v != 0
+	case string:
+		return strings.EqualFold(v, "true")
+	case *kafkabpl.List:
+		return v.Len() > 0
+	}
+	return true
+}
+
+// maxText bounds the text print, string, concat and throw make of a
+// value. Lists that share sublists, as (set a (list a a)) in a loop makes
+// them, double their printed size with each level: printing one must fail
+// rather than exhaust memory.
+const maxText = 1 << 26
+
+// text is toText for builtins: an InvalidArgument exception when the text
+// would be longer than maxText.
+func (t *task) text(f *frame, fn string, v any) (string, error) {
+	if l, ok := v.(*kafkabpl.List); ok && textSize(l, map[*kafkabpl.List]int{}) > maxText {
+		return "", t.errorf(f, "InvalidArgument", "%s: %s is too large to write as text (over %d bytes)", fn, describe(v), maxText)
+	}
+	return toText(v), nil
+}
+
+// textSize is a lower bound of the length of l in BPL text, computed once
+// per shared sublist; it saturates above maxText.
+func textSize(l *kafkabpl.List, memo map[*kafkabpl.List]int) int {
+	if n, ok := memo[l]; ok {
+		return n
+	}
+	n := 2 // ()
+	for name, v := range l.All() {
+		n++ // a space
+		if name != "" {
+			n += len(name) + 6 // "name" =>
+		}
+		switch v := v.(type) {
+		case *kafkabpl.List:
+			n += textSize(v, memo)
+		case string:
+			n += len(v) + 2
+		case []byte:
+			n += len(v) + 2
+		default:
+			n++
+		}
+		if n > maxText {
+			n = maxText + 1
+			break
+		}
+	}
+	memo[l] = n
+	return n
+}
+
+// toText is a value as text: strings (and byte arrays) as they are,
+// anything else in BPL text.
+func toText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return kafkabpl.Format(v)
+}
+
+// atomText is toText for values that are not lists or functions.
+func atomText(v any) (string, bool) {
+	switch v.(type) {
+	case *kafkabpl.List, kafkabpl.Callable:
+		return "", false
+	}
+	return toText(v), true
+}
+
+// describe names a value in an error message, briefly: a message never
+// prints a whole list.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case *kafkabpl.List:
+		if v.Len() == 1 {
+			return "a list of 1 element"
+		}
+		return fmt.Sprintf("a list of %d elements", v.Len())
+	case kafkabpl.Callable:
+		return "a function"
+	case kafkabpl.Reference:
+		return "the reference " + short(string(v))
+	case string:
+		return "the string " + short(kafkabpl.Format(v))
+	case []byte:
+		return fmt.Sprintf("a byte array of %d bytes", len(v))
+	}
+	return short(kafkabpl.Format(v))
+}
+
+// short cuts s to at most 40 characters.
+func short(s string) string {
+	n := 0
+	for i := range s {
+		if n == 40 {
+			return s[:i] + "..."
+		}
+		n++
+	}
+	return s
+}
+
+// pair is two lists being compared.
+type pair struct{ a, b *kafkabpl.List }
+
+// equal compares values for = : numbers by value (1 = 1.0; NaN = NaN, as
+// Java's Double.equals has it), lists element by element with their names,
+// functions by identity, other values by type and content. seen holds the
+// list pairs already being compared, so that shared sublists are compared
+// once.
+func equal(a, b any, seen map[pair]bool) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case int64:
+		switch y := b.(type) {
+		case int64:
+			return x == y
+		case float64:
+			return intEqFloat(x, y)
+		}
+	case float64:
+		switch y := b.(type) {
+		case float64:
+			return x == y || x != x && y != y
+		case int64:
+			return intEqFloat(y, x)
+		}
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case kafkabpl.Reference:
+		y, ok := b.(kafkabpl.Reference)
+		return ok && x == y
+	case *Function:
+		y, ok := b.(*Function)
+		return ok && x == y
+	case *kafkabpl.List:
+		y, ok := b.(*kafkabpl.List)
+		if !ok || x.Len() != y.Len() {
+			return false
+		}
+		if x == y || seen[pair{x, y}] {
+			return true
+		}
+		seen[pair{x, y}] = true
+		for i := range x.Len() {
+			if x.Name(i) != y.Name(i) || !equal(x.At(i), y.At(i), seen) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // other Go values may not even be comparable
+}
+
+// intEqFloat reports whether f is exactly the integer i.
+func intEqFloat(i int64, f float64) bool {
+	return f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 && int64(f) == i
+}
