@@ -724,7 +724,9 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 	if c.sasl != nil {
 		opts = append(opts, kgo.SASL(c.sasl))
 	}
-	if c.allowAutoCreate {
+	// An admin client never asks for topics to be created: its metadata
+	// requests (kadm's too) must not create a topic they describe.
+	if c.allowAutoCreate && kind != Admin {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
 	}
 	switch kind {

@@ -374,6 +374,45 @@ func (cs *consumerState) startOffsets(ctx context.Context, topics []string) (map
 	return start, nil
 }
 
+// forget drops deleted topics from the consumer's client and subscribes to
+// them again, so it reads them once they are created again. A topic
+// created again is newer than the subscription, so it is read from its
+// beginning (under "latest" too), and nothing of the old topic that a poll
+// had not returned is kept.
+func (cs *consumerState) forget(deleted []string) {
+	cs.subMu.Lock()
+	defer cs.subMu.Unlock()
+	cs.mu.Lock()
+	var topics []string
+	for _, t := range deleted {
+		if cs.topics[t] {
+			topics = append(topics, t)
+			cs.start[t] = map[int32]int64{} // known, with no partitions: from the beginning
+			delete(cs.seeks, t)
+			delete(cs.assigned, t)
+		}
+	}
+	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return slices.Contains(topics, r.Topic) })
+	cs.mu.Unlock()
+	if len(topics) > 0 {
+		cs.h.cl.PurgeTopicsFromClient(topics...)
+		cs.h.cl.AddConsumeTopics(topics...)
+	}
+}
+
+// subscribedToAny reports whether the consumer is subscribed to any of
+// topics.
+func (cs *consumerState) subscribedToAny(topics []string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, t := range topics {
+		if cs.topics[t] {
+			return true
+		}
+	}
+	return false
+}
+
 // Subscribe sets a consumer's subscription to exactly topics and returns
 // it, sorted; no topics unsubscribes from all.
 //

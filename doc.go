@@ -43,10 +43,29 @@
 //	(kafka-destroy id)                     true; false if id was unknown
 //	(kafka-delete-app id)                  brain4it's name for kafka-destroy
 //
-// The admin functions (kafka-create-topics, kafka-delete-topics,
-// kafka-list-topics, kafka-describe-topics, kafka-describe-cluster,
-// kafka-create-partitions, kafka-list-groups, kafka-describe-group) are
-// described with their methods; see [Library.CreateTopics].
+// The admin functions take a target: an admin handle, or a config for a
+// client of the call's own. Each call ends within request-timeout.
+//
+//	(kafka-create-topics target topics)    ("t1" => true "t2" => false): created / already existed
+//	    named: "partitions" => n "replication-factor" => r "configs" => ("retention.ms" => 60000)
+//	(kafka-delete-topics target topics)    ("t1" => true ...): deleted / did not exist
+//	(kafka-list-topics target)             ("t1" "t2"), sorted, internal topics left out
+//	(kafka-describe-topics target [topics]) per topic, its partitions:
+//	    ("t" => ("partitions" => (("partition" => 0 "leader" => 1 "replicas" => (1 2 0) "isr" => (1 2 0)) ...)) ...)
+//	(kafka-describe-cluster target)
+//	    ("cluster-id" => "..." "controller" => 1 "brokers" => (("id" => 0 "host" => "127.0.0.1" "port" => 9092) ...))
+//	(kafka-create-partitions target topic count)  true; false when it already has count
+//	(kafka-list-groups target)             ("g1" => "Stable" "g2" => "Empty")
+//	(kafka-describe-group target group)
+//	    ("group" => "g" "state" => "Stable"
+//	     "members" => (("member-id" => m "client-id" => c "host" => h "assignment" => ("t" => (0 1))) ...)
+//	     "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
+//	     "total-lag" => 4)
+//
+// Each is described in full with its method: [Library.CreateTopics],
+// [Library.DeleteTopics], [Library.ListTopics], [Library.DescribeTopics],
+// [Library.DescribeCluster], [Library.CreatePartitions],
+// [Library.ListGroups] and [Library.DescribeGroup].
 //
 // kafka-send sends every message to every topic, in order. messages is one
 // value or a list of values, and a message's name in the list is its key:

@@ -74,7 +74,9 @@ func (lib *Library) acquire(id string, kind Kind) (*handle, error) {
 	h := lib.handles[id]
 	if h == nil {
 		what := "handle"
-		if kind != "" {
+		if k := kindOfID(id); k != "" {
+			what = string(k) // the kind its letter names
+		} else if kind != "" {
 			what = string(kind)
 		}
 		if lib.closed {
@@ -83,7 +85,7 @@ func (lib *Library) acquire(id string, kind Kind) (*handle, error) {
 		return nil, errorf(ErrUnknownHandle, "unknown %s id %q", what, id)
 	}
 	if kind != "" && h.kind != kind {
-		return nil, errorf(ErrWrongKind, "%q is a %s id, not a %s", id, h.kind, kind)
+		return nil, errorf(ErrWrongKind, "%q is %s id, not %s id", id, article(h.kind), article(kind))
 	}
 	h.calls.Add(1) // under the registry lock: destroy cannot be waiting yet
 	return h, nil
@@ -176,6 +178,15 @@ func (h *handle) requestError(ctx context.Context, err error) error {
 		return errorf(ErrClosed, "handle destroyed")
 	}
 	return wrapf(errKafka, err, "request failed")
+}
+
+// article returns the kind with its indefinite article: "a producer",
+// "an admin".
+func article(k Kind) string {
+	if k == Admin {
+		return "an " + string(k)
+	}
+	return "a " + string(k)
 }
 
 func joinServers(servers []string) string { return strings.Join(servers, ",") }

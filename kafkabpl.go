@@ -56,18 +56,10 @@ func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any
 	if err != nil {
 		return "", &Error{fn, err}
 	}
-	h := &handle{id: newID(kind), kind: kind, cfg: cfg, net: &reachability{servers: joinServers(cfg.servers)}}
-	h.ctx, h.cancel = context.WithCancel(context.Background())
-	opts := cfg.kgoOpts(kind, h.net)
-	if kind == Consumer {
-		h.cons = newConsumerState(h)
-		opts = append(opts, h.cons.groupOpts()...)
+	h, err := newHandle(kind, cfg)
+	if err != nil {
+		return "", &Error{fn, err}
 	}
-	if h.cl, err = kgo.NewClient(opts...); err != nil {
-		h.cancel()
-		return "", &Error{fn, wrapf(ErrInvalidConfig, err, "config")}
-	}
-	h.adm = kadm.NewClient(h.cl)
 	if kind == Consumer && len(cfg.topics) > 0 {
 		if _, err := h.cons.subscribe(ctx, cfg.topics, false); err != nil {
 			h.close(ctx)
@@ -79,6 +71,25 @@ func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any
 		return "", &Error{fn, errorf(ErrClosed, "library closed")}
 	}
 	return h.id, nil
+}
+
+// newHandle makes the client of a handle of kind from cfg. It dials
+// nothing.
+func newHandle(kind Kind, cfg *config) (*handle, error) {
+	h := &handle{id: newID(kind), kind: kind, cfg: cfg, net: &reachability{servers: joinServers(cfg.servers)}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	opts := cfg.kgoOpts(kind, h.net)
+	if kind == Consumer {
+		h.cons = newConsumerState(h)
+		opts = append(opts, h.cons.groupOpts()...)
+	}
+	var err error
+	if h.cl, err = kgo.NewClient(opts...); err != nil {
+		h.cancel()
+		return nil, wrapf(ErrInvalidConfig, err, "config")
+	}
+	h.adm = kadm.NewClient(h.cl)
+	return h, nil
 }
 
 // Destroy closes a handle: a producer first delivers what it has buffered

@@ -1,0 +1,114 @@
+package kafkabpl_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// startCluster starts a one-broker in-process cluster on a free port of
+// 127.0.0.1 and returns it with its servers.
+func startCluster() (*kfake.Cluster, string) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		panic(err)
+	}
+	return c, strings.Join(c.ListenAddrs(), ",")
+}
+
+// The admin functions as a BPL script calls them, on an admin handle or
+// straight on the servers.
+func Example_admin() {
+	cluster, servers := startCluster()
+	defer cluster.Close()
+	ctx := context.Background()
+	lib := kafkabpl.New()
+	defer lib.Close(ctx)
+	fns := lib.Functions()
+	call := func(name string, args *kafkabpl.List) any {
+		v, err := fns[name](ctx, args)
+		if err != nil {
+			return err
+		}
+		return v
+	}
+	args := kafkabpl.NewList // a BPL call's arguments
+
+	a := call("kafka-create", args("admin", servers))
+	// (kafka-create-topics a ("sensors" "alarms") "partitions" => 2)
+	fmt.Println(kafkabpl.Format(call("kafka-create-topics",
+		args(a, args("sensors", "alarms")).AppendNamed("partitions", int64(2)))))
+	fmt.Println(kafkabpl.Format(call("kafka-create-topics", args(servers, "sensors"))))
+	fmt.Println(kafkabpl.Format(call("kafka-list-topics", args(a))))
+	fmt.Println(kafkabpl.Format(call("kafka-describe-topics", args(a, "sensors"))))
+	fmt.Println(kafkabpl.Format(call("kafka-create-partitions", args(a, "sensors", int64(3)))))
+	fmt.Println(kafkabpl.Format(call("kafka-delete-topics", args(a, args("alarms", "missing")))))
+	fmt.Println(kafkabpl.Format(call("kafka-list-topics", args(servers))))
+	fmt.Println(call("kafka-create-topics", args(a, "t").AppendNamed("replication-factor", int64(3))))
+	// Output:
+	// ("sensors" => true "alarms" => true)
+	// ("sensors" => false)
+	// ("alarms" "sensors")
+	// ("sensors" => ("partitions" => (("partition" => 0 "leader" => 0 "replicas" => (0) "isr" => (0)) ("partition" => 1 "leader" => 0 "replicas" => (0) "isr" => (0)))))
+	// true
+	// ("alarms" => true "missing" => false)
+	// ("sensors")
+	// kafka-create-topics: topic "t": INVALID_REPLICATION_FACTOR: Replication factor is below 1 or larger than the number of available brokers.
+}
+
+// A consumer group's lag: what it has yet to read, from what it committed.
+func ExampleLibrary_DescribeGroup() {
+	cluster, servers := startCluster()
+	defer cluster.Close()
+	ctx := context.Background()
+	lib := kafkabpl.New()
+	defer lib.Close(ctx)
+
+	if _, err := lib.CreateTopics(ctx, servers, []string{"readings"}, kafkabpl.TopicOptions{Partitions: 1}); err != nil {
+		panic(err)
+	}
+	p, _ := lib.Create(ctx, kafkabpl.Producer, servers)
+	c, _ := lib.Create(ctx, kafkabpl.Consumer, map[string]any{
+		"servers": servers, "group": "dashboard", "topics": "readings",
+		"auto-offset-reset": "earliest", "enable-auto-commit": false,
+	})
+	send := func(values ...string) {
+		msgs := make([]kafkabpl.Message, len(values))
+		for i, v := range values {
+			msgs[i] = kafkabpl.Message{Value: v}
+		}
+		if _, err := lib.Send(ctx, p, []string{"readings"}, msgs); err != nil {
+			panic(err)
+		}
+	}
+
+	send("20.5", "20.7", "21.0")
+	for read := 0; read < 3; { // read all three, then commit
+		polled, err := lib.Poll(ctx, c, time.Second)
+		if err != nil {
+			panic(err)
+		}
+		read += polled.Len()
+	}
+	if err := lib.Commit(ctx, c); err != nil {
+		panic(err)
+	}
+	send("21.2", "21.4") // not read yet
+
+	g, err := lib.DescribeGroup(ctx, servers, "dashboard")
+	if err != nil {
+		panic(err)
+	}
+	lag, _ := g.List().Get("lag")
+	fmt.Println(g.State, len(g.Members), "member")
+	fmt.Println(kafkabpl.Format(lag))
+	fmt.Println("total lag:", g.TotalLag)
+	// Output:
+	// Stable 1 member
+	// ("readings" => (("partition" => 0 "committed" => 3 "end" => 5 "lag" => 2)))
+	// total lag: 2
+}
