@@ -2,37 +2,53 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-)
+	"os"
 
-// run and eval: flag parsing is in place (clusterFlags); the BPL evaluation
-// is still to be written.
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/bpl"
+)
 
 var runUsage = usage{
 	synopsis: "run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] FILE|-",
-	about: `Runs a BPL script from FILE, or from stdin with -, printing each non-null
-top-level result. The variable kafka-servers holds --servers, else the
-embedded cluster's servers, else $KAFKA_SERVERS.`,
+	about: `Runs a BPL script from FILE, or from stdin with -, evaluating each top-level
+expression in order and printing each non-null result in BPL, one per line.
+The variable kafka-servers holds --servers, else the embedded cluster's
+servers, else $KAFKA_SERVERS. With --embedded a cluster starts first on
+127.0.0.1 (from port 9092, so scripts naming localhost:9092 run unchanged),
+creating topics on first use with one partition. An uncaught exception
+prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1.`,
 }
 
 var evalUsage = usage{
 	synopsis: "eval [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] 'EXPR'",
-	about: `Evaluates the BPL expressions in EXPR, printing each non-null result. The
-variable kafka-servers is set as for run.`,
+	about: `Evaluates the BPL expressions in EXPR as run does a file, printing each
+non-null result. The variable kafka-servers is set as for run.`,
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return notYet(ctx, "run", runUsage, args, stdout, stderr)
+	return script(ctx, "run", runUsage, args, stdout, stderr, func(arg string) (file, src string, err error) {
+		if arg == "-" {
+			b, err := io.ReadAll(os.Stdin)
+			return "stdin", string(b), err
+		}
+		b, err := os.ReadFile(arg)
+		return arg, string(b), err
+	})
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return notYet(ctx, "eval", evalUsage, args, stdout, stderr)
+	return script(ctx, "eval", evalUsage, args, stdout, stderr, func(arg string) (string, string, error) {
+		return "eval", arg, nil
+	})
 }
 
-// notYet parses the shared flags and one positional argument, then reports
-// that the command does not exist yet.
-func notYet(_ context.Context, name string, u usage, args []string, stdout, stderr io.Writer) int {
+// script is run and eval: parse the flags, read the source with read,
+// start the embedded cluster if asked, evaluate, and destroy every handle
+// the script left.
+func script(ctx context.Context, name string, u usage, args []string, stdout, stderr io.Writer, read func(arg string) (file, src string, err error)) int {
 	fs := newFlagSet(name)
 	var cf clusterFlags
 	cf.register(fs)
@@ -46,6 +62,55 @@ func notYet(_ context.Context, name string, u usage, args []string, stdout, stde
 	if len(positional) != 1 {
 		return usageError(stderr, fs, u, fmt.Errorf("want exactly one argument, got %d", len(positional)))
 	}
-	fmt.Fprintf(stderr, "kafkabpl %s: not yet implemented\n", name)
-	return exitUsage
+	file, src, err := read(positional[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return exitFail
+	}
+	servers, cluster, err := cf.connect(os.Getenv)
+	if errors.Is(err, errUsage) {
+		return usageError(stderr, fs, u, err)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return exitFail
+	}
+	if cluster != nil {
+		defer cluster.Close()
+	}
+
+	lib := kafkabpl.New()
+	in := bpl.New(stdout)
+	for fname, f := range lib.Functions() {
+		in.Define(fname, f)
+	}
+	if servers != "" {
+		in.SetGlobal("kafka-servers", servers)
+	}
+	runErr := in.Run(ctx, file, src, func(v any) {
+		if v != nil {
+			fmt.Fprintln(stdout, kafkabpl.Format(v))
+		}
+	})
+	// Destroying what the script left delivers what its producers buffered
+	// and commits what its consumers polled.
+	closeErr := lib.Close(context.WithoutCancel(ctx))
+
+	var ex *bpl.Exception
+	var syn *kafkabpl.SyntaxError
+	switch {
+	case errors.As(runErr, &ex):
+		fmt.Fprintf(stderr, "error: %s\n", ex.Error())
+		return exitFail
+	case errors.As(runErr, &syn):
+		fmt.Fprintf(stderr, "error: SyntaxError: column %d: %s (%s:%d)\n", syn.Column, syn.Msg, file, syn.Line)
+		return exitFail
+	case runErr != nil:
+		fmt.Fprintf(stderr, "error: %v\n", runErr)
+		return exitFail
+	case closeErr != nil:
+		fmt.Fprintf(stderr, "error: %v\n", closeErr)
+		return exitFail
+	}
+	return exitOK
 }

@@ -1,0 +1,25 @@
+(### "A script in the style of brain4it's own Java Kafka library: kafka-producer")
+(### "and kafka-consumer take the servers and any config key as named arguments,")
+(### "and kafka-delete-app destroys what they made.")
+
+(set producer (kafka-producer kafka-servers "key-serializer" => "org.apache.kafka.common.serialization.StringSerializer" "value-serializer" => "org.apache.kafka.common.serialization.StringSerializer"))
+(set consumer (kafka-consumer kafka-servers "group-id" => "dashboard" "auto-offset-reset" => "earliest" "enable-auto-commit" => false))
+(kafka-subscribe consumer ("doors" "windows"))
+
+(kafka-send producer "doors" ("front" => "open" "back" => "closed" "front" => "closed"))
+(kafka-send producer "windows" ("kitchen" => "open"))
+
+(### "Print each event as it comes: topic/key value.")
+(set seen 0)
+(set polls 0)
+(while (and (< seen 4) (< polls 20))
+  (for-each (kafka-poll consumer 1000) (topic messages)
+    (for-each messages (name state)
+      (print (concat topic "/" name) state)
+      (set seen (+ seen 1))))
+  (set polls (+ polls 1))
+  null)
+(kafka-commit consumer)
+
+(kafka-delete-app producer)
+(kafka-delete-app consumer)
