@@ -64,15 +64,19 @@ func BenchmarkSend(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer cl.Close()
+		value := []byte(benchValue)
 		b.SetBytes(benchBatch * benchValueSize)
 		b.ReportAllocs()
 		for b.Loop() {
-			// Records are built per call, as a program would from its data.
-			recs := make([]*kgo.Record, benchBatch)
+			// Records are built per call, as a program would from its data,
+			// in one slice and sharing one value: kgo at its cheapest.
+			recs := make([]kgo.Record, benchBatch)
+			ptrs := make([]*kgo.Record, benchBatch)
 			for i := range recs {
-				recs[i] = &kgo.Record{Topic: "bench-send", Value: []byte(benchValue)}
+				recs[i] = kgo.Record{Topic: "bench-send", Value: value}
+				ptrs[i] = &recs[i]
 			}
-			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			if err := cl.ProduceSync(ctx, ptrs...).FirstErr(); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -19,11 +19,10 @@ import (
 
 // Record is one received message. It is a small view of the record the
 // client fetched: a poll copies nothing per record, and a key or value is
-// decoded only when asked for.
+// checked and decoded only when asked for.
 type Record struct {
 	r   *kgo.Record
 	cfg *config // the consumer's deserializers
-	err error
 }
 
 // Topic returns the record's topic.
@@ -59,10 +58,16 @@ func (r *Record) KeyBytes() []byte { return r.r.Key }
 // memory with the fetched batch: read it, do not modify it.
 func (r *Record) ValueBytes() []byte { return r.r.Value }
 
-// Err, when not nil, says why the key or value cannot be deserialized.
-// Such a record is still delivered (and committed), so a bad message never
-// stalls the consumer and is never dropped silently.
-func (r *Record) Err() error { return r.err }
+// Err, when not nil, says why the key or value cannot be deserialized by
+// the consumer's deserializers. Such a record is still delivered (and
+// committed), so a bad message never stalls the consumer and is never
+// dropped silently.
+func (r *Record) Err() error {
+	if err := r.cfg.keyDeser.checkAt(r.r.Key, "key"); err != nil {
+		return err
+	}
+	return r.cfg.valDeser.checkAt(r.r.Value, "value")
+}
 
 // Key returns the key as the consumer's key-deserializer reads it; nil for
 // a null key, and the raw bytes when Err is set. It decodes on every call:
@@ -74,15 +79,17 @@ func (r *Record) Key() any { return r.decoded(r.cfg.keyDeser, r.r.Key) }
 // every call: keep the result rather than calling it twice.
 func (r *Record) Value() any { return r.decoded(r.cfg.valDeser, r.r.Value) }
 
+// decoded is b deserialized by s, or b itself when the record has an
+// error (in its key or its value: then neither is decoded).
 func (r *Record) decoded(s *serde, b []byte) any {
 	if b == nil {
 		return nil
 	}
-	if r.err != nil {
+	if r.Err() != nil {
 		return b
 	}
 	v, err := s.decodeAt(b, "")
-	if err != nil { // cannot happen: the poll checked b with this serde
+	if err != nil { // cannot happen: Err checked b with s
 		return b
 	}
 	return v
@@ -149,6 +156,7 @@ type consumerState struct {
 
 	mu       sync.Mutex
 	topics   map[string]bool
+	sorted   []string                        // topics, sorted; nil when topics changed
 	start    map[string]map[int32]int64      // topic -> partition -> start offset
 	seeks    map[string]map[int32]kgo.Offset // seeks waiting for assignment; partition -1 = all
 	assigned map[string]map[int32]bool       // what the group gave us
@@ -246,11 +254,16 @@ func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map
 	return offsets, nil
 }
 
-// subscription returns the subscribed topics, sorted.
+// subscription returns the subscribed topics, sorted. Every poll asks, so
+// the sorted slice is kept until the subscription changes; callers must
+// not modify it.
 func (cs *consumerState) subscription() []string {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return slices.Sorted(maps.Keys(cs.topics))
+	if cs.sorted == nil {
+		cs.sorted = slices.Sorted(maps.Keys(cs.topics))
+	}
+	return cs.sorted
 }
 
 // subscribe adds topics to the subscription, or with replace makes it
@@ -295,6 +308,7 @@ func (cs *consumerState) subscribe(ctx context.Context, topics []string, replace
 		cs.mu.Lock()
 		for _, t := range added {
 			cs.topics[t] = true
+			cs.sorted = nil
 			if start != nil {
 				cs.start[t] = start[t]
 			}
@@ -302,7 +316,7 @@ func (cs *consumerState) subscribe(ctx context.Context, topics []string, replace
 		cs.mu.Unlock()
 		cs.h.cl.AddConsumeTopics(added...)
 	}
-	return cs.subscription(), nil
+	return slices.Clone(cs.subscription()), nil
 }
 
 // drop removes topics from the subscription, committing what was polled
@@ -316,6 +330,7 @@ func (cs *consumerState) drop(ctx context.Context, topics []string) error {
 	cs.mu.Lock()
 	for _, t := range topics {
 		delete(cs.topics, t)
+		cs.sorted = nil
 		delete(cs.start, t)
 		delete(cs.seeks, t)
 	}
@@ -450,7 +465,7 @@ func (lib *Library) Unsubscribe(ctx context.Context, id string, topics []string)
 				return nil, err
 			}
 		}
-		return cs.subscription(), nil
+		return slices.Clone(cs.subscription()), nil
 	})
 }
 
@@ -649,7 +664,7 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		}
 	}
 	max := cs.h.cfg.maxPollRecords
-	recs := cs.takeHeld(topics, max)
+	recs := batches(cs.takeHeld(topics, max))
 	if len(recs) == 0 {
 		var err error
 		if recs, err = cs.fetch(ctx, topics, timeout, max); err != nil {
@@ -677,9 +692,30 @@ func (cs *consumerState) takeHeld(topics []string, max int) []*kgo.Record {
 	return out
 }
 
+// batch is a run of one partition's records, in offset order.
+type batch struct {
+	topic     string
+	partition int32
+	recs      []*kgo.Record
+}
+
+// batches splits records into runs of one partition each.
+func batches(recs []*kgo.Record) []batch {
+	var bs []batch
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && recs[j].Partition == recs[i].Partition && recs[j].Topic == recs[i].Topic {
+			j++
+		}
+		bs = append(bs, batch{recs[i].Topic, recs[i].Partition, recs[i:j]})
+		i = j
+	}
+	return bs
+}
+
 // fetch waits up to timeout for records. Records of topics not asked for
 // are held for later polls.
-func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int) ([]*kgo.Record, error) {
+func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int) ([]batch, error) {
 	h := cs.h
 	var pctx context.Context // nil: return what is buffered, at once
 	if timeout > 0 {
@@ -690,14 +726,17 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		defer stop()
 	}
 	fetches := h.cl.PollRecords(pctx, max)
-	recs := make([]*kgo.Record, 0, fetches.NumRecords())
-	fetches.EachRecord(func(r *kgo.Record) {
-		if topics == nil || slices.Contains(topics, r.Topic) {
-			recs = append(recs, r)
+	var recs []batch
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		if topics == nil || slices.Contains(topics, p.Topic) {
+			recs = append(recs, batch{p.Topic, p.Partition, p.Records})
 			return
 		}
 		cs.mu.Lock()
-		cs.held = append(cs.held, r)
+		cs.held = append(cs.held, p.Records...)
 		cs.mu.Unlock()
 	})
 	if len(recs) > 0 {
@@ -726,55 +765,50 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 	return nil, nil
 }
 
-// result sorts recs into topics. Keys and values are only checked here;
-// they are decoded when asked for, so a poll allocates nothing per record
-// beyond its slot in one slice.
-func (cs *consumerState) result(topics []string, recs []*kgo.Record) *Polled {
+// result sorts batches into topics. Keys and values are checked and
+// decoded only when asked for, so a poll allocates nothing per record
+// beyond its slot in one slice, and costs a few nanoseconds per record.
+func (cs *consumerState) result(topics []string, bs []batch) *Polled {
 	cfg := cs.h.cfg
 	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1), records: cfg.pollRecords}
 	for i, t := range topics {
 		out.Topics[i].Topic = t
 	}
-	// Records come grouped by partition already; a stable sort keeps each
-	// partition's offset order.
-	slices.SortStableFunc(recs, func(a, b *kgo.Record) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+	// A partition may come in two batches (two fetches); the stable sort
+	// keeps them in offset order.
+	slices.SortStableFunc(bs, func(a, b batch) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Partition, b.Partition)
+		return cmp.Compare(a.partition, b.partition)
 	})
-	all := make([]Record, len(recs))
-	var lasts []*kgo.Record // the last record of each partition
-	start := 0
-	for i, r := range recs {
-		fill(&all[i], cfg, r)
-		if i == len(recs)-1 || recs[i+1].Partition != r.Partition || recs[i+1].Topic != r.Topic {
-			lasts = append(lasts, r)
+	n := 0
+	for _, b := range bs {
+		n += len(b.recs)
+	}
+	all := make([]Record, 0, n)
+	lasts := make([]*kgo.Record, 0, len(bs)) // the last record of each batch
+	topicStart := 0
+	for k, b := range bs {
+		for _, r := range b.recs {
+			all = append(all, Record{r, cfg})
 		}
-		if i == len(recs)-1 || recs[i+1].Topic != r.Topic {
-			ti := slices.IndexFunc(out.Topics, func(tr TopicRecords) bool { return tr.Topic == r.Topic })
-			if ti < 0 { // unsubscribed while in flight: still delivered
-				ti = len(out.Topics)
-				out.Topics = append(out.Topics, TopicRecords{Topic: r.Topic})
-			}
-			out.Topics[ti].Records = all[start : i+1 : i+1]
-			start = i + 1
+		lasts = append(lasts, b.recs[len(b.recs)-1])
+		if k+1 < len(bs) && bs[k+1].topic == b.topic {
+			continue // the batches of a topic are together: give it its share at its last
 		}
+		ti := slices.IndexFunc(out.Topics, func(tr TopicRecords) bool { return tr.Topic == b.topic })
+		if ti < 0 { // unsubscribed while in flight: still delivered
+			ti = len(out.Topics)
+			out.Topics = append(out.Topics, TopicRecords{Topic: b.topic})
+		}
+		out.Topics[ti].Records = all[topicStart:len(all):len(all)]
+		topicStart = len(all)
 	}
 	// What a poll returns counts as consumed: mark it for the next commit.
 	// Marking the last record of a partition marks all before it. (kgo
-	// sorts the slice it is given, unstably: never hand it recs.)
+	// sorts the slice it is given, unstably: never hand it records to
+	// return.)
 	cs.h.cl.MarkCommitRecords(lasts...)
 	return out
-}
-
-// fill makes rec the Record of r, checking that its key and value can be
-// deserialized.
-func fill(rec *Record, cfg *config, r *kgo.Record) {
-	rec.r, rec.cfg = r, cfg
-	if err := cfg.keyDeser.checkAt(r.Key, "key"); err != nil {
-		rec.err = err
-	} else if err := cfg.valDeser.checkAt(r.Value, "value"); err != nil {
-		rec.err = err
-	}
 }

@@ -333,7 +333,7 @@ func (p *Polled) List() *List {
 		for i := range t.Records {
 			r := &t.Records[i]
 			switch {
-			case p.records || r.err != nil:
+			case p.records || r.Err() != nil:
 				msgs.Append(r.List())
 			case r.r.Key == nil:
 				msgs.Append(r.Value())
@@ -375,8 +375,8 @@ func (r *Record) List() *List {
 	l.AppendNamed("key", r.Key())
 	l.AppendNamed("value", r.Value())
 	l.AppendNamed("headers", headers)
-	if r.err != nil {
-		l.AppendNamed("error", r.err.Error())
+	if err := r.Err(); err != nil {
+		l.AppendNamed("error", err.Error())
 	}
 	return l
 }

@@ -80,8 +80,9 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout)
 	defer cancel()
 	t := &tally{left: len(recs), done: make(chan struct{})}
+	promise := t.promise // one func value: a method value in the loop allocates each time
 	for i := range recs {
-		h.cl.Produce(ctx, &recs[i], t.promise)
+		h.cl.Produce(ctx, &recs[i], promise)
 	}
 	select {
 	case <-t.done:
