@@ -250,7 +250,9 @@ func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map
 			}
 		}
 	}
-	clear(cs.seeks) // a seek applies to the next assignment only
+	for t := range offsets {
+		delete(cs.seeks, t) // a seek applies to the topic's next assignment only
+	}
 	return offsets, nil
 }
 
@@ -505,9 +507,10 @@ func (cs *consumerState) leave(ctx context.Context) error {
 
 // Seek moves a consumer to pos on topic: on the given partitions, or on all
 // of the topic's partitions when none are given. Partitions the consumer
-// owns move at once; others move when the group next assigns them to this
-// consumer (so a seek right after subscribing works). A seek waiting for an
-// assignment that gives other partitions is dropped.
+// owns move at once; the others move if the group's next assignment of the
+// topic to this consumer gives them (so a seek right after subscribing
+// works), and the seek is then forgotten: partitions the group gives
+// another consumer keep that consumer's position.
 func (lib *Library) Seek(ctx context.Context, id, topic string, pos Position, partitions ...int32) error {
 	_, err := withConsumer(lib, "kafka-seek", id, func(cs *consumerState) (struct{}, error) {
 		return struct{}{}, cs.seek(ctx, topic, pos, partitions)
