@@ -39,6 +39,7 @@ type Error struct {
 	Err  error  // wraps one of the sentinel errors or a kerr error
 }
 
+// Error returns the function's name, a colon and what went wrong.
 func (e *Error) Error() string { return e.Func + ": " + e.Err.Error() }
 
 // Unwrap returns the cause, so errors.Is sees the sentinels.

@@ -305,8 +305,8 @@ func (lib *Library) bplPoll(ctx context.Context, l *List) (any, error) {
 	timeout := time.Duration(ms) * time.Millisecond
 	var p *Polled
 	if len(a.pos) == 3 {
-		topics, err := a.topics(a.pos[1], "topics")
-		if err != nil {
+		var topics []string
+		if topics, err = a.topics(a.pos[1], "topics"); err != nil {
 			return nil, err
 		}
 		p, err = lib.PollTopics(ctx, id, topics, timeout)

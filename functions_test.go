@@ -212,6 +212,8 @@ func TestBadInputs(t *testing.T) {
 		{"poll arity", "kafka-poll", []any{c}, ErrInvalidArgument, "kafka-poll: want 2 to 3 arguments, got 1"},
 		{"poll negative", "kafka-poll", []any{c, -1}, ErrInvalidArgument, "timeout -1 ms is negative"},
 		{"poll timeout text", "kafka-poll", []any{c, "10"}, ErrInvalidArgument, `timeout-ms: want an integer`},
+		{"poll topics negative", "kafka-poll", []any{c, "t", -1}, ErrInvalidArgument, "timeout -1 ms is negative"},
+		{"poll topics bad", "kafka-poll", []any{c, 5, 10}, ErrInvalidArgument, "topics: want a topic name"},
 		{"poll on producer", "kafka-poll", []any{p, 10}, ErrWrongKind, "is a producer id, not a consumer"},
 		{"poll unknown id", "kafka-poll", []any{unknownC, 10}, ErrUnknownHandle, `kafka-poll: unknown consumer id "c000`},
 		{"poll not an id", "kafka-poll", []any{"hello", 10}, ErrUnknownHandle, `unknown consumer id "hello"`},
@@ -256,4 +258,66 @@ func TestClosedLibrary(t *testing.T) {
 	if _, err := lib.Create(ctx, Producer, servers); !errors.Is(err, ErrClosed) {
 		t.Errorf("create after Close: %v, want ErrClosed", err)
 	}
+}
+
+// FuzzFunctions calls every BPL function with arguments read from fuzzed
+// BPL text, on handles whose brokers are unreachable (nothing listens on
+// 127.0.0.1:1) and with short timeouts: no input may panic or hang, and
+// every error must name its function.
+func FuzzFunctions(f *testing.F) {
+	for _, seed := range []string{
+		`(ID "t" "m")`, `(ID ("a" "b") ("k" => 1 2.5 null) "partition" => 0)`, `(ID 0)`, `(ID "t" -1)`,
+		`(ID "t" "beginning" "partition" => 3)`, `("producer" ("servers" => "127.0.0.1:1" "acks" => 0))`,
+		`(ID ("t") "partitions" => 2 "configs" => ("a" => 1))`, `(ID "g")`, `()`, `(ID ("x" => ("y")) "records" => true)`,
+	} {
+		for i := range 3 {
+			f.Add(uint8(i*7), seed)
+		}
+	}
+	lib := New()
+	defer lib.Close(context.Background())
+	cfg := map[string]any{"servers": "127.0.0.1:1", "send-timeout": 20, "request-timeout": 20}
+	var ids []string
+	for _, k := range []Kind{Producer, Consumer, Admin} {
+		id, err := lib.Create(context.Background(), k, cfg)
+		if err != nil {
+			f.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	fns := lib.Functions()
+	names := make([]string, 0, len(fns))
+	for n := range fns {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	f.Fuzz(func(t *testing.T, pick uint8, text string) {
+		vs, err := Parse(strings.ReplaceAll(text, "ID", `"`+ids[int(pick)%len(ids)]+`"`))
+		if err != nil || len(vs) != 1 {
+			return
+		}
+		args, ok := vs[0].(*List)
+		if !ok {
+			return
+		}
+		name := names[int(pick)%len(names)]
+		if name == "kafka-destroy" || name == "kafka-delete-app" {
+			return // the handles must outlive the run
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, err = fns[name](ctx, args)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s %s did not return", name, Format(args))
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), name+": ") {
+			t.Errorf("%s %s: error %q does not start with the function's name", name, Format(args), err)
+		}
+	})
 }
