@@ -77,25 +77,23 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 		return 0, err
 	}
 
+	// The records' own deadline comes a little before the call's: once it
+	// passes, kgo fails what it safely can, and the rest of the time
+	// collects those failures. (A request already on the wire cannot be
+	// failed when idempotent; the call then stops waiting for it.)
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
+	rctx, rcancel := context.WithDeadline(ctx, deadline.Add(-min(time.Second, time.Until(deadline)/10)))
+	defer rcancel()
 	t := &tally{left: len(recs), done: make(chan struct{})}
 	promise := t.promise // one func value: a method value in the loop allocates each time
 	for i := range recs {
-		h.cl.Produce(ctx, &recs[i], promise)
+		h.cl.Produce(rctx, &recs[i], promise)
 	}
 	select {
 	case <-t.done:
 	case <-ctx.Done():
-		// kgo fails what it safely can once ctx ends; give it a moment.
-		// An idempotent request already on the wire cannot be failed, so
-		// we stop waiting rather than block past the send-timeout.
-		grace := time.NewTimer(min(time.Second, h.cfg.sendTimeout/10))
-		select {
-		case <-t.done:
-		case <-grace.C:
-		}
-		grace.Stop()
 	}
 	return t.result(ctx, h, len(recs))
 }
