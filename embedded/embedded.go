@@ -42,6 +42,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Sentinel errors: every error Start returns wraps one of them, or the
@@ -195,6 +196,9 @@ func Start(opts ...Option) (*Cluster, error) {
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	c.kc = kc
+	if !cfg.noAuto {
+		kc.ControlKey(int16(kmsg.Metadata), askOldMetadataToCreate)
+	}
 
 	// kfake seeds topics only into an empty data dir; creating them here
 	// also covers a reloaded dir, and persists them at once.
@@ -214,6 +218,19 @@ func Start(opts ...Option) (*Cluster, error) {
 	// Cached: kfake's ListenAddrs blocks forever once the cluster is closed.
 	c.addrs = kc.ListenAddrs()
 	return c, nil
+}
+
+// askOldMetadataToCreate makes a Metadata request older than version 4 ask
+// for topics to be created, as Kafka reads it: the field is new in v4 and
+// defaults to true, while kfake reads the missing field as false. Without
+// this, clients that speak v1, such as kafka-python 2.0, never see a topic
+// created on first use. It leaves the request to kfake, which still
+// creates nothing under NoAutoCreate.
+func askOldMetadataToCreate(req kmsg.Request) (kmsg.Response, error, bool) {
+	if m, ok := req.(*kmsg.MetadataRequest); ok && m.Version < 4 {
+		m.AllowAutoTopicCreation = true
+	}
+	return nil, nil, false
 }
 
 func (cfg *config) validate() error {

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // testTimeout bounds every wait of a test, so none can hang.
@@ -486,4 +488,26 @@ func TestCorruptDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	startT(t, DataDir(dir)).Close()
+}
+
+// TestAutoCreateForOldClients checks that a client speaking Metadata older
+// than v4 (kafka-python 2.0 speaks v1) gets topics created on first use,
+// as Kafka gives them, and still none under NoAutoCreate.
+func TestAutoCreateForOldClients(t *testing.T) {
+	t.Parallel()
+	v := kversion.Stable()
+	v.SetMaxKeyVersion(int16(kmsg.Metadata), 1) // as kafka-python 2.0 asks
+	old := []kgo.Opt{kgo.MaxVersions(v), kgo.UnknownTopicRetries(2)}
+	c := startT(t)
+	ctx := ctxT(t)
+	produce(t, ctx, clientT(t, c, old...), &kgo.Record{Topic: "made-by-v2", Value: []byte("v")})
+	if n := partitionCount(t, ctx, adminT(t, c), "made-by-v2"); n != 1 {
+		t.Errorf("topic has %d partitions, want 1", n)
+	}
+
+	none := startT(t, NoAutoCreate())
+	err := clientT(t, none, old...).ProduceSync(ctx, &kgo.Record{Topic: "nope", Value: []byte("v")}).FirstErr()
+	if !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Errorf("NoAutoCreate, old client: err = %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
+	}
 }
