@@ -1,0 +1,16 @@
+(### "Reads the 40 keyed messages a peer sent to topic to-bpl, from the start,")
+(### "and prints each as: got KEY PARTITION VALUE. Then it polls once more, so")
+(### "that a message delivered twice would show. At most 30 polls of 1 s.")
+(set c (kafka-create "consumer" (list "servers" => kafka-servers "topics" => "to-bpl"
+  "auto-offset-reset" => "earliest" "poll-format" => "records")))
+(set show (function (records)
+  (for-each records r
+    (print "got" (get r "key") (get r "partition") (get r "value")))
+  (size records)))
+(set seen 0)
+(set polls 0)
+(while (and (< seen 40) (< polls 30))
+  (set seen (+ seen (show (get (kafka-poll c 1000) "to-bpl"))))
+  (set polls (+ polls 1)))
+(show (get (kafka-poll c 1000) "to-bpl"))
+(kafka-destroy c)

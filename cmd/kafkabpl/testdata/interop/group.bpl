@@ -1,0 +1,22 @@
+(### "A member of group shared reading topic jobs (default assignment")
+(### "strategies: range, then roundrobin). Prints got KEY PARTITION VALUE per")
+(### "message, and end PARTITION for a message whose value is end. Stops once")
+(### "an end marker came and then nothing for 2 s (8 empty polls of 250 ms),")
+(### "or after 360 polls (90 s when idle). Destroying the consumer commits")
+(### "what it polled and leaves the group.")
+(set c (kafka-create "consumer" (list "servers" => kafka-servers "group" => "shared"
+  "topics" => "jobs" "client-id" => "kafkabpl-interop"
+  "auto-offset-reset" => "earliest" "poll-format" => "records")))
+(set ended false)
+(set idle 0)
+(set polls 0)
+(while (and (< polls 360) (not (and ended (>= idle 8))))
+  (set records (get (kafka-poll c 250) "jobs"))
+  (set idle (if (= (size records) 0) (+ idle 1) 0))
+  (for-each records r
+    (if (= (get r "value") "end")
+      (do (print "end" (get r "partition")) (set ended true))
+      (print "got" (get r "key") (get r "partition") (get r "value"))))
+  (set polls (+ polls 1)))
+(kafka-destroy c)
+(assert ended "no end marker within 360 polls")
