@@ -127,8 +127,16 @@ func (a *args) int(v any, what string, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
-// id reads positional argument 0, the handle id.
-func (a *args) id() (string, error) { return a.str(0, "id") }
+// readIDArgs is readArgs for functions whose first argument is a handle
+// id: it also returns the id.
+func readIDArgs(fn string, l *List, min, max int, usage string, names []string) (*args, string, error) {
+	a, err := readArgs(fn, l, min, max, usage, names)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := a.str(0, "id")
+	return a, id, err
+}
 
 func (lib *Library) bplCreate(ctx context.Context, l *List) (any, error) {
 	a, err := readArgs("kafka-create", l, 2, 2, `(kafka-create "producer"|"consumer"|"admin" config)`, []string{})
@@ -156,11 +164,7 @@ func (lib *Library) bplKindCreate(fn string, kind Kind) Func {
 
 func (lib *Library) bplDestroy(fn string) Func {
 	return func(ctx context.Context, l *List) (any, error) {
-		a, err := readArgs(fn, l, 1, 1, "("+fn+" id)", []string{})
-		if err != nil {
-			return nil, err
-		}
-		id, err := a.id()
+		_, id, err := readIDArgs(fn, l, 1, 1, "("+fn+" id)", []string{})
 		if err != nil {
 			return nil, err
 		}
@@ -175,11 +179,7 @@ func (lib *Library) bplDestroy(fn string) Func {
 const sendUsage = `(kafka-send id topics messages "key" => k "partition" => n "headers" => (...) "timestamp" => ms "records" => true)`
 
 func (lib *Library) bplSend(ctx context.Context, l *List) (any, error) {
-	a, err := readArgs("kafka-send", l, 3, 3, sendUsage, []string{"key", "partition", "headers", "timestamp", "records"})
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.id()
+	a, id, err := readIDArgs("kafka-send", l, 3, 3, sendUsage, []string{"key", "partition", "headers", "timestamp", "records"})
 	if err != nil {
 		return nil, err
 	}
@@ -290,11 +290,7 @@ func (a *args) recordFields(m *Message, src *List, pos int, allowed []string) er
 const pollUsage = "(kafka-poll id timeout-ms) or (kafka-poll id topics timeout-ms)"
 
 func (lib *Library) bplPoll(ctx context.Context, l *List) (any, error) {
-	a, err := readArgs("kafka-poll", l, 2, 3, pollUsage, []string{})
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.id()
+	a, id, err := readIDArgs("kafka-poll", l, 2, 3, pollUsage, []string{})
 	if err != nil {
 		return nil, err
 	}
@@ -390,11 +386,7 @@ func stringList(ss []string) *List {
 }
 
 func (lib *Library) bplSubscribe(ctx context.Context, l *List) (any, error) {
-	a, err := readArgs("kafka-subscribe", l, 2, 2, "(kafka-subscribe id topics)", []string{})
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.id()
+	a, id, err := readIDArgs("kafka-subscribe", l, 2, 2, "(kafka-subscribe id topics)", []string{})
 	if err != nil {
 		return nil, err
 	}
@@ -410,11 +402,7 @@ func (lib *Library) bplSubscribe(ctx context.Context, l *List) (any, error) {
 }
 
 func (lib *Library) bplUnsubscribe(ctx context.Context, l *List) (any, error) {
-	a, err := readArgs("kafka-unsubscribe", l, 1, 2, "(kafka-unsubscribe id [topics])", []string{})
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.id()
+	a, id, err := readIDArgs("kafka-unsubscribe", l, 1, 2, "(kafka-unsubscribe id [topics])", []string{})
 	if err != nil {
 		return nil, err
 	}
@@ -432,11 +420,7 @@ func (lib *Library) bplUnsubscribe(ctx context.Context, l *List) (any, error) {
 }
 
 func (lib *Library) bplCommit(ctx context.Context, l *List) (any, error) {
-	a, err := readArgs("kafka-commit", l, 1, 1, "(kafka-commit id)", []string{})
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.id()
+	_, id, err := readIDArgs("kafka-commit", l, 1, 1, "(kafka-commit id)", []string{})
 	if err != nil {
 		return nil, err
 	}
@@ -449,11 +433,7 @@ func (lib *Library) bplCommit(ctx context.Context, l *List) (any, error) {
 const seekUsage = `(kafka-seek id topic "beginning"|"end"|offset|("timestamp" => ms) "partition" => p)`
 
 func (lib *Library) bplSeek(ctx context.Context, l *List) (any, error) {
-	a, err := readArgs("kafka-seek", l, 3, 3, seekUsage, []string{"partition"})
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.id()
+	a, id, err := readIDArgs("kafka-seek", l, 3, 3, seekUsage, []string{"partition"})
 	if err != nil {
 		return nil, err
 	}
