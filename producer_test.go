@@ -358,3 +358,45 @@ func TestDestroyDuringPoll(t *testing.T) {
 		t.Errorf("poll after destroy: %v", err)
 	}
 }
+
+// TestSendCallWideKey checks "key" => k: it keys every message that has no
+// name of its own; a message's name still wins.
+func TestSendCallWideKey(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "t", bplList(t, "a", nv{"own", "b"}), nv{"key", "k"})
+	if got := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("k" => "a" "own" => "b")` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestNumericKeysNameMessages checks that keys read by a numeric
+// deserializer name their messages with their BPL text.
+func TestNumericKeysNameMessages(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t", "key-deserializer": "Integer", "value-deserializer": "Double"})
+	p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "key-serializer": "Integer", "value-serializer": "Double"})
+	mustCall(t, lib, "kafka-send", p, "t", bplList(t, nv{"7", 21.5}, nv{"-3", int64(2)}))
+	if got := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("7" => 21.5 "-3" => 2)` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestCompressionRoundTrip sends and receives with every codec.
+func TestCompressionRoundTrip(t *testing.T) {
+	servers := newCluster(t)
+	lib := newLib(t)
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		topic := "c-" + codec
+		c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": topic})
+		p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "compression": codec})
+		big := strings.Repeat("compressible ", 500)
+		mustCall(t, lib, "kafka-send", p, topic, []any{big, "small"})
+		if got := pollUntil(t, lib, c.(string), nil, 2)[topic]; got.Len() != 2 || got.At(0) != big || got.At(1) != "small" {
+			t.Errorf("%s: got %d messages", codec, got.Len())
+		}
+	}
+}
