@@ -561,7 +561,7 @@ func withAdmin[T any](ctx context.Context, lib *Library, fn string, target any, 
 // adminTarget returns the handle an admin call runs on and the function to
 // call when done with it.
 func (lib *Library) adminTarget(target any) (*handle, func(), error) {
-	if id, ok := target.(string); ok && isHandleID(id) {
+	if id, ok := target.(string); ok && kindOfID(id) != "" {
 		h, err := lib.acquire(id, Admin)
 		if err != nil {
 			return nil, nil, err
@@ -583,20 +583,6 @@ func (lib *Library) adminTarget(target any) (*handle, func(), error) {
 		return nil, nil, err
 	}
 	return h, func() { h.cancel(); h.cl.Close() }, nil
-}
-
-// isHandleID reports whether s has the form of a handle id: a kind's
-// letter and 32 lower-case hex digits. A server string never has it.
-func isHandleID(s string) bool {
-	if kindOfID(s) == "" {
-		return false
-	}
-	for _, c := range s[1:] {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // metadata asks the brokers for fresh metadata of topics (nil: all topics;

@@ -1,7 +1,6 @@
 package kafkabpl
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -104,9 +103,4 @@ func wrapf(kind, cause error, format string, args ...any) error {
 func isKafkaErr(err error) bool {
 	var ke *kerr.Error
 	return errors.As(err, &ke)
-}
-
-// isTimeout reports whether err is a deadline passing, ours or the client's.
-func isTimeout(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout)
 }

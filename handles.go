@@ -51,11 +51,17 @@ func newID(kind Kind) string {
 	return string(kind[0]) + hex.EncodeToString(b[:])
 }
 
-// kindOfID returns the kind an id's letter names, or "" for text that is not
-// a handle id at all.
+// kindOfID returns the kind an id's letter names, or "" for text that does
+// not have the form of a handle id (a kind's letter and 32 lower-case hex
+// digits; a server string never has it).
 func kindOfID(id string) Kind {
 	if len(id) != 33 {
 		return ""
+	}
+	for _, c := range id[1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return ""
+		}
 	}
 	for _, k := range []Kind{Producer, Consumer, Admin} {
 		if id[0] == k[0] {

@@ -328,16 +328,9 @@ func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // appends) or the first one named key (appending one when there is none).
 // It gives the list.
 func biPut(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 3, 3); err != nil {
-		return nil, err
-	}
-	args, err := t.evalArgs(f, call, 1)
+	args, l, err := t.listCall(f, call, "put", 3, 3)
 	if err != nil {
 		return nil, err
-	}
-	l, ok := args.At(0).(*kafkabpl.List)
-	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "put: want a list, got %s", describe(args.At(0)))
 	}
 	i, name, err := t.key(f, "put", args.At(1))
 	if err != nil {
@@ -425,19 +418,28 @@ func biSize(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return nil, t.errorf(f, "InvalidArgument", "size: want a list or a string, got %s", describe(v))
 }
 
-// (push list a "k" => b) appends its other arguments to list, names kept,
-// and gives the list.
-func biPush(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, -1); err != nil {
-		return nil, err
+// listCall checks a call's arity, evaluates its arguments and checks that
+// the first is a list: how put and push start.
+func (t *task) listCall(f *frame, call *kafkabpl.List, name string, min, max int) (args, l *kafkabpl.List, err error) {
+	if err := t.arity(f, call, min, max); err != nil {
+		return nil, nil, err
 	}
-	args, err := t.evalArgs(f, call, 1)
-	if err != nil {
-		return nil, err
+	if args, err = t.evalArgs(f, call, 1); err != nil {
+		return nil, nil, err
 	}
 	l, ok := args.At(0).(*kafkabpl.List)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "push: want a list, got %s", describe(args.At(0)))
+		return nil, nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", name, describe(args.At(0)))
+	}
+	return args, l, nil
+}
+
+// (push list a "k" => b) appends its other arguments to list, names kept,
+// and gives the list.
+func biPush(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	args, l, err := t.listCall(f, call, "push", 1, -1)
+	if err != nil {
+		return nil, err
 	}
 	for i := 1; i < args.Len(); i++ {
 		if contains(args.At(i), l) {
