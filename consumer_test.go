@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestSubscribeIsDeterministic repeats subscribe -> send -> poll on fresh
@@ -390,5 +391,42 @@ func TestPollOrder(t *testing.T) {
 			next[r.Partition()]++
 		}
 		got += len(recs)
+	}
+}
+
+// TestIsolationLevel checks "isolation-level": a read_committed consumer
+// does not see a transaction's records until it commits; a
+// read_uncommitted one sees them at once.
+func TestIsolationLevel(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	cfg := map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}
+	dirty := mustCall(t, lib, "kafka-create", "consumer", cfg)
+	cfg["isolation-level"] = "read_committed"
+	clean := mustCall(t, lib, "kafka-create", "consumer", cfg)
+
+	txn, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...), kgo.TransactionalID("tx"), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	ctx := testCtx(t)
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, kgo.StringRecord("pending")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := Format(pollUntil(t, lib, dirty.(string), nil, 1)["t"]); got != `("pending")` {
+		t.Errorf("read_uncommitted got %s", got)
+	}
+	if got := Format(mustCall(t, lib, "kafka-poll", clean, 300)); got != `("t" => ())` {
+		t.Errorf("read_committed saw an open transaction: %s", got)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if got := Format(pollUntil(t, lib, clean.(string), nil, 1)["t"]); got != `("pending")` {
+		t.Errorf("read_committed after the commit got %s", got)
 	}
 }
