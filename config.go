@@ -320,17 +320,30 @@ func suggestKey(name string) string {
 	case strings.HasPrefix(lower, "sasl."):
 		return ` (SASL is configured with the "sasl" key)`
 	}
+	limit := max(2, len(lower)/3)
 	best, bestDist := "", math.MaxInt
 	for spelling, k := range configKeyByName {
+		// The distance is at least the difference in length; skipping
+		// those keeps a very long unknown key from costing quadratic time.
+		if abs(len(lower)-len(spelling)) > limit {
+			continue
+		}
 		d := editDistance(lower, spelling)
 		if d < bestDist || d == bestDist && k.name < best {
 			best, bestDist = k.name, d
 		}
 	}
-	if bestDist > max(2, len(lower)/3) {
+	if bestDist > limit {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // editDistance is the Levenshtein distance between a and b.
