@@ -304,7 +304,9 @@ func FuzzFunctions(f *testing.F) {
 		if name == "kafka-destroy" || name == "kafka-delete-app" {
 			return // the handles must outlive the run
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// A short deadline keeps each run short: a poll that may wait is
+		// bounded by it, and anything still running at 5 s is a hang.
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		done := make(chan struct{})
 		go func() {
