@@ -175,8 +175,10 @@ func encodeInt(bits int) func(any) ([]byte, error) {
 			}
 			n = int64(v)
 		case string: // a message's name is its key, and names are text
+			// Base 10, as Java's Integer.valueOf reads it: "010" is 10,
+			// and "0x10" or "1_000" are not integers.
 			var err error
-			if n, err = strconv.ParseInt(strings.TrimSpace(v), 0, 64); err != nil {
+			if n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
 				return nil, errors.New("not an integer")
 			}
 		default:

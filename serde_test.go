@@ -28,7 +28,9 @@ func TestSerdeJavaBytes(t *testing.T) {
 		{"IntegerSerializer", int64(1), "00000001", int64(1)},
 		{"Integer", int64(-1), "ffffffff", int64(-1)},
 		{"Integer", int64(math.MinInt32), "80000000", int64(math.MinInt32)},
-		{"Integer", "12", "0000000c", int64(12)}, // a message name is text
+		{"Integer", "12", "0000000c", int64(12)},  // a message name is text
+		{"Integer", "010", "0000000a", int64(10)}, // decimal, as Java reads it
+		{"Long", "-7", "fffffffffffffff9", int64(-7)},
 		{"Integer", 3.0, "00000003", int64(3)},
 		{"LongSerializer", int64(math.MaxInt64), "7fffffffffffffff", int64(math.MaxInt64)},
 		{"Long", int64(-1), "ffffffffffffffff", int64(-1)},
@@ -84,6 +86,8 @@ func TestSerdeErrors(t *testing.T) {
 		{"Short", int64(-40000), "out of range"},
 		{"Integer", 1.5, "not an integer"},
 		{"Long", "abc", "not an integer"},
+		{"Integer", "0x10", "not an integer"},
+		{"Short", "1_000", "not an integer"},
 		{"Float", 1e300, "out of a Float's range"},
 		{"Double", NewList(), "not a number"},
 		{"ByteArray", int64(1), "want a byte array"},
