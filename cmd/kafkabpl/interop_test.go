@@ -5,8 +5,9 @@ package main
 // Interop tests: real, independent Kafka clients against "kafkabpl broker",
 // exchanging messages with BPL scripts run by "kafkabpl run". The peers are
 // Debian's kcat (librdkafka) and kafka-python (python3-kafka, run with
-// /usr/bin/python3). Without them the tests skip, saying what to install;
-// with CI set they fail instead.
+// /usr/bin/python3), and Apache Kafka's Java client (TestJavaInterop, in
+// java_interop_test.go). Without them the tests skip, saying what to
+// install; with CI set they fail instead.
 //
 // Each subtest of TestInterop starts its own broker process (3 brokers,
 // 4 partitions per topic) from the binary built once per run, and the
@@ -16,7 +17,9 @@ package main
 // the "kafka-python creates a topic" subtest shows it.) The scripts are in
 // testdata/interop: consume.bpl reads 40 messages from topic to-bpl,
 // produce.bpl sends 40 to from-bpl, group.bpl is a member of group
-// "shared" reading topic jobs, and peer.py is the kafka-python side of each.
+// "shared" reading topic jobs, and peer.py is the kafka-python side of each
+// (java/Peer.java the Java side; typed-produce.bpl and typed-consume.bpl
+// exchange numbers with it on topics doubles and longs).
 //
 //   - kcat to BPL: messages kcat produced with librdkafka's Java-compatible
 //     murmur2 partitioner reach a BPL consumer (poll-format records, reset
@@ -119,25 +122,41 @@ func TestInterop(t *testing.T) {
 	})
 	t.Run("group shared with kafka-python", func(t *testing.T) {
 		t.Parallel()
-		testGroupShared(t, bin, needPython(t))
+		python := needPython(t)
+		testGroupShared(t, bin, groupPeer{
+			name: "kafka-python", clientID: "kafka-python-interop", cmd: python,
+			args: func(servers string) []string { return pythonArgs("group", servers, "jobs", "shared") },
+		})
 	})
 }
 
-// testGroupShared: a BPL consumer and a kafka-python consumer in group
-// "shared" on topic jobs. Once the group is Stable with both owning
-// partitions, the test produces 200 keyed messages; once both together
-// printed 200, it waits a second (a duplicate would show), then sends an
-// end marker to every partition: each member stops once it saw a marker
-// and then nothing for 2 s, committing and leaving the group.
-func testGroupShared(t *testing.T, bin, python string) {
+// groupPeer is the other member of group "shared" in testGroupShared: a
+// peer's group mode, printing got and end lines as group.bpl does.
+type groupPeer struct {
+	name     string // for messages
+	clientID string // the client.id it joins with
+	cmd      string
+	args     func(servers string) []string
+	// offers, when not nil, are the protocols (assignors) the peer must
+	// say it offers, in order, on a line "protocols NAME...".
+	offers []string
+}
+
+// testGroupShared: a BPL consumer and a peer's consumer in group "shared"
+// on topic jobs. Once the group is Stable with both owning partitions, the
+// test produces 200 keyed messages; once both together printed 200, it
+// waits a second (a duplicate would show), then sends an end marker to
+// every partition: each member stops once it saw a marker and then nothing
+// for 2 s, committing and leaving the group.
+func testGroupShared(t *testing.T, bin string, peer groupPeer) {
 	const n = 200
 	ctx, servers := interopBroker(t, bin)
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	addrs := strings.Split(servers, ",")
 	bpl := startPeer(t, ctx, bin, "run", "--servers", servers, "testdata/interop/group.bpl")
-	py := startPeer(t, ctx, python, pythonArgs("group", servers, "jobs", "shared")...)
-	members := map[string]*peerProc{"kafkabpl-interop": bpl, "kafka-python-interop": py}
+	other := startPeer(t, ctx, peer.cmd, peer.args(servers)...)
+	members := map[string]*peerProc{"kafkabpl-interop": bpl, peer.clientID: other}
 
 	// 1. Wait until the group is Stable, both members owning partitions.
 	adm := newAdmin(t, addrs)
@@ -164,7 +183,7 @@ func testGroupShared(t *testing.T, bin, python string) {
 				}
 			}
 			last = fmt.Sprintf("state %s, protocol %q, assignment %v", g.State, g.Protocol, m)
-			if g.State == "Stable" && len(g.Members) == 2 && len(m) == 2 && len(m["kafkabpl-interop"]) > 0 && len(m["kafka-python-interop"]) > 0 {
+			if g.State == "Stable" && len(g.Members) == 2 && len(m) == 2 && len(m["kafkabpl-interop"]) > 0 && len(m[peer.clientID]) > 0 {
 				owned, protocol = m, g.Protocol
 				break
 			}
@@ -172,11 +191,25 @@ func testGroupShared(t *testing.T, bin, python string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("group shared: protocol %q, assignment %v", protocol, owned)
-	// Each member prefers range, so the group must choose it.
+	if peer.offers != nil {
+		var offered []string
+		for line := range strings.Lines(other.stdout.String()) {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == "protocols" {
+				offered = f[1:]
+			}
+		}
+		if !slices.Equal(offered, peer.offers) {
+			t.Errorf("%s offers protocols %q, want %q", peer.name, offered, peer.offers)
+		}
+	}
+	// kafkabpl offers range, then roundrobin; kafka-python the same; Java
+	// range, then cooperative-sticky (checked above). Either way range is
+	// the first choice of both members (and with Java the only protocol
+	// both offer), so the group must choose it.
 	if protocol != "range" {
 		t.Errorf("group protocol %q, want range (the first choice of both members)", protocol)
 	}
-	all := slices.Concat(owned["kafkabpl-interop"], owned["kafka-python-interop"])
+	all := slices.Concat(owned["kafkabpl-interop"], owned[peer.clientID])
 	slices.Sort(all)
 	if !slices.Equal(all, []int32{0, 1, 2, 3}) {
 		t.Fatalf("partitions owned %v, want 0 to 3 each once", owned)
@@ -199,10 +232,10 @@ func testGroupShared(t *testing.T, bin, python string) {
 	for _, r := range results {
 		want = append(want, peerMsg{string(r.Record.Key), r.Record.Partition, string(r.Record.Value)})
 	}
-	for len(gotLines(t, bpl.stdout.String()))+len(gotLines(t, py.stdout.String())) < n {
-		if ctx.Err() != nil || bpl.exited() || py.exited() {
-			t.Fatalf("consumed %d + %d of %d messages in time\nBPL: %s\nkafka-python: %s",
-				len(gotLines(t, bpl.stdout.String())), len(gotLines(t, py.stdout.String())), n, bpl, py)
+	for len(gotLines(t, bpl.stdout.String()))+len(gotLines(t, other.stdout.String())) < n {
+		if ctx.Err() != nil || bpl.exited() || other.exited() {
+			t.Fatalf("consumed %d + %d of %d messages in time\nBPL: %s\n%s: %s",
+				len(gotLines(t, bpl.stdout.String())), len(gotLines(t, other.stdout.String())), n, bpl, peer.name, other)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -246,10 +279,11 @@ func testGroupShared(t *testing.T, bin, python string) {
 	}
 }
 
-// missingTool fails the test when CI is set, else skips it.
-func missingTool(t *testing.T, what string, err error) {
+// missingTool fails the test when CI is set, else skips it; fix says how
+// to get what is missing.
+func missingTool(t *testing.T, what string, err error, fix string) {
 	t.Helper()
-	msg := fmt.Sprintf("%s: %v (install it: apt-get install kcat python3-kafka)", what, err)
+	msg := fmt.Sprintf("%s: %v (%s)", what, err, fix)
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg)
 	}
@@ -260,7 +294,7 @@ func needKcat(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("kcat")
 	if err != nil {
-		missingTool(t, "kcat", err)
+		missingTool(t, "kcat", err, "install it: apt-get install kcat")
 	}
 	return path
 }
@@ -275,7 +309,7 @@ func needPython(t *testing.T) string {
 		if len(out) > 0 {
 			err = fmt.Errorf("%v:\n%s", err, bytes.TrimSpace(out))
 		}
-		missingTool(t, pythonPath+" with kafka-python", err)
+		missingTool(t, pythonPath+" with kafka-python", err, "install it: apt-get install python3-kafka")
 	}
 	t.Logf("kafka-python %s", bytes.TrimSpace(out))
 	return pythonPath
@@ -292,7 +326,7 @@ func pythonArgs(args ...string) []string {
 func interopBroker(t *testing.T, bin string) (context.Context, string) {
 	t.Helper()
 	p := startBrokerProc(t, bin, "--port", "0", "--partitions", strconv.Itoa(interopPartitions),
-		"--topic", "to-bpl,from-bpl,ref,jobs")
+		"--topic", "to-bpl,from-bpl,ref,jobs,doubles,longs")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
 	t.Cleanup(cancel)
 	return ctx, strings.Join(p.addrs, ",")
@@ -317,7 +351,8 @@ func interopMessages() []peerMsg {
 	return msgs
 }
 
-// keyValueLines gives msgs as kcat -K: and peer.py produce read them.
+// keyValueLines gives msgs as kcat -K:, peer.py produce and Peer.java
+// produce read them.
 func keyValueLines(msgs []peerMsg) string {
 	var b strings.Builder
 	for _, m := range msgs {

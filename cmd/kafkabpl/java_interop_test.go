@@ -1,0 +1,258 @@
+//go:build unix
+
+package main
+
+// Java interop tests: Apache Kafka's own Java client (kafka-clients, the
+// client of brain4it, where kafkabpl's users come from) against "kafkabpl
+// broker", exchanging messages with BPL scripts run by "kafkabpl run". The
+// Java side is testdata/interop/java/Peer.java, run by Java's single-file
+// launcher (java 17 or later) with the jars that pom.xml there fetches into
+// its lib/ (git-ignored; javaFetch is the command). Without java or the
+// jars the tests skip, saying how to get them; with CI set they fail.
+// Like TestInterop's, each subtest has its own broker process (3 brokers,
+// 4 partitions per topic, the topics made at start).
+//
+//   - Java to BPL: 40 messages that KafkaProducer (StringSerializer,
+//     default partitioner, acks=all) sent reach a BPL consumer each once,
+//     with their values, on the partition Java chose, which is the one
+//     kgo's murmur2 gives: Java's placement is the reference that every
+//     placement check of these tests and TestInterop's stands for.
+//   - BPL to Java: the messages a BPL script sent reach a Java
+//     KafkaConsumer each once, each on the partition where Java's own
+//     producer puts the same key.
+//   - typed Java to BPL, typed BPL to Java: the numeric serializers are
+//     byte for byte Java's. Integer keys with Double values, and Long keys
+//     with Long values (negative numbers, the ends of each range, a long
+//     beyond a double's 2^53, fractional, integral, tiny, huge doubles and
+//     -0.0), sent by Java's IntegerSerializer, DoubleSerializer and
+//     LongSerializer read back exactly in BPL (deserializers named by Java
+//     class name), and sent by BPL (serializers named Integer, Double,
+//     Long) read back exactly by Java's deserializers. Each message is on
+//     the partition of murmur2 over Java's encoding of its key (4 or 8
+//     bytes, big-endian) on both sides, so the keys' bytes match too.
+//   - group shared with Java: a BPL consumer and a Java KafkaConsumer in
+//     one group. Java offers range then cooperative-sticky, kafkabpl range
+//     then roundrobin; the group chooses range, the one protocol both
+//     offer, and the two split the 4 partitions: 200 keyed messages are
+//     each consumed exactly once overall, by the member that owns the
+//     partition, and both members get some.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// javaDir holds Peer.java, pom.xml and, once fetched, lib/.
+const javaDir = "testdata/interop/java"
+
+// javaFetch fetches the jars into javaDir/lib; run from the repository root.
+const javaFetch = "mvn -q -B -f cmd/kafkabpl/testdata/interop/java/pom.xml dependency:copy-dependencies"
+
+func TestJavaInterop(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	t.Run("Java to BPL", func(t *testing.T) {
+		t.Parallel()
+		java := needJava(t)
+		ctx, servers := interopBroker(t, bin)
+		msgs := interopMessages()
+		placed := javaProduce(t, ctx, java, servers, "to-bpl", "String", "String", msgs)
+		checkPlacement(t, "Java", placed, msgs)
+		got := gotLines(t, runPeer(t, ctx, bin, "run", "--servers", servers, "testdata/interop/consume.bpl"))
+		checkDelivered(t, "BPL consumer", got, placed)
+	})
+	t.Run("BPL to Java", func(t *testing.T) {
+		t.Parallel()
+		java := needJava(t)
+		ctx, servers := interopBroker(t, bin)
+		msgs := interopMessages()
+		runBPLProducer(t, ctx, bin, servers)
+		got := gotLines(t, runPeer(t, ctx, java, javaArgs("consume", servers, "from-bpl", strconv.Itoa(len(msgs)))...))
+		ref := javaProduce(t, ctx, java, servers, "ref", "String", "String", msgs)
+		checkPlacement(t, "Java", ref, msgs)
+		checkDelivered(t, "Java consumer (where Java puts each key)", got, ref)
+	})
+	t.Run("typed Java to BPL", func(t *testing.T) {
+		t.Parallel()
+		java := needJava(t)
+		ctx, servers := interopBroker(t, bin)
+		for _, tm := range typedMessages() {
+			placed := typedText(t, tm, javaProduce(t, ctx, java, servers, tm.topic, tm.keyType, tm.valueType, tm.msgs))
+			checkDelivered(t, fmt.Sprintf("Java's %s placement (want murmur2 of Java's key bytes)", tm.topic), placed, tm.msgs)
+		}
+		out := runPeer(t, ctx, bin, "run", "--servers", servers, "testdata/interop/typed-consume.bpl")
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "error ") {
+				t.Errorf("BPL consumer: %s", line)
+			}
+		}
+		for _, tm := range typedMessages() {
+			got := typedText(t, tm, parseLines(t, out, tm.kind))
+			checkDelivered(t, "BPL consumer of "+tm.topic, got, tm.msgs)
+		}
+	})
+	t.Run("typed BPL to Java", func(t *testing.T) {
+		t.Parallel()
+		java := needJava(t)
+		ctx, servers := interopBroker(t, bin)
+		out := runPeer(t, ctx, bin, "run", "--servers", servers, "testdata/interop/typed-produce.bpl")
+		for _, tm := range typedMessages() {
+			if line := fmt.Sprintf("sent %s %d", tm.topic, len(tm.msgs)); !slices.Contains(strings.Split(out, "\n"), line) {
+				t.Fatalf("typed-produce.bpl printed:\n%s\nwant a line: %s", out, line)
+			}
+		}
+		for _, tm := range typedMessages() {
+			got := gotLines(t, runPeer(t, ctx, java, javaArgs("consume-typed", servers, tm.topic, strconv.Itoa(len(tm.msgs)), tm.keyType, tm.valueType)...))
+			checkDelivered(t, fmt.Sprintf("Java consumer of %s (%s keys, %s values)", tm.topic, tm.keyType, tm.valueType), typedText(t, tm, got), tm.msgs)
+		}
+	})
+	t.Run("group shared with Java", func(t *testing.T) {
+		t.Parallel()
+		java := needJava(t)
+		testGroupShared(t, bin, groupPeer{
+			name: "Java", clientID: "java-interop", cmd: java,
+			args:   func(servers string) []string { return javaArgs("group", servers, "jobs", "shared") },
+			offers: []string{"range", "cooperative-sticky"},
+		})
+	})
+}
+
+// needJava checks for java on PATH and the jars in javaDir/lib: exactly
+// the kafka-clients version that pom.xml names.
+func needJava(t *testing.T) string {
+	t.Helper()
+	fix := "fetch them from the repository root: " + javaFetch
+	java, err := exec.LookPath("java")
+	if err != nil {
+		missingTool(t, "java (17 or later, a JDK: its single-file launcher compiles Peer.java)", err, "install it: apt-get install openjdk-17-jdk-headless maven; then "+fix)
+	}
+	pom, err := os.ReadFile(filepath.Join(javaDir, "pom.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<artifactId>kafka-clients</artifactId>\s*<version>([^<]+)</version>`).FindSubmatch(pom)
+	if m == nil {
+		t.Fatalf("%s/pom.xml names no kafka-clients version", javaDir)
+	}
+	want := fmt.Sprintf("kafka-clients-%s.jar", m[1])
+	jars, _ := filepath.Glob(filepath.Join(javaDir, "lib", "kafka-clients-*.jar"))
+	if len(jars) != 1 || filepath.Base(jars[0]) != want {
+		held := "no kafka-clients jar"
+		if len(jars) > 0 {
+			for i, j := range jars {
+				jars[i] = filepath.Base(j)
+			}
+			held = strings.Join(jars, ", ")
+			fix = "rm -r cmd/kafkabpl/" + javaDir + "/lib, then " + fix
+		}
+		missingTool(t, "the Java client's jars", fmt.Errorf("%s/lib holds %s, want %s", javaDir, held, want), fix)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, java, "-version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("java -version: %v\n%s", err, out)
+	}
+	version, _, _ := strings.Cut(string(out), "\n")
+	t.Logf("%s, %s", version, want)
+	return java
+}
+
+// javaArgs runs Peer.java with the jars of javaDir/lib. Java, not a shell,
+// expands the class path's "*".
+func javaArgs(mode string, args ...string) []string {
+	return append([]string{"-cp", filepath.Join(javaDir, "lib", "*"), filepath.Join(javaDir, "Peer.java"), mode}, args...)
+}
+
+// javaProduce sends msgs to topic with KafkaProducer, keys and values of
+// the given types (their text in msgs), and returns them as Java reported
+// them, with the partitions it chose.
+func javaProduce(t *testing.T, ctx context.Context, java, servers, topic, keyType, valueType string, msgs []peerMsg) []peerMsg {
+	t.Helper()
+	mode := []string{"produce", servers, topic}
+	if keyType != "String" || valueType != "String" {
+		mode = []string{"produce-typed", servers, topic, keyType, valueType}
+	}
+	out := runPeerInput(t, ctx, keyValueLines(msgs), java, javaArgs(mode[0], mode[1:]...)...)
+	return parseLines(t, out, "sent")
+}
+
+// typedTopic is the typed messages of one topic of typed-produce.bpl and
+// typed-consume.bpl.
+type typedTopic struct {
+	topic, kind        string // kind: the prefix of typed-consume.bpl's lines
+	keyType, valueType string // Java's names: Integer, Long, Double
+	msgs               []peerMsg
+}
+
+// typedMessages are the messages of typed-produce.bpl, in canonical text
+// (typedText), each on the partition of murmur2 over Java's encoding of
+// its key: big-endian, 4 bytes for an Integer, 8 for a Long.
+func typedMessages() []typedTopic {
+	doubles := []struct {
+		key   int32
+		value float64
+	}{
+		{0, 0.1}, {1, -273.15}, {-1, 21.5}, {42, 3}, {-42, negZero()},
+		{2147483647, 1e300}, {-2147483648, -2.5e-8}, {7, 4.9e-324},
+	}
+	longs := [][2]int64{
+		{9007199254740993, -9223372036854775808}, {-1, 9223372036854775807}, {0, -42},
+		{123456789012, 1}, {-9223372036854775808, 0}, {9223372036854775807, -9007199254740993},
+	}
+	d := typedTopic{topic: "doubles", kind: "double", keyType: "Integer", valueType: "Double"}
+	for _, m := range doubles {
+		key := binary.BigEndian.AppendUint32(nil, uint32(m.key))
+		d.msgs = append(d.msgs, peerMsg{strconv.Itoa(int(m.key)), javaPartition(string(key), interopPartitions), strconv.FormatFloat(m.value, 'g', -1, 64)})
+	}
+	l := typedTopic{topic: "longs", kind: "long", keyType: "Long", valueType: "Long"}
+	for _, m := range longs {
+		key := binary.BigEndian.AppendUint64(nil, uint64(m[0]))
+		l.msgs = append(l.msgs, peerMsg{strconv.FormatInt(m[0], 10), javaPartition(string(key), interopPartitions), strconv.FormatInt(m[1], 10)})
+	}
+	return []typedTopic{d, l}
+}
+
+func negZero() float64 { return math.Copysign(0, -1) }
+
+// typedText puts the keys and values of msgs, as a client printed them, in
+// the canonical text of typedMessages: integers in decimal (Java's and
+// BPL's text alike), doubles in Go's shortest form ("1.0E300", Java's and
+// BPL's text, is "1e+300"; BPL's "3" and Java's "3.0" are "3"). Text that
+// is no number of its type stays as it is, and fails the comparison.
+func typedText(t *testing.T, tm typedTopic, msgs []peerMsg) []peerMsg {
+	t.Helper()
+	canon := func(typ, s string) string {
+		switch typ {
+		case "Integer", "Long":
+			bits := 64
+			if typ == "Integer" {
+				bits = 32
+			}
+			if n, err := strconv.ParseInt(s, 10, bits); err == nil {
+				return strconv.FormatInt(n, 10)
+			}
+		case "Double":
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				return strconv.FormatFloat(f, 'g', -1, 64)
+			}
+		}
+		return s
+	}
+	out := make([]peerMsg, len(msgs))
+	for i, m := range msgs {
+		out[i] = peerMsg{canon(tm.keyType, m.key), m.partition, canon(tm.valueType, m.value)}
+	}
+	return out
+}

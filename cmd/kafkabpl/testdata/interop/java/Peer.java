@@ -1,0 +1,258 @@
+// Java peer for java_interop_test.go: Apache Kafka's own Java client
+// (org.apache.kafka:kafka-clients, the one brain4it uses). One source file,
+// run by Java 17's single-file launcher, no build step; from cmd/kafkabpl:
+//
+//   java -cp 'testdata/interop/java/lib/*' testdata/interop/java/Peer.java MODE ARGS...
+//
+// lib/ holds the jars that pom.xml fetches (see there). Modes, as peer.py's:
+//
+//   produce SERVERS TOPIC                stdin lines KEY:VALUE; prints: sent KEY PARTITION VALUE
+//   consume SERVERS TOPIC N              from the start, no group; prints: got KEY PARTITION VALUE
+//   group SERVERS TOPIC GROUP            a group member (client.id java-interop); prints:
+//                                        protocols NAME... (the assignors it offers, in
+//                                        order), got KEY PARTITION VALUE, and end PARTITION
+//                                        for a message whose value is "end"
+//   produce-typed SERVERS TOPIC KT VT    produce, the key read as type KT, the value as VT
+//   consume-typed SERVERS TOPIC N KT VT  consume with the deserializers of KT and VT
+//
+// Types: String, Integer, Long, Double. Each is Java's own (de)serializer,
+// configured by class name as a Java application does:
+// org.apache.kafka.common.serialization.IntegerSerializer and so on. Keys
+// and values are printed with Java's toString (Double.toString for
+// doubles). The producer uses the default partitioner (murmur2 of the
+// serialized key) and acks=all.
+//
+// Every wait is bounded (max.block.ms, request and API timeouts, polls
+// against a deadline, close with a timeout); a bound reached is an error:
+// a message on stderr and exit status 1.
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+
+public class Peer {
+    // UTF-8 whatever the locale (keys are not all ASCII), a line at a time.
+    static final PrintStream OUT =
+        new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+
+    static final Duration CLOSE = Duration.ofSeconds(10);
+
+    public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable e) {
+            System.err.println("Peer " + String.join(" ", args) + ": " + e);
+            e.printStackTrace();
+            System.exit(1);
+        }
+        // The clients' threads end at close; exit all the same, so that no
+        // lingering thread can keep the JVM up.
+        System.exit(0);
+    }
+
+    static void run(String[] a) throws Exception {
+        if (a.length < 3) {
+            throw new IllegalArgumentException("usage: Peer MODE SERVERS TOPIC ...");
+        }
+        String mode = a[0], servers = a[1], topic = a[2];
+        switch (mode) {
+            case "produce" -> produce(servers, topic, "String", "String");
+            case "consume" -> consume(servers, topic, Integer.parseInt(arg(a, 3)), "String", "String");
+            case "group" -> group(servers, topic, arg(a, 3));
+            case "produce-typed" -> produce(servers, topic, arg(a, 3), arg(a, 4));
+            case "consume-typed" -> consume(servers, topic, Integer.parseInt(arg(a, 3)), arg(a, 4), arg(a, 5));
+            default -> throw new IllegalArgumentException("unknown mode " + mode);
+        }
+    }
+
+    static String arg(String[] a, int i) {
+        if (i >= a.length) {
+            throw new IllegalArgumentException(a[0] + ": missing argument " + i);
+        }
+        return a[i];
+    }
+
+    static void out(Object... words) {
+        StringBuilder b = new StringBuilder();
+        for (Object w : words) {
+            if (b.length() > 0) {
+                b.append(' ');
+            }
+            b.append(w);
+        }
+        OUT.println(b);
+    }
+
+    // serde names Java's class for a type: suffix Serializer or Deserializer.
+    static String serde(String type, String suffix) {
+        return switch (type) {
+            case "String", "Integer", "Long", "Double" ->
+                "org.apache.kafka.common.serialization." + type + suffix;
+            default -> throw new IllegalArgumentException("unknown type " + type);
+        };
+    }
+
+    static Object parse(String type, String text) {
+        return switch (type) {
+            case "String" -> text;
+            case "Integer" -> Integer.valueOf(text);
+            case "Long" -> Long.valueOf(text);
+            case "Double" -> Double.valueOf(text);
+            default -> throw new IllegalArgumentException("unknown type " + type);
+        };
+    }
+
+    static Properties common(String servers, String clientId) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", servers);
+        p.put("client.id", clientId);
+        p.put("request.timeout.ms", "10000");
+        return p;
+    }
+
+    static void produce(String servers, String topic, String keyType, String valueType) throws Exception {
+        Properties p = common(servers, "java-interop");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, serde(keyType, "Serializer"));
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, serde(valueType, "Serializer"));
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000"); // metadata, buffer
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000"); // >= linger + request timeout
+        List<Object[]> sent = new ArrayList<>();
+        List<Future<RecordMetadata>> acks = new ArrayList<>();
+        KafkaProducer<Object, Object> prod = new KafkaProducer<>(p);
+        try {
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            for (String line; (line = in.readLine()) != null; ) {
+                if (line.isEmpty()) {
+                    continue;
+                }
+                String[] kv = line.split(":", 2);
+                if (kv.length != 2) {
+                    throw new IllegalArgumentException("input line " + line + ", want KEY:VALUE");
+                }
+                Object key = parse(keyType, kv[0]), value = parse(valueType, kv[1]);
+                sent.add(new Object[] {key, value});
+                acks.add(prod.send(new ProducerRecord<>(topic, key, value)));
+            }
+            for (int i = 0; i < sent.size(); i++) {
+                RecordMetadata md = acks.get(i).get(30, TimeUnit.SECONDS);
+                out("sent", sent.get(i)[0], md.partition(), sent.get(i)[1]);
+            }
+        } finally {
+            prod.close(CLOSE);
+        }
+    }
+
+    // consume reads topic from its start with no group: every partition
+    // assigned, then seeked to the beginning.
+    static void consume(String servers, String topic, int n, String keyType, String valueType) {
+        Properties p = common(servers, "java-interop");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, serde(keyType, "Deserializer"));
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, serde(valueType, "Deserializer"));
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        KafkaConsumer<Object, Object> c = new KafkaConsumer<>(p);
+        int seen = 0;
+        try {
+            List<PartitionInfo> infos = c.partitionsFor(topic, Duration.ofSeconds(20));
+            if (infos == null || infos.isEmpty()) {
+                throw new IllegalStateException("topic " + topic + " has no partitions");
+            }
+            List<TopicPartition> tps = new ArrayList<>();
+            for (PartitionInfo info : infos) {
+                tps.add(new TopicPartition(topic, info.partition()));
+            }
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (seen < n && System.nanoTime() < deadline) {
+                seen += show(c.poll(Duration.ofMillis(250)));
+            }
+            // One more poll: a message delivered twice would show.
+            show(c.poll(Duration.ofSeconds(1)));
+        } finally {
+            c.close(CloseOptions.timeout(CLOSE));
+        }
+        if (seen < n) {
+            throw new IllegalStateException("consumed " + seen + " of " + n + " messages in 20 s");
+        }
+    }
+
+    static int show(ConsumerRecords<Object, Object> records) {
+        for (ConsumerRecord<Object, Object> r : records) {
+            out("got", r.key(), r.partition(), r.value());
+        }
+        return records.count();
+    }
+
+    // group is a member of group id on topic, with the default assignors
+    // (range, then cooperative-sticky) and group protocol (classic). It
+    // stops once an end marker came and then nothing for 2 s; it commits
+    // what it consumed, and close leaves the group.
+    static void group(String servers, String topic, String id) {
+        Properties p = common(servers, "java-interop");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, id);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        List<String> offered = new ArrayList<>();
+        for (ConsumerPartitionAssignor a : new ConsumerConfig(p).getConfiguredInstances(
+                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, ConsumerPartitionAssignor.class)) {
+            offered.add(a.name());
+        }
+        out("protocols", String.join(" ", offered));
+        KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
+        try {
+            c.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            boolean ended = false;
+            long last = 0;
+            while (System.nanoTime() < deadline) {
+                ConsumerRecords<String, String> batch = c.poll(Duration.ofMillis(250));
+                for (ConsumerRecord<String, String> r : batch) {
+                    if ("end".equals(r.value())) {
+                        out("end", r.partition());
+                        ended = true;
+                    } else {
+                        out("got", r.key(), r.partition(), r.value());
+                    }
+                }
+                long now = System.nanoTime();
+                if (!batch.isEmpty()) {
+                    last = now;
+                }
+                if (ended && now - last >= TimeUnit.SECONDS.toNanos(2)) {
+                    c.commitSync(Duration.ofSeconds(20));
+                    return;
+                }
+            }
+            throw new IllegalStateException("no end marker within 90 s");
+        } finally {
+            c.close(CloseOptions.timeout(CLOSE));
+        }
+    }
+}
