@@ -157,7 +157,8 @@
 // (canonical BPL text). A null value is Kafka's null whatever the
 // serializer. The String serializer also takes numbers and booleans, as
 // their BPL text; the numeric ones also take numeric text, since message
-// names (keys) are text.
+// names (keys) are text, read as Java reads it: "010" is the Integer 10,
+// and "0x10" is not an integer.
 //
 // # Errors, timeouts and concurrency
 //
