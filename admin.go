@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -156,9 +158,12 @@ type PartitionLag struct {
 // Kafka does not allow). The map is then still returned, with the topics
 // that did not fail. Repeated names count once.
 //
-// Consumers of this Library subscribed to a topic that is created are told
-// at once, so they start reading it without waiting for their next
-// metadata refresh.
+// It returns once the brokers' metadata shows each created topic with a
+// leader for every partition (a Kafka broker applies the change a moment
+// after the controller made it), so the next call sees the topics; and
+// consumers of this Library subscribed to a created topic are told at
+// once, so they start reading it without waiting for their next metadata
+// refresh.
 //
 // target, here and in every admin method, is an admin handle's id or a
 // config (servers) for a client of the call's own, closed when the call
@@ -219,6 +224,7 @@ func (lib *Library) CreateTopics(ctx context.Context, target any, topics []strin
 				}
 			}
 		}
+		settle(ctx, h, trueKeys(done), func(t *kmsg.MetadataResponseTopic) bool { return led(t, 1) })
 		lib.announceTopics(done)
 		return done, topicsFailure(topics, done, failed, "created", "already existed")
 	})
@@ -228,7 +234,8 @@ func (lib *Library) CreateTopics(ctx context.Context, target any, topics []strin
 // topic deleted, true, and for each that did not exist, false. Failures are
 // reported as in [Library.CreateTopics].
 //
-// A topic can be created again with the same name afterwards, and the
+// It returns once the brokers' metadata no longer shows the deleted
+// topics. A topic can be created again with the same name afterwards, and the
 // producers and consumers of this Library that knew the deleted topic keep
 // working with the new one: they forget the old topic at once (what a
 // producer still held for it fails), and a consumer subscribed to it stays
@@ -270,12 +277,13 @@ func (lib *Library) DeleteTopics(ctx context.Context, target any, topics []strin
 				}
 			}
 		}
-		var deleted []string
-		for _, t := range topics {
-			if done[t] {
-				deleted = append(deleted, t)
-			}
-		}
+		// Forget only once no broker's answer shows the old topic:
+		// a consumer re-subscribing earlier could learn the old topic's
+		// id again and then refuse the new one.
+		deleted := trueKeys(done)
+		settle(ctx, h, deleted, func(t *kmsg.MetadataResponseTopic) bool {
+			return t.ErrorCode == kerr.UnknownTopicOrPartition.Code
+		})
 		lib.forgetTopics(ctx, deleted)
 		return done, topicsFailure(topics, done, failed, "deleted", "did not exist")
 	})
@@ -390,6 +398,9 @@ func (lib *Library) DescribeCluster(ctx context.Context, target any) (*ClusterIn
 // kerr.InvalidPartitions, and a topic that does not exist one wrapping
 // kerr.UnknownTopicOrPartition.
 //
+// It returns once the brokers' metadata shows the new partitions, each
+// with a leader.
+//
 // Adding partitions changes which partition a key goes to, so messages
 // with the same key may no longer all be in one partition, in order.
 //
@@ -433,6 +444,7 @@ func (lib *Library) CreatePartitions(ctx context.Context, target any, topic stri
 		if r.Err != nil {
 			return false, topicError(topic, r.Err, r.ErrMessage)
 		}
+		settle(ctx, h, []string{topic}, func(t *kmsg.MetadataResponseTopic) bool { return led(t, count) })
 		lib.announceTopics(map[string]bool{topic: true})
 		return true, nil
 	})
@@ -472,7 +484,24 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 		return nil, &Error{fn, errorf(ErrInvalidArgument, "group: want a group name, got \"\"")}
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (*GroupInfo, error) {
-		lags, err := adm.Lag(ctx, group)
+		// On a cluster no group has used yet, the brokers first create
+		// the offsets topic and answer COORDINATOR_NOT_AVAILABLE until
+		// it is ready: ask again, as Java's admin client does.
+		var lags kadm.DescribedGroupLags
+		var err error
+		for wait := 50 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+			lags, err = adm.Lag(ctx, group)
+			l := lags[group]
+			groupErr := l.Error()
+			if !coordinatorPending(err) && (err != nil || !coordinatorPending(groupErr)) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, h.requestError(ctx, cmp.Or(err, groupErr))
+			case <-time.After(wait):
+			}
+		}
 		if err != nil {
 			return nil, h.requestError(ctx, err)
 		}
@@ -490,11 +519,33 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 	})
 }
 
+// coordinatorPending reports whether err says only that a group's
+// coordinator is not ready yet, which passes by itself.
+func coordinatorPending(err error) bool {
+	if err == nil {
+		return false
+	}
+	pending := func(err error) bool {
+		return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
+	}
+	if se, ok := errors.AsType[*kadm.ShardErrors](err); ok {
+		for _, e := range se.Errs {
+			if !pending(e.Err) {
+				return false
+			}
+		}
+		return len(se.Errs) > 0
+	}
+	return pending(err)
+}
+
 // groupInfo converts kadm's view of a group and its lag.
 func groupInfo(l kadm.DescribedGroupLag) *GroupInfo {
 	info := &GroupInfo{Group: l.Group, State: l.State, Members: []GroupMember{}, Lag: []TopicLag{}}
 	for _, m := range l.Members {
-		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Assignment: []TopicPartitions{}}
+		// Kafka reports a host as Java prints an address, "/127.0.0.1".
+		host := strings.TrimPrefix(m.ClientHost, "/")
+		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: host, Assignment: []TopicPartitions{}}
 		if a, ok := m.Assigned.AsConsumer(); ok {
 			for _, t := range a.Topics {
 				gm.Assignment = append(gm.Assignment, TopicPartitions{Topic: t.Topic, Partitions: slices.Sorted(slices.Values(t.Partitions))})
@@ -603,6 +654,66 @@ func metadata(ctx context.Context, h *handle, topics []string) (*kmsg.MetadataRe
 		return nil, h.requestError(ctx, err)
 	}
 	return resp, nil
+}
+
+// settle waits until the brokers' metadata shows, for every topic, what a
+// create, grow or delete did: shown reports it for one topic. A broker
+// applies the controller's change a moment after the call that made it
+// returns (kfake at once, Kafka some milliseconds later), and a script's
+// next call must see it. settle gives up quietly when ctx ends, as the
+// change itself was made. One broker answers each check; brokers learn of
+// a change at about the same time.
+func settle(ctx context.Context, h *handle, topics []string, shown func(*kmsg.MetadataResponseTopic) bool) {
+	if len(topics) == 0 {
+		return
+	}
+	wait := 10 * time.Millisecond
+	for {
+		if resp, err := metadata(ctx, h, topics); err == nil && allShown(resp, topics, shown) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+}
+
+func allShown(resp *kmsg.MetadataResponse, topics []string, shown func(*kmsg.MetadataResponseTopic) bool) bool {
+	for _, name := range topics {
+		i := slices.IndexFunc(resp.Topics, func(t kmsg.MetadataResponseTopic) bool { return t.Topic != nil && *t.Topic == name })
+		if i < 0 || !shown(&resp.Topics[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// led reports whether t exists with at least n partitions, each with a
+// leader: ready for producers and consumers.
+func led(t *kmsg.MetadataResponseTopic, n int) bool {
+	if t.ErrorCode != 0 || len(t.Partitions) < n {
+		return false
+	}
+	for _, p := range t.Partitions {
+		if p.ErrorCode != 0 || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// trueKeys returns, in order, the topics whose value in done is true.
+func trueKeys(done map[string]bool) []string {
+	var ts []string
+	for _, t := range slices.Sorted(maps.Keys(done)) {
+		if done[t] {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }
 
 // forgetTopics makes the clients of lib forget deleted topics, so that they

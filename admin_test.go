@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -669,4 +672,135 @@ func TestAdminConcurrent(t *testing.T) {
 	time.Sleep(5 * time.Millisecond) // while the calls run
 	must[bool](t)(lib.Destroy(ctx, a))
 	wg.Wait()
+}
+
+// staleMetadata makes c answer the next n metadata requests that name only
+// topic, without asking to create it, as a broker that has not yet applied
+// the controller's last change would: with stale(), the topic as it was.
+// It returns how many it answered so.
+func staleMetadata(t *testing.T, c *kfake.Cluster, topic string, n int32, stale func() kmsg.MetadataResponseTopic) *atomic.Int32 {
+	t.Helper()
+	var brokers []kmsg.MetadataResponseBroker
+	for i, addr := range c.ListenAddrs() {
+		host, port, _ := strings.Cut(addr, ":")
+		b := kmsg.NewMetadataResponseBroker()
+		b.NodeID, b.Host, b.Port = int32(i), host, int32(must[int](t)(strconv.Atoi(port)))
+		brokers = append(brokers, b)
+	}
+	var answered atomic.Int32
+	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.MetadataRequest)
+		if req.AllowAutoTopicCreation || len(req.Topics) != 1 || req.Topics[0].Topic == nil || *req.Topics[0].Topic != topic {
+			return nil, nil, false
+		}
+		if answered.Add(1) >= n {
+			c.DropControl()
+		}
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		resp.Brokers = brokers
+		resp.ControllerID = 0
+		rt := stale()
+		rt.Topic = kmsg.StringPtr(topic)
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	return &answered
+}
+
+// staleTopic is a topic with partitions 0 to n-1, each led by broker 0;
+// with n 0, a topic the broker does not know.
+func staleTopic(n int) func() kmsg.MetadataResponseTopic {
+	return func() kmsg.MetadataResponseTopic {
+		rt := kmsg.NewMetadataResponseTopic()
+		if n == 0 {
+			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		}
+		for i := range n {
+			p := kmsg.NewMetadataResponseTopicPartition()
+			p.Partition, p.Leader, p.Replicas, p.ISR = int32(i), 0, []int32{0}, []int32{0}
+			rt.Partitions = append(rt.Partitions, p)
+		}
+		return rt
+	}
+}
+
+// TestAdminWaitsForMetadata checks that create-topics, create-partitions
+// and delete-topics return only once the brokers' metadata shows what they
+// did. A Kafka broker applies the controller's change a moment after the
+// call that made it returns; without the wait, a script's next
+// describe-topics or list-topics saw the topic missing, the old partition
+// count, or the deleted topic still there.
+func TestAdminWaitsForMetadata(t *testing.T) {
+	c, servers := newAdminKfake(t)
+	lib := newLib(t)
+	a := mustCall(t, lib, "kafka-create", "admin", servers)
+	const lag = 3 // stale answers before the change shows
+
+	created := staleMetadata(t, c, "w", lag, staleTopic(0))
+	wantFormat(t, "create", mustCall(t, lib, "kafka-create-topics", a, "w", nv{"partitions", 2}), `("w" => true)`)
+	if n := created.Load(); n != lag {
+		t.Errorf("create-topics returned after %d stale metadata answers, want %d", n, lag)
+	}
+
+	grown := staleMetadata(t, c, "w", lag, staleTopic(2))
+	if mustCall(t, lib, "kafka-create-partitions", a, "w", 4) != true {
+		t.Error("create-partitions 4 did not answer true")
+	}
+	// create-partitions asks once before growing; that answer is stale too.
+	if n := grown.Load(); n != lag {
+		t.Errorf("create-partitions returned after %d stale metadata answers, want %d", n, lag)
+	}
+
+	deleted := staleMetadata(t, c, "w", lag, staleTopic(4))
+	wantFormat(t, "delete", mustCall(t, lib, "kafka-delete-topics", a, "w"), `("w" => true)`)
+	if n := deleted.Load(); n != lag {
+		t.Errorf("delete-topics returned after %d stale metadata answers, want %d", n, lag)
+	}
+	wantFormat(t, "topics after the delete", mustCall(t, lib, "kafka-list-topics", a), `()`)
+}
+
+// TestAdminDescribeGroupWaitsForCoordinator checks that describe-group
+// asks again while the brokers answer COORDINATOR_NOT_AVAILABLE, as Kafka
+// does on a cluster no group has used yet while it creates the offsets
+// topic, instead of failing at once.
+func TestAdminDescribeGroupWaitsForCoordinator(t *testing.T) {
+	c, servers := newAdminKfake(t)
+	lib := newLib(t)
+	const refusals = 3
+	var refused atomic.Int32
+	c.ControlKey(int16(kmsg.FindCoordinator), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if refused.Add(1) >= refusals {
+			c.DropControl()
+		}
+		req := kreq.(*kmsg.FindCoordinatorRequest)
+		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		resp.NodeID = -1
+		for _, key := range req.CoordinatorKeys {
+			rc := kmsg.NewFindCoordinatorResponseCoordinator()
+			rc.Key, rc.NodeID, rc.ErrorCode = key, -1, kerr.CoordinatorNotAvailable.Code
+			resp.Coordinators = append(resp.Coordinators, rc)
+		}
+		return resp, nil, true
+	})
+	_, err := lib.DescribeGroup(testCtx(t), servers, "nobody")
+	if !errors.Is(err, kerr.GroupIDNotFound) {
+		t.Errorf("describe-group of a group that does not exist: %v, want GROUP_ID_NOT_FOUND once the coordinator is ready", err)
+	}
+	if n := refused.Load(); n != refusals {
+		t.Errorf("the brokers refused %d times, want %d", n, refusals)
+	}
+}
+
+// TestGroupMemberHost checks that a member's host reads the same whichever
+// broker reported it: Kafka prints it as Java prints an address.
+func TestGroupMemberHost(t *testing.T) {
+	for _, host := range []string{"/127.0.0.1", "127.0.0.1"} {
+		info := groupInfo(kadm.DescribedGroupLag{Members: []kadm.DescribedGroupMember{{MemberID: "m", ClientHost: host}}})
+		if got := info.Members[0].Host; got != "127.0.0.1" {
+			t.Errorf("member host %q reads %q, want 127.0.0.1", host, got)
+		}
+	}
 }
