@@ -730,6 +730,10 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 		kgo.WithHooks(hooks),
 		kgo.DialTimeout(min(10*time.Second, c.requestTimeout)),
 		kgo.RetryTimeout(c.requestTimeout),
+		// kgo waits 5 s between metadata requests by default, so a
+		// first send to a topic the broker is still creating (on first
+		// use) paused 5 s. Java's clients ask again after 100 ms to 1 s.
+		kgo.MetadataMinAge(500 * time.Millisecond),
 	}
 	if c.tls != nil {
 		opts = append(opts, kgo.DialTLSConfig(c.tls.Clone()))

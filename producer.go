@@ -100,19 +100,20 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 
 // tally counts the outcomes of one Send's records as kgo reports them.
 type tally struct {
-	mu       sync.Mutex
-	left     int // records not yet reported
-	failed   int
-	firstErr error
-	done     chan struct{} // closed when left reaches 0
+	mu         sync.Mutex
+	left       int // records not yet reported
+	failed     int
+	firstErr   error
+	firstTopic string        // the topic of the record that failed first
+	done       chan struct{} // closed when left reaches 0
 }
 
-func (t *tally) promise(_ *kgo.Record, err error) {
+func (t *tally) promise(r *kgo.Record, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
 		if t.failed++; t.firstErr == nil {
-			t.firstErr = err
+			t.firstErr, t.firstTopic = err, r.Topic
 		}
 	}
 	if t.left--; t.left == 0 {
@@ -138,7 +139,7 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	}
 	msg := fmt.Sprintf("delivered %d of %d records", delivered, total)
 	if t.failed > 0 {
-		msg += fmt.Sprintf("; %d failed", t.failed)
+		msg += fmt.Sprintf("; %d failed, the first to topic %q", t.failed, t.firstTopic)
 	}
 	if t.left > 0 {
 		msg += fmt.Sprintf("; %d not confirmed in time (they may still arrive)", t.left)

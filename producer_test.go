@@ -187,7 +187,7 @@ func TestSendPartialFailure(t *testing.T) {
 	if n != 2 {
 		t.Errorf("delivered %d, want 2", n)
 	}
-	if !errors.Is(err, kerr.UnknownTopicOrPartition) || ErrorType(err) != "KafkaError" || !strings.Contains(err.Error(), "delivered 2 of 4 records; 2 failed") {
+	if !errors.Is(err, kerr.UnknownTopicOrPartition) || ErrorType(err) != "KafkaError" || !strings.Contains(err.Error(), "delivered 2 of 4 records; 2 failed, the first to topic \"missing\"") {
 		t.Errorf("error %v (%s)", err, ErrorType(err))
 	}
 }
