@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -519,6 +520,17 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 	})
 }
 
+// memberHost is a member's address as brokers report it, alike from all:
+// Kafka says "/127.0.0.1", as Java prints an address, and kfake
+// "127.0.0.1:54321", with the client's port.
+func memberHost(h string) string {
+	h = strings.TrimPrefix(h, "/")
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
+}
+
 // coordinatorPending reports whether err says only that a group's
 // coordinator is not ready yet, which passes by itself.
 func coordinatorPending(err error) bool {
@@ -543,9 +555,7 @@ func coordinatorPending(err error) bool {
 func groupInfo(l kadm.DescribedGroupLag) *GroupInfo {
 	info := &GroupInfo{Group: l.Group, State: l.State, Members: []GroupMember{}, Lag: []TopicLag{}}
 	for _, m := range l.Members {
-		// Kafka reports a host as Java prints an address, "/127.0.0.1".
-		host := strings.TrimPrefix(m.ClientHost, "/")
-		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: host, Assignment: []TopicPartitions{}}
+		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: memberHost(m.ClientHost), Assignment: []TopicPartitions{}}
 		if a, ok := m.Assigned.AsConsumer(); ok {
 			for _, t := range a.Topics {
 				gm.Assignment = append(gm.Assignment, TopicPartitions{Topic: t.Topic, Partitions: slices.Sorted(slices.Values(t.Partitions))})

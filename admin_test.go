@@ -795,9 +795,10 @@ func TestAdminDescribeGroupWaitsForCoordinator(t *testing.T) {
 }
 
 // TestGroupMemberHost checks that a member's host reads the same whichever
-// broker reported it: Kafka prints it as Java prints an address.
+// broker reported it: Kafka prints it as Java prints an address, kfake
+// with the client's port.
 func TestGroupMemberHost(t *testing.T) {
-	for _, host := range []string{"/127.0.0.1", "127.0.0.1"} {
+	for _, host := range []string{"/127.0.0.1", "127.0.0.1", "127.0.0.1:54321"} {
 		info := groupInfo(kadm.DescribedGroupLag{Members: []kadm.DescribedGroupMember{{MemberID: "m", ClientHost: host}}})
 		if got := info.Members[0].Host; got != "127.0.0.1" {
 			t.Errorf("member host %q reads %q, want 127.0.0.1", host, got)
