@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -150,27 +151,40 @@ func SeekTimestamp(t time.Time) Position { return Position{at: t.UnixMilli(), ti
 // kafka-subscribe ran, not where it ends when the group is finally joined,
 // so nothing sent after subscribe returns is skipped. A topic that did not
 // exist then starts from its beginning.
+//
+// Under "none", a partition assigned with no committed offset (and no seek
+// waiting for it) has no position: it is kept in unpositioned, and paused,
+// until a seek gives it one; meanwhile polls report it (see noPosition).
 type consumerState struct {
 	h     *handle
 	subMu sync.Mutex // serializes subscription changes and seeks
 
-	mu       sync.Mutex
-	topics   map[string]bool
-	sorted   []string                        // topics, sorted; nil when topics changed
-	start    map[string]map[int32]int64      // topic -> partition -> start offset
-	seeks    map[string]map[int32]kgo.Offset // seeks waiting for assignment; partition -1 = all
-	assigned map[string]map[int32]bool       // what the group gave us
-	held     []*kgo.Record                   // polled, not yet returned to the caller
+	mu           sync.Mutex
+	topics       map[string]bool
+	sorted       []string                        // topics, sorted; nil when topics changed
+	start        map[string]map[int32]int64      // topic -> partition -> start offset
+	seeks        map[string]map[int32]kgo.Offset // seeks waiting for assignment; partition -1 = all
+	assigned     map[string]map[int32]bool       // what the group gave us
+	unpositioned map[string]map[int32]bool       // "none": assigned, no offset; paused while here
+	held         []*kgo.Record                   // polled, not yet returned to the caller
+
+	// wakeCtx ends when a partition loses its position, so a poll waiting
+	// for records reports it at once; wake ends it, and a new one starts.
+	wakeCtx context.Context
+	wake    context.CancelFunc
 }
 
 func newConsumerState(h *handle) *consumerState {
-	return &consumerState{
-		h:        h,
-		topics:   map[string]bool{},
-		start:    map[string]map[int32]int64{},
-		seeks:    map[string]map[int32]kgo.Offset{},
-		assigned: map[string]map[int32]bool{},
+	cs := &consumerState{
+		h:            h,
+		topics:       map[string]bool{},
+		start:        map[string]map[int32]int64{},
+		seeks:        map[string]map[int32]kgo.Offset{},
+		assigned:     map[string]map[int32]bool{},
+		unpositioned: map[string]map[int32]bool{},
 	}
+	cs.wakeCtx, cs.wake = context.WithCancel(context.Background())
+	return cs
 }
 
 // groupOpts are the kgo options that tie the group's life cycle to the
@@ -224,15 +238,27 @@ func (cs *consumerState) onLost(_ context.Context, _ *kgo.Client, lost map[strin
 			delete(cs.assigned[t], p)
 		}
 	}
+	cs.positioned(gone)
 	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return gone(r.Topic, r.Partition) })
 }
 
 // adjustOffsets runs when partitions are assigned, once their committed
 // offsets are known: it applies waiting seeks, then the subscribe-time start
 // offsets to partitions with no committed offset.
+//
+// Under "none", a partition with no committed offset is given offset 0 and
+// paused, and polls report it until a seek moves it. Left at kgo's
+// AtCommitted, kgo would report it in one poll only (one fake fetch
+// error) and give it no cursor (kgo v1.22.3 consumer.go:1437-1442); and
+// SetOffsets, which seek uses, drops a partition with no cursor
+// (consumer.go:1280-1302): no seek could revive it, and every later poll
+// would return nothing and no error. A paused cursor is one SetOffsets
+// moves; offset 0 is never fetched, as the partition is resumed only once
+// a seek has replaced it.
 func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	var unpositioned map[string][]int32
 	for t, ps := range offsets {
 		for p, o := range ps {
 			if seek, ok := cs.seeks[t][p]; ok {
@@ -247,13 +273,82 @@ func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map
 						ps[p] = kgo.NewOffset().AtStart()
 					}
 				}
+			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == "none" {
+				ps[p] = kgo.NewOffset().At(0)
+				if unpositioned == nil {
+					unpositioned = map[string][]int32{}
+				}
+				unpositioned[t] = append(unpositioned[t], p)
 			}
 		}
 	}
 	for t := range offsets {
 		delete(cs.seeks, t) // a seek applies to the topic's next assignment only
 	}
+	// A partition assigned again drops what it was left with.
+	cs.positioned(func(t string, p int32) bool { _, ok := offsets[t][p]; return ok })
+	if len(unpositioned) > 0 {
+		for t, ps := range unpositioned {
+			if cs.unpositioned[t] == nil {
+				cs.unpositioned[t] = map[int32]bool{}
+			}
+			for _, p := range ps {
+				cs.unpositioned[t][p] = true
+			}
+		}
+		cs.h.cl.PauseFetchPartitions(unpositioned) // before kgo assigns them: never fetched at 0
+		cs.wake()
+		cs.wakeCtx, cs.wake = context.WithCancel(context.Background())
+	}
 	return offsets, nil
+}
+
+// positioned removes the partitions for which is returns true from
+// unpositioned, and resumes fetching them: they were sought, revoked or
+// dropped. Call it with cs.mu held, so that a partition is paused exactly
+// while it is in unpositioned.
+func (cs *consumerState) positioned(is func(t string, p int32) bool) {
+	var resume map[string][]int32
+	for t, ps := range cs.unpositioned {
+		for p := range ps {
+			if is(t, p) {
+				delete(ps, p)
+				if resume == nil {
+					resume = map[string][]int32{}
+				}
+				resume[t] = append(resume[t], p)
+			}
+		}
+		if len(ps) == 0 {
+			delete(cs.unpositioned, t)
+		}
+	}
+	if len(resume) > 0 {
+		cs.h.cl.ResumeFetchPartitions(resume)
+	}
+}
+
+// errNoOffset is the cause of the error a poll returns while partitions
+// have no position.
+var errNoOffset = errors.New(`partition has no prior committed offset and auto-offset-reset is "none": seek to give it a position`)
+
+// noPosition returns the error of a poll of topics (nil: all) while some of
+// their partitions have no position, naming each, or nil. Call it with
+// cs.mu held.
+func (cs *consumerState) noPosition(topics []string) error {
+	var names []string
+	for _, t := range slices.Sorted(maps.Keys(cs.unpositioned)) {
+		if topics != nil && !slices.Contains(topics, t) {
+			continue
+		}
+		for _, p := range slices.Sorted(maps.Keys(cs.unpositioned[t])) {
+			names = append(names, fmt.Sprintf("topic %q partition %d", t, p))
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	return wrapf(errKafka, errNoOffset, "%s", strings.Join(names, ", "))
 }
 
 // subscription returns the subscribed topics, sorted. Every poll asks, so
@@ -336,6 +431,7 @@ func (cs *consumerState) drop(ctx context.Context, topics []string) error {
 		delete(cs.start, t)
 		delete(cs.seeks, t)
 	}
+	cs.positioned(func(t string, _ int32) bool { return slices.Contains(topics, t) })
 	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return slices.Contains(topics, r.Topic) })
 	cs.mu.Unlock()
 	cs.h.cl.PurgeTopicsFromConsuming(topics...)
@@ -409,6 +505,7 @@ func (cs *consumerState) forget(deleted []string) {
 			delete(cs.assigned, t)
 		}
 	}
+	cs.positioned(func(t string, _ int32) bool { return slices.Contains(topics, t) })
 	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return slices.Contains(topics, r.Topic) })
 	cs.mu.Unlock()
 	if len(topics) > 0 {
@@ -510,7 +607,9 @@ func (cs *consumerState) leave(ctx context.Context) error {
 // owns move at once; the others move if the group's next assignment of the
 // topic to this consumer gives them (so a seek right after subscribing
 // works), and the seek is then forgotten: partitions the group gives
-// another consumer keep that consumer's position.
+// another consumer keep that consumer's position. Under auto-offset-reset
+// "none", a seek is how a partition with no committed offset gets a
+// position (see [Library.Poll]).
 func (lib *Library) Seek(ctx context.Context, id, topic string, pos Position, partitions ...int32) error {
 	_, err := withConsumer(lib, "kafka-seek", id, func(cs *consumerState) (struct{}, error) {
 		return struct{}{}, cs.seek(ctx, topic, pos, partitions)
@@ -548,6 +647,9 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 			return err
 		}
 		cs.h.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{topic: offsets})
+		cs.mu.Lock()
+		cs.positioned(func(t string, p int32) bool { return t == topic && slices.Contains(owned, p) })
+		cs.mu.Unlock()
 	}
 
 	// The rest wait for the next assignment.
@@ -637,6 +739,17 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 // When no broker could be reached during the wait, Poll fails with an
 // [ErrTimeout] error naming the servers. Destroying the consumer makes a
 // Poll in flight return at once.
+//
+// With auto-offset-reset "none", a partition the group assigns with no
+// committed offset has no position: nothing of it is read until a seek
+// ([Library.Seek]) gives it one. Until then, as Java's poll throws
+// NoOffsetForPartitionException, every Poll with no records to return
+// fails with an error (of [ErrorType] "KafkaError") naming each such topic
+// and partition: a Poll waiting for records fails as soon as the group
+// assigns such a partition, and a later one without waiting. Unlike
+// Java's, the consumer's other partitions are not held up: records already
+// fetched from them are returned instead of the error, so a poll loop
+// keeps reading them and sees the error between them.
 func (lib *Library) Poll(ctx context.Context, id string, timeout time.Duration) (*Polled, error) {
 	return withConsumer(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
 		return cs.poll(ctx, nil, timeout)
@@ -717,9 +830,18 @@ func batches(recs []*kgo.Record) []batch {
 }
 
 // fetch waits up to timeout for records. Records of topics not asked for
-// are held for later polls.
+// are held for later polls. While a partition of topics has no position it
+// does not wait: it returns what is buffered, or else that error.
 func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int) ([]batch, error) {
 	h := cs.h
+	cs.mu.Lock()
+	if cs.noPosition(topics) != nil {
+		// Report it at once, as Java's poll throws at once; what the
+		// other partitions have fetched is still returned instead.
+		timeout = 0
+	}
+	wakeCtx := cs.wakeCtx
+	cs.mu.Unlock()
 	var pctx context.Context // nil: return what is buffered, at once
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -727,6 +849,8 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		defer cancel()
 		stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
 		defer stop()
+		stopWake := context.AfterFunc(wakeCtx, cancel) // so does a partition left with no position
+		defer stopWake()
 	}
 	fetches := h.cl.PollRecords(pctx, max)
 	var recs []batch
@@ -759,6 +883,12 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 			return nil, errorf(ErrClosed, "consumer destroyed during the poll")
 		}
 		return nil, wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
+	}
+	cs.mu.Lock()
+	err := cs.noPosition(topics)
+	cs.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	if timeout > 0 {
 		if err := h.net.unreachable(); err != nil {

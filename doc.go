@@ -118,7 +118,7 @@
 //	client-id                    "kafkabpl"
 //	group, group-id              a fresh group    per consumer, as brain4it's library does
 //	topics                       none             subscribe at creation
-//	auto-offset-reset            "latest"         "earliest", "latest", "none"
+//	auto-offset-reset            "latest"         "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek)
 //	enable-auto-commit, auto-commit  true         commits only records already polled
 //	auto-commit-interval         5000             ms
 //	max-poll-records             500
