@@ -604,12 +604,14 @@ func (cs *consumerState) leave(ctx context.Context) error {
 
 // Seek moves a consumer to pos on topic: on the given partitions, or on all
 // of the topic's partitions when none are given. Partitions the consumer
-// owns move at once; the others move if the group's next assignment of the
-// topic to this consumer gives them (so a seek right after subscribing
-// works), and the seek is then forgotten: partitions the group gives
-// another consumer keep that consumer's position. Under auto-offset-reset
-// "none", a seek is how a partition with no committed offset gets a
-// position (see [Library.Poll]).
+// owns move at once. When it owns none of the topic yet (it just
+// subscribed), the seek waits for the group's next assignment and applies
+// to what that gives it; a named partition it does not own waits the same
+// way. A waiting seek applies once and is then forgotten, so a later
+// rebalance never moves a partition back: partitions another member read
+// resume at its committed offsets. Under auto-offset-reset "none", a seek
+// is how a partition with no committed offset gets a position (see
+// [Library.Poll]).
 func (lib *Library) Seek(ctx context.Context, id, topic string, pos Position, partitions ...int32) error {
 	_, err := withConsumer(lib, "kafka-seek", id, func(cs *consumerState) (struct{}, error) {
 		return struct{}{}, cs.seek(ctx, topic, pos, partitions)
@@ -669,7 +671,11 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 	if cs.seeks[topic] == nil {
 		cs.seeks[topic] = map[int32]kgo.Offset{}
 	}
-	if len(partitions) == 0 {
+	// A seek of every partition waits only while the consumer owns none
+	// of the topic (it just subscribed): stored otherwise, it would move
+	// again, at the next rebalance, what it moved now and what other
+	// members had read.
+	if len(partitions) == 0 && len(cs.assigned[topic]) == 0 {
 		cs.seeks[topic][-1] = o
 	}
 	for _, p := range partitions {

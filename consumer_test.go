@@ -664,3 +664,59 @@ func TestOffsetResetNoneMixed(t *testing.T) {
 		t.Errorf("then %q, %v; want nothing more", polledValues(res), err)
 	}
 }
+
+// TestSeekNotReplayed checks that a seek of every partition, made while
+// the consumer owns some of them, is not applied again when the group
+// rebalances: when the other member leaves, its partitions resume at its
+// committed offsets, and the sought ones are not moved back. (Auto-commit
+// is on, so the rebalance commits what a polled: with it off, what a
+// polled but did not commit may come again after a rebalance, as with
+// Java's consumer.)
+func TestSeekNotReplayed(t *testing.T) {
+	servers := newSeededCluster(t, 2, "t")
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send := func(prefix string) {
+		t.Helper()
+		must[int](t)(lib.Send(ctx, p, []string{"t"}, []Message{
+			{Value: prefix + "0", Partition: new(int32(0))}, {Value: prefix + "1", Partition: new(int32(1))},
+		}))
+	}
+	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "auto-commit": true}
+	a := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	b := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	waitAssigned(t, lib, a, b) // one partition each
+	send("x")
+	for _, c := range []string{a, b} {
+		if got := pollValues(t, lib, c, 1, nil); len(got) != 1 {
+			t.Fatalf("%s polled %q, want its partition's one message", c, got)
+		}
+		if err := lib.Commit(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a reads its partition again from the beginning.
+	if err := lib.Seek(ctx, a, "t", SeekBeginning()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pollValues(t, lib, a, 1, nil); len(got) != 1 {
+		t.Fatalf("after the seek a polled %q, want its partition's message again", got)
+	}
+	if err := lib.Commit(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	// b leaves; a gets both partitions and must read only what is new.
+	if _, err := lib.Destroy(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	send("y")
+	got := pollValues(t, lib, a, 2, nil)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"y0", "y1"}) {
+		t.Errorf("after the rebalance a polled %q, want only the new y0 y1 (the old seek applied again?)", got)
+	}
+	if res, err := lib.Poll(ctx, a, 500*time.Millisecond); err != nil || res.Len() != 0 {
+		t.Errorf("then a polled %v (%v), want nothing", polledValues(res), err)
+	}
+}
