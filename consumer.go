@@ -167,6 +167,7 @@ type consumerState struct {
 	assigned     map[string]map[int32]bool       // what the group gave us
 	unpositioned map[string]map[int32]bool       // "none": assigned, no offset; paused while here
 	held         []*kgo.Record                   // polled, not yet returned to the caller
+	heldErr      error                           // fetched with records; the next fetch returns it
 
 	// wakeCtx ends when a partition loses its position, so a poll waiting
 	// for records reports it at once; wake ends it, and a new one starts.
@@ -744,7 +745,10 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 //
 // When no broker could be reached during the wait, Poll fails with an
 // [ErrTimeout] error naming the servers. Destroying the consumer makes a
-// Poll in flight return at once.
+// Poll in flight return at once. An error the brokers report for a
+// partition (a KafkaError naming it, such as TOPIC_AUTHORIZATION_FAILED)
+// fails the Poll; when it came together with records, those are returned
+// first and the next Poll fails with it.
 //
 // With auto-offset-reset "none", a partition the group assigns with no
 // committed offset has no position: nothing of it is read until a seek
@@ -835,12 +839,57 @@ func batches(recs []*kgo.Record) []batch {
 	return bs
 }
 
+// take sorts what a PollRecords returned: the records of topics (nil: all)
+// as batches, the others held for later polls, and the first error that
+// is the brokers' or the client's. An error that came with records is
+// held for the next fetch rather than returned now, so that neither is
+// lost.
+func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, error) {
+	var recs []batch
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		if topics == nil || slices.Contains(topics, p.Topic) {
+			recs = append(recs, batch{p.Topic, p.Partition, p.Records})
+			return
+		}
+		cs.mu.Lock()
+		cs.held = append(cs.held, p.Records...)
+		cs.mu.Unlock()
+	})
+	var err error
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
+			continue // the poll's own wait ended
+		}
+		if errors.Is(fe.Err, kgo.ErrClientClosed) {
+			err = errorf(ErrClosed, "consumer destroyed during the poll")
+		} else {
+			err = wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
+		}
+		break
+	}
+	if err != nil && len(recs) > 0 {
+		cs.mu.Lock()
+		cs.heldErr = cmp.Or(cs.heldErr, err)
+		cs.mu.Unlock()
+		return recs, nil
+	}
+	return recs, err
+}
+
 // fetch waits up to timeout for records. Records of topics not asked for
 // are held for later polls. While a partition of topics has no position it
 // does not wait: it returns what is buffered, or else that error.
 func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int) ([]batch, error) {
 	h := cs.h
 	cs.mu.Lock()
+	if err := cs.heldErr; err != nil {
+		cs.heldErr = nil
+		cs.mu.Unlock()
+		return nil, err
+	}
 	if cs.noPosition(topics) != nil {
 		// Report it at once, as Java's poll throws at once; what the
 		// other partitions have fetched is still returned instead.
@@ -858,20 +907,7 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		stopWake := context.AfterFunc(wakeCtx, cancel) // so does a partition left with no position
 		defer stopWake()
 	}
-	fetches := h.cl.PollRecords(pctx, max)
-	var recs []batch
-	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if len(p.Records) == 0 {
-			return
-		}
-		if topics == nil || slices.Contains(topics, p.Topic) {
-			recs = append(recs, batch{p.Topic, p.Partition, p.Records})
-			return
-		}
-		cs.mu.Lock()
-		cs.held = append(cs.held, p.Records...)
-		cs.mu.Unlock()
-	})
+	recs, err := cs.take(h.cl.PollRecords(pctx, max), topics)
 	if len(recs) > 0 {
 		return recs, nil
 	}
@@ -880,18 +916,11 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		return nil, ctx.Err()
 	case h.ctx.Err() != nil:
 		return nil, errorf(ErrClosed, "consumer destroyed during the poll")
-	}
-	for _, fe := range fetches.Errors() {
-		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
-			continue
-		}
-		if errors.Is(fe.Err, kgo.ErrClientClosed) {
-			return nil, errorf(ErrClosed, "consumer destroyed during the poll")
-		}
-		return nil, wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
+	case err != nil:
+		return nil, err
 	}
 	cs.mu.Lock()
-	err := cs.noPosition(topics)
+	err = cs.noPosition(topics)
 	cs.mu.Unlock()
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -718,5 +719,37 @@ func TestSeekNotReplayed(t *testing.T) {
 	}
 	if res, err := lib.Poll(ctx, a, 500*time.Millisecond); err != nil || res.Len() != 0 {
 		t.Errorf("then a polled %v (%v), want nothing", polledValues(res), err)
+	}
+}
+
+// TestPollKeepsErrorWithRecords checks that an error the client reports in
+// the same fetch as records is not dropped: the records come first, and
+// the next poll fails with the error, naming its partition.
+func TestPollKeepsErrorWithRecords(t *testing.T) {
+	servers := newSeededCluster(t, 2, "t")
+	lib := newLib(t)
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
+	h, err := lib.acquire(c, Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a PollRecords may return: records of partition 0, and an error
+	// of partition 1 that kgo reports once.
+	fetched := kgo.Fetches{{Topics: []kgo.FetchTopic{{Topic: "t", Partitions: []kgo.FetchPartition{
+		{Partition: 0, Records: []*kgo.Record{{Topic: "t", Partition: 0, Offset: 7, Value: []byte("v")}}},
+		{Partition: 1, Err: kerr.TopicAuthorizationFailed},
+	}}}}}
+	recs, err := h.cons.take(fetched, nil)
+	h.calls.Done()
+	if err != nil || len(recs) != 1 || len(recs[0].recs) != 1 {
+		t.Fatalf("take: %v records, error %v; want the one record and no error yet", recs, err)
+	}
+	_, err = lib.Poll(ctx, c, time.Second)
+	if !errors.Is(err, kerr.TopicAuthorizationFailed) || ErrorType(err) != "KafkaError" || !strings.Contains(err.Error(), `topic "t" partition 1`) {
+		t.Errorf("the next poll: %v (%s); want the held TOPIC_AUTHORIZATION_FAILED of partition 1", err, ErrorType(err))
+	}
+	if _, err := lib.Poll(ctx, c, 100*time.Millisecond); err != nil {
+		t.Errorf("the poll after: %v; want the error reported once", err)
 	}
 }
