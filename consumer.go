@@ -337,6 +337,9 @@ var errNoOffset = errors.New(`partition has no prior committed offset and auto-o
 // their partitions have no position, naming each, or nil. Call it with
 // cs.mu held.
 func (cs *consumerState) noPosition(topics []string) error {
+	if len(cs.unpositioned) == 0 {
+		return nil
+	}
 	var names []string
 	for _, t := range slices.Sorted(maps.Keys(cs.unpositioned)) {
 		if topics != nil && !slices.Contains(topics, t) {
@@ -904,8 +907,10 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		defer cancel()
 		stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
 		defer stop()
-		stopWake := context.AfterFunc(wakeCtx, cancel) // so does a partition left with no position
-		defer stopWake()
+		if h.cfg.autoOffsetReset == "none" { // so does a partition left with no position
+			stopWake := context.AfterFunc(wakeCtx, cancel)
+			defer stopWake()
+		}
 	}
 	recs, err := cs.take(h.cl.PollRecords(pctx, max), topics)
 	if len(recs) > 0 {
