@@ -489,11 +489,7 @@ func pollValues(t *testing.T, lib *Library, c string, n int, onErr func(error)) 
 			time.Sleep(10 * time.Millisecond) // such a poll may not wait
 			continue
 		}
-		for _, tr := range res.Topics {
-			for _, r := range tr.Records {
-				got = append(got, r.Value().(string))
-			}
-		}
+		got = append(got, polledValues(res)...)
 	}
 	return got
 }

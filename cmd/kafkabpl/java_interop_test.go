@@ -128,36 +128,11 @@ func TestJavaInterop(t *testing.T) {
 	})
 }
 
-// needJava checks for java on PATH and the jars in javaDir/lib: exactly
-// the kafka-clients version that pom.xml names.
+// needJava checks for java on PATH and the Java client's jars in
+// javaDir/lib, and logs java's version.
 func needJava(t *testing.T) string {
 	t.Helper()
-	fix := "fetch them from the repository root: " + javaFetch
-	java, err := exec.LookPath("java")
-	if err != nil {
-		missingTool(t, "java (17 or later, a JDK: its single-file launcher compiles Peer.java)", err, "install it: apt-get install openjdk-17-jdk-headless maven; then "+fix)
-	}
-	pom, err := os.ReadFile(filepath.Join(javaDir, "pom.xml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`<artifactId>kafka-clients</artifactId>\s*<version>([^<]+)</version>`).FindSubmatch(pom)
-	if m == nil {
-		t.Fatalf("%s/pom.xml names no kafka-clients version", javaDir)
-	}
-	want := fmt.Sprintf("kafka-clients-%s.jar", m[1])
-	jars, _ := filepath.Glob(filepath.Join(javaDir, "lib", "kafka-clients-*.jar"))
-	if len(jars) != 1 || filepath.Base(jars[0]) != want {
-		held := "no kafka-clients jar"
-		if len(jars) > 0 {
-			for i, j := range jars {
-				jars[i] = filepath.Base(j)
-			}
-			held = strings.Join(jars, ", ")
-			fix = "rm -r cmd/kafkabpl/" + javaDir + "/lib, then " + fix
-		}
-		missingTool(t, "the Java client's jars", fmt.Errorf("%s/lib holds %s, want %s", javaDir, held, want), fix)
-	}
+	java := needJars(t, javaDir, "kafka-clients", "the Java client's jars", javaFetch)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, java, "-version").CombinedOutput()
@@ -165,7 +140,43 @@ func needJava(t *testing.T) string {
 		t.Fatalf("java -version: %v\n%s", err, out)
 	}
 	version, _, _ := strings.Cut(string(out), "\n")
-	t.Logf("%s, %s", version, want)
+	t.Logf("%s", version)
+	return java
+}
+
+// needJars checks for java on PATH and, in dir/lib, the jar of artifact at
+// exactly the version dir/pom.xml names (a stale second version counts as
+// missing); it returns java's path. what names the jars, fetch is the
+// command that fetches them.
+func needJars(t *testing.T, dir, artifact, what, fetch string) string {
+	t.Helper()
+	fix := "fetch them from the repository root: " + fetch
+	java, err := exec.LookPath("java")
+	if err != nil {
+		missingTool(t, "java (a JDK, 17 or later)", err, "install it: apt-get install openjdk-17-jdk-headless maven; then "+fix)
+	}
+	pom, err := os.ReadFile(filepath.Join(dir, "pom.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<artifactId>` + regexp.QuoteMeta(artifact) + `</artifactId>\s*<version>([^<]+)</version>`).FindSubmatch(pom)
+	if m == nil {
+		t.Fatalf("%s/pom.xml names no %s version", dir, artifact)
+	}
+	want := fmt.Sprintf("%s-%s.jar", artifact, m[1])
+	jars, _ := filepath.Glob(filepath.Join(dir, "lib", artifact+"-*.jar"))
+	if len(jars) != 1 || filepath.Base(jars[0]) != want {
+		held := "no " + artifact + " jar"
+		if len(jars) > 0 {
+			for i, j := range jars {
+				jars[i] = filepath.Base(j)
+			}
+			held = strings.Join(jars, ", ")
+			fix = "rm -r cmd/kafkabpl/" + dir + "/lib, then " + fix
+		}
+		missingTool(t, what, fmt.Errorf("%s/lib holds %s, want %s", dir, held, want), fix)
+	}
+	t.Logf("%s/lib: %s", dir, want)
 	return java
 }
 

@@ -140,38 +140,11 @@ func concurrently(t *testing.T, tests map[string]func(*testing.T)) {
 	wg.Wait()
 }
 
-// needKafka checks for java on PATH and the broker's jars in kafkaDir/lib:
-// exactly the kafka_2.13 version that pom.xml names. It returns java's
-// path.
+// needKafka checks for java on PATH and the broker's jars in
+// kafkaDir/lib; it returns java's path.
 func needKafka(t *testing.T) string {
 	t.Helper()
-	fix := "fetch them from the repository root: " + kafkaFetch
-	java, err := exec.LookPath("java")
-	if err != nil {
-		missingTool(t, "java (17 or later, to run the Kafka broker)", err, "install it: apt-get install openjdk-17-jdk-headless maven; then "+fix)
-	}
-	pom, err := os.ReadFile(filepath.Join(kafkaDir, "pom.xml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`<artifactId>kafka_2\.13</artifactId>\s*<version>([^<]+)</version>`).FindSubmatch(pom)
-	if m == nil {
-		t.Fatalf("%s/pom.xml names no kafka_2.13 version", kafkaDir)
-	}
-	want := fmt.Sprintf("kafka_2.13-%s.jar", m[1])
-	jars, _ := filepath.Glob(filepath.Join(kafkaDir, "lib", "kafka_2.13-*.jar"))
-	if len(jars) != 1 || filepath.Base(jars[0]) != want {
-		held := "no kafka_2.13 jar"
-		if len(jars) > 0 {
-			for i, j := range jars {
-				jars[i] = filepath.Base(j)
-			}
-			held = strings.Join(jars, ", ")
-			fix = "rm -r cmd/kafkabpl/" + kafkaDir + "/lib, then " + fix
-		}
-		missingTool(t, "the Kafka broker's jars", fmt.Errorf("%s/lib holds %s, want %s", kafkaDir, held, want), fix)
-	}
-	return java
+	return needJars(t, kafkaDir, "kafka_2.13", "the Kafka broker's jars", kafkaFetch)
 }
 
 // realKafka is a running Kafka broker.
