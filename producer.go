@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Message is one message to send. The zero Message is a null value with no
@@ -44,6 +46,11 @@ type Header struct {
 // call with 10,000 messages costs a few round trips, not 10,000. Send
 // returns when every record is acknowledged or has failed; it never blocks
 // longer than the producer's send-timeout (default 30 s) or ctx.
+//
+// A topic the brokers list but do not host yet (one they are creating on
+// first use or after create-topics) is waited for, within send-timeout. A
+// topic they do not list, and are not creating, fails its records after a
+// few metadata requests, about 2 s, with UNKNOWN_TOPIC_OR_PARTITION.
 //
 // A message the serializers cannot encode fails the call before anything
 // is sent, with an [ErrInvalidArgument] error naming its position. When some
@@ -91,11 +98,20 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 	for i := range recs {
 		h.cl.Produce(rctx, &recs[i], promise)
 	}
-	select {
-	case <-t.done:
-	case <-ctx.Done():
+	for {
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			return t.result(ctx, h, len(recs))
+		}
+		again := h.stillCreating(rctx, t)
+		if len(again) == 0 {
+			return t.result(ctx, h, len(recs))
+		}
+		for _, r := range again {
+			h.cl.Produce(rctx, r, promise)
+		}
 	}
-	return t.result(ctx, h, len(recs))
 }
 
 // tally counts the outcomes of one Send's records as kgo reports them.
@@ -106,19 +122,101 @@ type tally struct {
 	firstErr   error
 	firstTopic string        // the topic of the record that failed first
 	done       chan struct{} // closed when left reaches 0
+	// unknown holds, in the order kgo failed them, the records the
+	// brokers refused with UNKNOWN_TOPIC_OR_PARTITION, until
+	// stillCreating decides whether to send them again.
+	unknown    []*kgo.Record
+	unknownErr error
 }
 
 func (t *tally) promise(r *kgo.Record, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err != nil {
-		if t.failed++; t.firstErr == nil {
-			t.firstErr, t.firstTopic = err, r.Topic
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		t.unknown = append(t.unknown, r)
+		t.unknownErr = err
+	default:
+		t.fail(r, err)
 	}
 	if t.left--; t.left == 0 {
 		close(t.done)
 	}
+}
+
+// fail counts r as failed with err; t.mu is held.
+func (t *tally) fail(r *kgo.Record, err error) {
+	if t.failed++; t.firstErr == nil {
+		t.firstErr, t.firstTopic = err, r.Topic
+	}
+}
+
+// stillCreating returns the records refused with UNKNOWN_TOPIC_OR_PARTITION
+// whose topic the brokers' metadata now lists, to be sent again, and
+// counts the others failed. It is called once every record of the round
+// has been reported, so t is not shared meanwhile.
+//
+// A Kafka broker lists a topic it creates (on first use, or through
+// create-topics) a moment before the partition's leader hosts it, and
+// refuses produce requests meanwhile; on a busy broker that lasts seconds.
+// kgo fails the records after four refusals. Java's producer keeps
+// trying until its timeout, and so does Send, within send-timeout. A topic
+// that the metadata does not list is not being created: its records fail
+// at once.
+func (h *handle) stillCreating(rctx context.Context, t *tally) []*kgo.Record {
+	refused, err := t.unknown, t.unknownErr
+	if len(refused) == 0 {
+		return nil
+	}
+	t.unknown = nil
+	var listed map[string]int // topic -> partitions
+	if rctx.Err() == nil {
+		listed = h.listedTopics(rctx, refused)
+		// A short pause, or the leader is asked again at once.
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-rctx.Done():
+		}
+	}
+	again := refused[:0]
+	for _, r := range refused {
+		if n, ok := listed[r.Topic]; ok && rctx.Err() == nil && r.Partition < int32(n) {
+			again = append(again, r)
+		} else {
+			t.fail(r, err)
+		}
+	}
+	if len(again) > 0 {
+		t.left, t.done = len(again), make(chan struct{})
+	}
+	return again
+}
+
+// listedTopics asks the brokers which of the records' topics they list,
+// without asking for any to be created, and how many partitions each has.
+func (h *handle) listedTopics(ctx context.Context, recs []*kgo.Record) map[string]int {
+	req := kmsg.NewPtrMetadataRequest()
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if !seen[r.Topic] {
+			seen[r.Topic] = true
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(r.Topic)
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	resp, err := req.RequestWith(ctx, h.cl)
+	if err != nil {
+		return nil
+	}
+	listed := map[string]int{}
+	for _, rt := range resp.Topics {
+		if rt.ErrorCode == 0 && rt.Topic != nil && len(rt.Partitions) > 0 {
+			listed[*rt.Topic] = len(rt.Partitions)
+		}
+	}
+	return listed
 }
 
 // result is the count delivered and, unless all were, the error saying how
@@ -133,7 +231,11 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	cause := t.firstErr
 	timedOut := t.left > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
 	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
-		cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+		if t.failed > 0 && h.topicMissing(ctx, t.firstTopic) {
+			cause = wrapf(ErrTimeout, kerr.UnknownTopicOrPartition, "topic %q did not become available within %v (does the broker create topics on first use?)", t.firstTopic, h.cfg.sendTimeout)
+		} else {
+			cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+		}
 	} else if cause == nil {
 		cause = ctx.Err()
 	}
@@ -145,6 +247,25 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 		msg += fmt.Sprintf("; %d not confirmed in time (they may still arrive)", t.left)
 	}
 	return delivered, wrapf(errorKind(cause), cause, "%s", msg)
+}
+
+// topicMissing asks the brokers, within what is left of ctx, whether they
+// do not know topic, so that a send that timed out waiting for a topic the
+// broker never created says so rather than blaming the network. The tally
+// is locked meanwhile; nothing else touches it once the send has returned.
+func (h *handle) topicMissing(ctx context.Context, topic string) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, h.cl)
+	if err != nil || len(resp.Topics) != 1 {
+		return false
+	}
+	return resp.Topics[0].ErrorCode == kerr.UnknownTopicOrPartition.Code
 }
 
 // errorKind returns the sentinel cause wraps, or a plain marker so that a

@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -414,5 +415,69 @@ func TestAcksWithoutIdempotence(t *testing.T) {
 	}
 	if got := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("acks 1" "acks 0")` {
 		t.Errorf("got %s", got)
+	}
+}
+
+// TestSendWaitsForNewTopic checks that a send to a topic the broker is
+// still creating succeeds. A Kafka broker lists a new topic in its metadata
+// a moment before the partition's leader hosts it, and answers produce
+// requests with UNKNOWN_TOPIC_OR_PARTITION meanwhile, for seconds when it
+// is busy; kgo gives up after four such answers. kfake creates topics at
+// once, so a control function plays the slow broker. (A topic the
+// metadata does not list fails at once: TestSendPartialFailure.)
+func TestSendWaitsForNewTopic(t *testing.T) {
+	for _, autoCreate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("allow-auto-create-topics=%v", autoCreate), func(t *testing.T) {
+			c := newKfake(t, kfake.SeedTopics(2, "new"))
+			const refusals = 8
+			var refused atomic.Int32
+			c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				if refused.Add(1) > refusals {
+					c.DropControl()
+					return nil, nil, false
+				}
+				req := kreq.(*kmsg.ProduceRequest)
+				resp := req.ResponseKind().(*kmsg.ProduceResponse)
+				for _, rt := range req.Topics {
+					st := kmsg.NewProduceResponseTopic()
+					st.Topic, st.TopicID = rt.Topic, rt.TopicID
+					for _, rp := range rt.Partitions {
+						sp := kmsg.NewProduceResponseTopicPartition()
+						sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownTopicOrPartition.Code
+						st.Partitions = append(st.Partitions, sp)
+					}
+					resp.Topics = append(resp.Topics, st)
+				}
+				return resp, nil, true
+			})
+			lib := newLib(t)
+			ctx := testCtx(t)
+			servers := strings.Join(c.ListenAddrs(), ",")
+			p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "allow-auto-create-topics": autoCreate}))
+			msgs := []Message{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}, {Key: "a", Value: "3"}, {Key: "b", Value: "4"}}
+			if n, err := lib.Send(ctx, p, []string{"new"}, msgs); err != nil || n != len(msgs) {
+				t.Fatalf("sent %d: %v", n, err)
+			}
+			if got := refused.Load(); got <= refusals {
+				t.Errorf("the broker refused %d produce requests, want more than %d", got, refusals)
+			}
+			// Each message once, each key's messages in order.
+			cons := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "auto-offset-reset": "earliest"}))
+			got := map[string][]string{}
+			for n := 0; n < len(msgs); {
+				res := must[*Polled](t)(lib.PollTopics(ctx, cons, []string{"new"}, 5*time.Second))
+				if res.Len() == 0 {
+					t.Fatalf("no more records after %d: %v", n, got)
+				}
+				for _, r := range res.Topics[0].Records {
+					got[r.Key().(string)] = append(got[r.Key().(string)], r.Value().(string))
+					n++
+				}
+			}
+			if want := map[string][]string{"a": {"1", "3"}, "b": {"2", "4"}}; !reflect.DeepEqual(got, want) {
+				t.Errorf("consumed %v, want %v", got, want)
+			}
+		})
 	}
 }
