@@ -127,6 +127,7 @@ type tally struct {
 	// stillCreating decides whether to send them again.
 	unknown    []*kgo.Record
 	unknownErr error
+	resent     bool // some were sent again
 }
 
 func (t *tally) promise(r *kgo.Record, err error) {
@@ -181,14 +182,19 @@ func (h *handle) stillCreating(rctx context.Context, t *tally) []*kgo.Record {
 	}
 	again := refused[:0]
 	for _, r := range refused {
-		if n, ok := listed[r.Topic]; ok && rctx.Err() == nil && r.Partition < int32(n) {
+		switch n, ok := listed[r.Topic]; {
+		case ok && rctx.Err() == nil && r.Partition < int32(n):
 			again = append(again, r)
-		} else {
+		case t.resent && rctx.Err() != nil:
+			// Sent again and still refused when time ran out: the
+			// brokers answered, so say what they kept saying.
+			t.fail(r, wrapf(ErrTimeout, err, "topic %q: the brokers list it but its leader did not take records within %v", r.Topic, h.cfg.sendTimeout))
+		default:
 			t.fail(r, err)
 		}
 	}
 	if len(again) > 0 {
-		t.left, t.done = len(again), make(chan struct{})
+		t.left, t.done, t.resent = len(again), make(chan struct{}), true
 	}
 	return again
 }

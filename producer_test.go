@@ -430,27 +430,7 @@ func TestSendWaitsForNewTopic(t *testing.T) {
 		t.Run(fmt.Sprintf("allow-auto-create-topics=%v", autoCreate), func(t *testing.T) {
 			c := newKfake(t, kfake.SeedTopics(2, "new"))
 			const refusals = 8
-			var refused atomic.Int32
-			c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-				c.KeepControl()
-				if refused.Add(1) > refusals {
-					c.DropControl()
-					return nil, nil, false
-				}
-				req := kreq.(*kmsg.ProduceRequest)
-				resp := req.ResponseKind().(*kmsg.ProduceResponse)
-				for _, rt := range req.Topics {
-					st := kmsg.NewProduceResponseTopic()
-					st.Topic, st.TopicID = rt.Topic, rt.TopicID
-					for _, rp := range rt.Partitions {
-						sp := kmsg.NewProduceResponseTopicPartition()
-						sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownTopicOrPartition.Code
-						st.Partitions = append(st.Partitions, sp)
-					}
-					resp.Topics = append(resp.Topics, st)
-				}
-				return resp, nil, true
-			})
+			refused := refuseProduce(c, refusals)
 			lib := newLib(t)
 			ctx := testCtx(t)
 			servers := strings.Join(c.ListenAddrs(), ",")
@@ -480,4 +460,52 @@ func TestSendWaitsForNewTopic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSendTopicNeverHosted checks the error when the brokers list a topic
+// but its leader refuses records until send-timeout: a Timeout that says
+// so, with the Kafka error reachable.
+func TestSendTopicNeverHosted(t *testing.T) {
+	c := newKfake(t, kfake.SeedTopics(1, "stuck"))
+	refused := refuseProduce(c, -1)
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": strings.Join(c.ListenAddrs(), ","), "send-timeout": 6000}))
+	n, err := lib.Send(ctx, p, []string{"stuck"}, []Message{{Value: "a"}})
+	if n != 0 || !errors.Is(err, ErrTimeout) || !errors.Is(err, kerr.UnknownTopicOrPartition) ||
+		!strings.Contains(err.Error(), `topic "stuck": the brokers list it but its leader did not take records within 6s`) {
+		t.Errorf("sent %d: %v (%s)", n, err, ErrorType(err))
+	}
+	if got := refused.Load(); got <= 4 {
+		t.Errorf("the broker was asked %d times, want more than kgo's 4", got)
+	}
+}
+
+// refuseProduce makes c answer the first n produce requests (every one,
+// with n -1) with UNKNOWN_TOPIC_OR_PARTITION for every partition, as a
+// Kafka broker does for a topic it lists but does not host yet. It returns
+// how many requests it has seen.
+func refuseProduce(c *kfake.Cluster, n int32) *atomic.Int32 {
+	var seen atomic.Int32
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if seen.Add(1) > n && n >= 0 {
+			c.DropControl()
+			return nil, nil, false
+		}
+		req := kreq.(*kmsg.ProduceRequest)
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewProduceResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownTopicOrPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	return &seen
 }
