@@ -371,6 +371,43 @@ func TestSendCallWideKey(t *testing.T) {
 	}
 }
 
+// TestEmptyIsNotNull checks that an empty string is sent as an empty
+// value, key or header, never as Kafka's null: a null value is a tombstone,
+// which on a compacted topic deletes the key.
+func TestEmptyIsNotNull(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "t", bplList(t, "", nv{"k", ""}, nil), nv{"headers", bplList(t, nv{"h", ""})})
+	mustCall(t, lib, "kafka-send", p, "t", bplList(t, bplList(t, nv{"key", ""}, nv{"value", ""})), nv{"records", true})
+	got := pollUntil(t, lib, c.(string), nil, 4)["t"]
+	// (An empty key names nothing: a List's empty name means unnamed.
+	// The Go API below and the "records" format tell it from null.)
+	if s := Format(got); s != `("" "k" => "" null "")` {
+		t.Errorf("polled %s", s)
+	}
+	// The Go API's view: empty, not nil.
+	c2 := must[string](t)(lib.Create(testCtx(t), Consumer, map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}))
+	var recs []Record
+	for len(recs) < 4 {
+		res := must[*Polled](t)(lib.Poll(testCtx(t), c2, 5*time.Second))
+		if res.Len() == 0 {
+			t.Fatalf("polled %d records", len(recs))
+		}
+		recs = append(recs, res.Topics[0].Records...)
+	}
+	if r := recs[0]; r.KeyBytes() != nil || r.ValueBytes() == nil || r.Headers()[0].Value == nil {
+		t.Errorf("record 1: key %#v value %#v headers %#v; want a null key, an empty value and header", r.KeyBytes(), r.ValueBytes(), r.Headers())
+	}
+	if r := recs[2]; r.ValueBytes() != nil {
+		t.Errorf("record 3: value %#v, want null", r.ValueBytes())
+	}
+	if r := recs[3]; r.KeyBytes() == nil || r.ValueBytes() == nil {
+		t.Errorf("record 4: key %#v value %#v, want both empty, not null", r.KeyBytes(), r.ValueBytes())
+	}
+}
+
 // TestNumericKeysNameMessages checks that keys read by a numeric
 // deserializer name their messages with their BPL text.
 func TestNumericKeysNameMessages(t *testing.T) {

@@ -128,7 +128,14 @@ func checkBPL(b []byte) error {
 
 // stringBytes returns the bytes of s without copying them. The client only
 // reads a record's bytes, so sharing them with the immutable string is safe.
-func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+// The empty string gives an empty slice, never nil: nil is Kafka's null,
+// which would turn "" into a tombstone.
+func stringBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
 
 var errList = errors.New("a list is not text; use the JSON or BPL serializer")
 

@@ -173,7 +173,7 @@ func TestStringBytesShares(t *testing.T) {
 	if b := stringBytes(s); !bytes.Equal(b, []byte("ababab")) {
 		t.Errorf("got %q", b)
 	}
-	if b := stringBytes(""); len(b) != 0 {
-		t.Errorf("empty string gave %q", b)
+	if b := stringBytes(""); b == nil || len(b) != 0 {
+		t.Errorf("empty string gave %#v, want empty and not nil (nil is null)", b)
 	}
 }
