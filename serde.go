@@ -409,7 +409,14 @@ func decodeJSONValue(d *json.Decoder) (any, error) {
 		if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
 			return n, nil
 		}
-		return strconv.ParseFloat(string(t), 64)
+		// Valid JSON (json.Valid, which checkJSON uses, said so), so
+		// the only error is a range one: a number beyond float64 reads
+		// as ±Infinity, as Java's Double.parseDouble reads it.
+		f, err := strconv.ParseFloat(string(t), 64)
+		if errors.Is(err, strconv.ErrRange) {
+			err = nil
+		}
+		return f, err
 	default: // string, bool, nil
 		return t, nil
 	}

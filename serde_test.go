@@ -177,3 +177,51 @@ func TestStringBytesShares(t *testing.T) {
 		t.Errorf("empty string gave %#v, want empty and not nil (nil is null)", b)
 	}
 }
+
+// TestSerdeJSONHugeNumbers checks that a number too large for a float64,
+// valid JSON, decodes as ±Infinity (as Java's Double.parseDouble reads it)
+// rather than failing after checkJSON accepted it, which used to hand the
+// raw text to the caller as if it were the decoded value.
+func TestSerdeJSONHugeNumbers(t *testing.T) {
+	in := []byte(`{"a": 1, "b": [1, 2.0, 1e400, -1e400, 1e-400]}`)
+	if err := checkJSON(in); err != nil {
+		t.Fatalf("checkJSON: %v", err)
+	}
+	v, err := decodeJSON(in)
+	if err != nil {
+		t.Fatalf("decodeJSON: %v", err)
+	}
+	if got := Format(v); got != `("a" => 1 "b" => (1 2 Infinity -Infinity 0))` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// FuzzJSON checks the JSON serde against itself: whatever checkJSON
+// accepts (it decides whether a polled record is reported undecodable)
+// decodes, and whatever decodes encodes to JSON that decodes to the same
+// BPL value, unless it holds a value JSON has no form for.
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1,2.5,"x",null,true]}`, `1e400`, `"\u00e9\ud83d\ude00"`, `{"z":1,"z":2}`, `[[],{}]`, `-0`, `9223372036854775808`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := decodeJSON(b)
+		if cerr := checkJSON(b); (cerr == nil) != (err == nil) {
+			t.Fatalf("checkJSON says %v, decodeJSON says %v", cerr, err)
+		}
+		if err != nil {
+			return
+		}
+		out, err := encodeJSON(v)
+		if err != nil {
+			return // NaN, ±Infinity: no JSON form
+		}
+		back, err := decodeJSON(out)
+		if err != nil {
+			t.Fatalf("%s encodes to %s, which does not decode: %v", b, out, err)
+		}
+		if Format(back) != Format(v) {
+			t.Fatalf("%s: decoded %s, encoded %s, decoded again %s", b, Format(v), out, Format(back))
+		}
+	})
+}
