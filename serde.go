@@ -247,7 +247,16 @@ func decodeFloat32(b []byte) (any, error) {
 	if len(b) != 4 {
 		return nil, errors.New("want 4 bytes")
 	}
-	return float64(math.Float32frombits(binary.BigEndian.Uint32(b))), nil
+	// BPL numbers are float64. Widening 0.1f exactly gives
+	// 0.10000000149011612; the float64 nearest the Float's shortest
+	// decimal gives 0.1, which is what was sent and what Java's
+	// Float.toString prints. Encoding it again gives the same 4 bytes.
+	f32 := math.Float32frombits(binary.BigEndian.Uint32(b))
+	f, err := strconv.ParseFloat(strconv.FormatFloat(float64(f32), 'g', -1, 32), 64)
+	if err != nil { // cannot happen: FormatFloat's text, NaN and ±Inf included
+		return float64(f32), nil
+	}
+	return f, nil
 }
 
 func encodeFloat64(v any) ([]byte, error) {

@@ -36,6 +36,12 @@ func TestSerdeJavaBytes(t *testing.T) {
 		{"Long", int64(-1), "ffffffffffffffff", int64(-1)},
 		{"FloatSerializer", 1.5, "3fc00000", 1.5},
 		{"Float", int64(-2), "c0000000", -2.0},
+		// Java's 0.1f; it reads as 0.1, as Java prints it, not as the
+		// widened 0.10000000149011612.
+		{"Float", 0.1, "3dcccccd", 0.1},
+		{"Float", 3.4028234663852886e38, "7f7fffff", 3.4028235e38},
+		{"Float", 1.401298464324817e-45, "00000001", 1e-45},
+		{"Float", math.Inf(-1), "ff800000", math.Inf(-1)},
 		{"DoubleSerializer", 1.5, "3ff8000000000000", 1.5},
 		{"Double", math.Inf(-1), "fff0000000000000", math.Inf(-1)},
 		{"JSON", NewList().AppendNamed("b", int64(1)).AppendNamed("a", NewList("x", 2.5, nil, true)), `7b2262223a312c2261223a5b2278222c322e352c6e756c6c2c747275655d7d`, NewList().AppendNamed("b", int64(1)).AppendNamed("a", NewList("x", 2.5, nil, true))},
@@ -58,6 +64,10 @@ func TestSerdeJavaBytes(t *testing.T) {
 		v, err := s.decodeAt(b, "value")
 		if err != nil || !equalValues(v, tt.out) {
 			t.Errorf("%s decode %s = %s, %v; want %s", tt.serde, tt.hex, Format(v), err, Format(tt.out))
+		}
+		// What was read sends the same bytes again.
+		if again, err := s.encodeAt(v, 1, ""); err != nil || hex.EncodeToString(again) != tt.hex {
+			t.Errorf("%s: %s read from %s encodes to %x, %v", tt.serde, Format(v), tt.hex, again, err)
 		}
 	}
 }
