@@ -19,7 +19,7 @@ package main
 // produce.bpl sends 40 to from-bpl, group.bpl is a member of group
 // "shared" reading topic jobs, and peer.py is the kafka-python side of each
 // (java/Peer.java the Java side; typed-produce.bpl and typed-consume.bpl
-// exchange numbers with it on topics doubles and longs).
+// exchange numbers with it on the topics of typedMessages).
 //
 //   - kcat to BPL: messages kcat produced with librdkafka's Java-compatible
 //     murmur2 partitioner reach a BPL consumer (poll-format records, reset
@@ -321,12 +321,14 @@ func pythonArgs(args ...string) []string {
 	return append([]string{"-I", "testdata/interop/peer.py"}, args...)
 }
 
-// interopBroker starts a broker process for one subtest and returns a
-// context bounding the subtest and the servers.
-func interopBroker(t *testing.T, bin string) (context.Context, string) {
+// interopBroker starts a broker process for one subtest, with the
+// scripts' topics and more made at start, and returns a context bounding
+// the subtest and the servers.
+func interopBroker(t *testing.T, bin string, more ...string) (context.Context, string) {
 	t.Helper()
+	topics := append([]string{"to-bpl", "from-bpl", "ref", "jobs"}, more...)
 	p := startBrokerProc(t, bin, "--port", "0", "--partitions", strconv.Itoa(interopPartitions),
-		"--topic", "to-bpl,from-bpl,ref,jobs,doubles,longs")
+		"--topic", strings.Join(topics, ","))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
 	t.Cleanup(cancel)
 	return ctx, strings.Join(p.addrs, ",")

@@ -21,15 +21,21 @@ package main
 //     KafkaConsumer each once, each on the partition where Java's own
 //     producer puts the same key.
 //   - typed Java to BPL, typed BPL to Java: the numeric serializers are
-//     byte for byte Java's. Integer keys with Double values, and Long keys
-//     with Long values (negative numbers, the ends of each range, a long
-//     beyond a double's 2^53, fractional, integral, tiny, huge doubles and
-//     -0.0), sent by Java's IntegerSerializer, DoubleSerializer and
-//     LongSerializer read back exactly in BPL (deserializers named by Java
+//     byte for byte Java's. Integer keys with Double values, Long keys
+//     with Long values, and Long keys with Float values (negative numbers,
+//     the ends of each range, a long beyond a double's 2^53, fractional,
+//     integral, tiny, huge doubles and floats, -0.0, a float's smallest
+//     normal and subnormal, and 2^24+1, which no float holds), sent by
+//     Java's IntegerSerializer, DoubleSerializer, LongSerializer and
+//     FloatSerializer read back exactly in BPL (deserializers named by Java
 //     class name), and sent by BPL (serializers named Integer, Double,
-//     Long) read back exactly by Java's deserializers. Each message is on
-//     the partition of murmur2 over Java's encoding of its key (4 or 8
-//     bytes, big-endian) on both sides, so the keys' bytes match too.
+//     Long, Float) read back exactly by Java's deserializers. A Float reads
+//     back in BPL as the double nearest its shortest decimal (0.1f as 0.1,
+//     not 0.10000000149011612), which is the text Java prints for it. Each
+//     message is on the partition of murmur2 over Java's encoding of its
+//     key (4 or 8 bytes, big-endian) on both sides, so the keys' bytes
+//     match too. These two subtests make their own broker (typedBroker),
+//     with the typed topics made at start.
 //   - group shared with Java: a BPL consumer and a Java KafkaConsumer in
 //     one group. Java offers range then cooperative-sticky, kafkabpl range
 //     then roundrobin; the group chooses range, the one protocol both
@@ -86,9 +92,9 @@ func TestJavaInterop(t *testing.T) {
 	t.Run("typed Java to BPL", func(t *testing.T) {
 		t.Parallel()
 		java := needJava(t)
-		ctx, servers := interopBroker(t, bin)
+		ctx, servers := typedBroker(t, bin)
 		for _, tm := range typedMessages() {
-			placed := typedText(t, tm, javaProduce(t, ctx, java, servers, tm.topic, tm.keyType, tm.valueType, tm.msgs))
+			placed := typedText(t, tm, javaProduce(t, ctx, java, servers, tm.topic, tm.keyType, tm.valueType, tm.sent))
 			checkDelivered(t, fmt.Sprintf("Java's %s placement (want murmur2 of Java's key bytes)", tm.topic), placed, tm.msgs)
 		}
 		out := runPeer(t, ctx, bin, "run", "--servers", servers, "testdata/interop/typed-consume.bpl")
@@ -105,7 +111,7 @@ func TestJavaInterop(t *testing.T) {
 	t.Run("typed BPL to Java", func(t *testing.T) {
 		t.Parallel()
 		java := needJava(t)
-		ctx, servers := interopBroker(t, bin)
+		ctx, servers := typedBroker(t, bin)
 		out := runPeer(t, ctx, bin, "run", "--servers", servers, "testdata/interop/typed-produce.bpl")
 		for _, tm := range typedMessages() {
 			if line := fmt.Sprintf("sent %s %d", tm.topic, len(tm.msgs)); !slices.Contains(strings.Split(out, "\n"), line) {
@@ -199,12 +205,28 @@ func javaProduce(t *testing.T, ctx context.Context, java, servers, topic, keyTyp
 	return parseLines(t, out, "sent")
 }
 
+// typedBroker is interopBroker with the topics of typedMessages made at
+// start too, so that every client sees their partitions from its first
+// request, and a topic added to the table is never left to creation on
+// first use.
+func typedBroker(t *testing.T, bin string) (context.Context, string) {
+	t.Helper()
+	var topics []string
+	for _, tm := range typedMessages() {
+		topics = append(topics, tm.topic)
+	}
+	return interopBroker(t, bin, topics...)
+}
+
 // typedTopic is the typed messages of one topic of typed-produce.bpl and
 // typed-consume.bpl.
 type typedTopic struct {
 	topic, kind        string // kind: the prefix of typed-consume.bpl's lines
-	keyType, valueType string // Java's names: Integer, Long, Double
-	msgs               []peerMsg
+	keyType, valueType string // Java's names: Integer, Long, Float, Double
+	// sent is the text that typed-produce.bpl sends and Java's producer
+	// parses; msgs is what both sides must read back. They differ where a
+	// type cannot hold the number sent (16777217 as a Float).
+	sent, msgs []peerMsg
 }
 
 // typedMessages are the messages of typed-produce.bpl, in canonical text
@@ -222,17 +244,47 @@ func typedMessages() []typedTopic {
 		{9007199254740993, -9223372036854775808}, {-1, 9223372036854775807}, {0, -42},
 		{123456789012, 1}, {-9223372036854775808, 0}, {9223372036854775807, -9007199254740993},
 	}
+	// Each float is read back as itself, except 2^24+1: between the floats
+	// 2^24 and 2^24+2 it is a tie, and both Java's Float.valueOf and BPL's
+	// Float serializer (the number a double, then rounded to a float) round
+	// it to even, 2^24. So both sides print 16777216 (Java: 1.6777216E7).
+	// Java's Float.toString prints 1.4E-45 (it writes two digits at least)
+	// and, on Java 17, 1.17549435E-38: more digits than the fewest that
+	// name the float. BPL prints the double nearest the fewest, 1.0E-45 and
+	// 1.1754944E-38. typedText sees the same float in each.
+	floats := []struct {
+		key  int64
+		sent string  // as typed-produce.bpl and Java's Float.valueOf read it
+		want float32 // the float both sides must read back
+	}{
+		{10, "0.1", 0.1}, {-273, "-273.15", -273.15}, {21, "21.5", 21.5}, {3, "3", 3},
+		{-1, "-0.0", float32(negZero())},
+		{math.MaxInt64, "3.4028235E38", math.MaxFloat32},
+		{math.MinInt64, "1.4E-45", math.SmallestNonzeroFloat32},
+		{1 << 32, "1.17549435E-38", 0x1p-126}, // the smallest normal float
+		{16777217, "16777217", 16777216},
+	}
 	d := typedTopic{topic: "doubles", kind: "double", keyType: "Integer", valueType: "Double"}
 	for _, m := range doubles {
 		key := binary.BigEndian.AppendUint32(nil, uint32(m.key))
 		d.msgs = append(d.msgs, peerMsg{strconv.Itoa(int(m.key)), javaPartition(string(key), interopPartitions), strconv.FormatFloat(m.value, 'g', -1, 64)})
 	}
+	d.sent = d.msgs
 	l := typedTopic{topic: "longs", kind: "long", keyType: "Long", valueType: "Long"}
 	for _, m := range longs {
 		key := binary.BigEndian.AppendUint64(nil, uint64(m[0]))
 		l.msgs = append(l.msgs, peerMsg{strconv.FormatInt(m[0], 10), javaPartition(string(key), interopPartitions), strconv.FormatInt(m[1], 10)})
 	}
-	return []typedTopic{d, l}
+	l.sent = l.msgs
+	f := typedTopic{topic: "floats", kind: "float", keyType: "Long", valueType: "Float"}
+	for _, m := range floats {
+		key := binary.BigEndian.AppendUint64(nil, uint64(m.key))
+		sent := peerMsg{strconv.FormatInt(m.key, 10), javaPartition(string(key), interopPartitions), m.sent}
+		f.sent = append(f.sent, sent)
+		sent.value = strconv.FormatFloat(float64(m.want), 'g', -1, 32)
+		f.msgs = append(f.msgs, sent)
+	}
+	return []typedTopic{d, l, f}
 }
 
 func negZero() float64 { return math.Copysign(0, -1) }
@@ -240,8 +292,18 @@ func negZero() float64 { return math.Copysign(0, -1) }
 // typedText puts the keys and values of msgs, as a client printed them, in
 // the canonical text of typedMessages: integers in decimal (Java's and
 // BPL's text alike), doubles in Go's shortest form ("1.0E300", Java's and
-// BPL's text, is "1e+300"; BPL's "3" and Java's "3.0" are "3"). Text that
-// is no number of its type stays as it is, and fails the comparison.
+// BPL's text, is "1e+300"; BPL's "3" and Java's "3.0" are "3"), floats in
+// Go's shortest float form ("3.4028235E38" is "3.4028235e+38").
+//
+// A float's text is compared by value too, but only text that is the float
+// rounded to at most 9 significant digits counts: 9 tell any two floats
+// apart, so it is text printed for a float, by Java's Float.toString
+// (1.4E-45, and 1.17549435E-38 on Java 17: more digits than the fewest) or
+// by BPL (1.0E-45, 1.1754944E-38). The float widened to a double, exactly
+// 0.10000000149011612 for 0.1f, would round to the same float, but is the
+// text of another number: BPL must read 0.1f as 0.1, so it stays as it is.
+// Text that is no number of its type stays as it is, and fails the
+// comparison.
 func typedText(t *testing.T, tm typedTopic, msgs []peerMsg) []peerMsg {
 	t.Helper()
 	canon := func(typ, s string) string {
@@ -257,6 +319,17 @@ func typedText(t *testing.T, tm typedTopic, msgs []peerMsg) []peerMsg {
 		case "Double":
 			if f, err := strconv.ParseFloat(s, 64); err == nil {
 				return strconv.FormatFloat(f, 'g', -1, 64)
+			}
+		case "Float":
+			f, err := strconv.ParseFloat(s, 32)
+			v, err64 := strconv.ParseFloat(s, 64)
+			if err != nil || err64 != nil {
+				break
+			}
+			for prec := range 9 { // digits after the first
+				if d, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'e', prec, 64), 64); d == v {
+					return strconv.FormatFloat(f, 'g', -1, 32)
+				}
 			}
 		}
 		return s

@@ -15,12 +15,14 @@
 //   produce-typed SERVERS TOPIC KT VT    produce, the key read as type KT, the value as VT
 //   consume-typed SERVERS TOPIC N KT VT  consume with the deserializers of KT and VT
 //
-// Types: String, Integer, Long, Double. Each is Java's own (de)serializer,
-// configured by class name as a Java application does:
-// org.apache.kafka.common.serialization.IntegerSerializer and so on. Keys
-// and values are printed with Java's toString (Double.toString for
-// doubles). The producer uses the default partitioner (murmur2 of the
-// serialized key) and acks=all.
+// Types: String, Integer, Long, Float, Double. Each is Java's own
+// (de)serializer, configured by class name as a Java application does:
+// org.apache.kafka.common.serialization.IntegerSerializer and so on. Input
+// text is read with the type's valueOf (Float.valueOf rounds "16777217" to
+// the nearest float, 1.6777216E7). Keys and values are printed with Java's
+// toString (Float.toString for floats, Double.toString for doubles). The
+// producer uses the default partitioner (murmur2 of the serialized key)
+// and acks=all.
 //
 // Every wait is bounded (max.block.ms, request and API timeouts, polls
 // against a deadline, close with a timeout); a bound reached is an error:
@@ -108,7 +110,7 @@ public class Peer {
     // serde names Java's class for a type: suffix Serializer or Deserializer.
     static String serde(String type, String suffix) {
         return switch (type) {
-            case "String", "Integer", "Long", "Double" ->
+            case "String", "Integer", "Long", "Float", "Double" ->
                 "org.apache.kafka.common.serialization." + type + suffix;
             default -> throw new IllegalArgumentException("unknown type " + type);
         };
@@ -119,6 +121,7 @@ public class Peer {
             case "String" -> text;
             case "Integer" -> Integer.valueOf(text);
             case "Long" -> Long.valueOf(text);
+            case "Float" -> Float.valueOf(text);
             case "Double" -> Double.valueOf(text);
             default -> throw new IllegalArgumentException("unknown type " + type);
         };
