@@ -173,6 +173,15 @@ type consumerState struct {
 	// for records reports it at once; wake ends it, and a new one starts.
 	wakeCtx context.Context
 	wake    context.CancelFunc
+
+	// uncommitted holds the partitions the group took from this member
+	// (lost, or revoked and the commit failed) while they had records a
+	// poll returned and no commit covered; those records go to the next
+	// owner again. The next commit reports them, once.
+	uncommitted map[string][]int32
+	// deleted holds the topics deleted through this Library and not
+	// assigned since: their records are gone, so losing them is no loss.
+	deleted map[string]bool
 }
 
 func newConsumerState(h *handle) *consumerState {
@@ -211,6 +220,7 @@ func (cs *consumerState) onAssigned(_ context.Context, _ *kgo.Client, assigned m
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	for t, ps := range assigned {
+		delete(cs.deleted, t)
 		if cs.assigned[t] == nil {
 			cs.assigned[t] = map[int32]bool{}
 		}
@@ -230,9 +240,20 @@ func (cs *consumerState) onRevoked(ctx context.Context, cl *kgo.Client, revoked 
 	cs.onLost(ctx, cl, revoked)
 }
 
-func (cs *consumerState) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	marked := cl.MarkedOffsets() // polled and not committed; kgo forgets them next
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	for t, ps := range lost {
+		for _, p := range ps {
+			if _, ok := marked[t][p]; ok && !cs.deleted[t] && !slices.Contains(cs.uncommitted[t], p) {
+				if cs.uncommitted == nil {
+					cs.uncommitted = map[string][]int32{}
+				}
+				cs.uncommitted[t] = append(cs.uncommitted[t], p)
+			}
+		}
+	}
 	gone := func(t string, p int32) bool { return slices.Contains(lost[t], p) }
 	for t, ps := range lost {
 		for _, p := range ps {
@@ -507,6 +528,11 @@ func (cs *consumerState) forget(deleted []string) {
 			cs.start[t] = map[int32]int64{} // known, with no partitions: from the beginning
 			delete(cs.seeks, t)
 			delete(cs.assigned, t)
+			delete(cs.uncommitted, t)
+			if cs.deleted == nil {
+				cs.deleted = map[string]bool{}
+			}
+			cs.deleted[t] = true
 		}
 	}
 	cs.positioned(func(t string, _ int32) bool { return slices.Contains(topics, t) })
@@ -575,6 +601,16 @@ func (lib *Library) Unsubscribe(ctx context.Context, id string, topics []string)
 // Commit commits the offsets of every record polled so far and returns
 // when the group coordinator has stored them, within request-timeout.
 // Records a poll has not returned yet are never committed.
+//
+// Hazard: the group can take partitions from a consumer at any time, not
+// only during a poll (a member joins or leaves, or this consumer's session
+// ends because the brokers went away). Records polled from a partition
+// taken before they were committed go to its next owner again. With
+// enable-auto-commit on they are committed as the partitions are taken,
+// if the coordinator can be reached; otherwise Commit then fails once
+// with [ErrNotCommitted], naming the topics and partitions, rather than
+// report a commit that did not happen. (Java's consumer throws
+// CommitFailedException.)
 func (lib *Library) Commit(ctx context.Context, id string) error {
 	_, err := withConsumer(lib, "kafka-commit", id, func(cs *consumerState) (struct{}, error) {
 		return struct{}{}, cs.commit(ctx)
@@ -582,7 +618,31 @@ func (lib *Library) Commit(ctx context.Context, id string) error {
 	return err
 }
 
+// commit commits what was polled, then reports, once, what the group took
+// away before it could be committed.
 func (cs *consumerState) commit(ctx context.Context) error {
+	if err := cs.commitPolled(ctx); err != nil {
+		return err
+	}
+	cs.mu.Lock()
+	lost := cs.uncommitted
+	cs.uncommitted = nil
+	cs.mu.Unlock()
+	if len(lost) == 0 {
+		return nil
+	}
+	var where []string
+	for _, t := range slices.Sorted(maps.Keys(lost)) {
+		ps := slices.Sorted(slices.Values(lost[t]))
+		where = append(where, fmt.Sprintf("topic %q partitions %v", t, ps))
+	}
+	return errorf(ErrNotCommitted, "%s: this consumer lost them (the group rebalanced, or its session ended) before the records it polled from them were committed; those records will be delivered again",
+		strings.Join(where, ", "))
+}
+
+// commitPolled commits what was polled and is still this consumer's,
+// within request-timeout.
+func (cs *consumerState) commitPolled(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
 	defer cancel()
 	if err := cs.h.cl.CommitMarkedOffsets(ctx); err != nil {
@@ -592,11 +652,13 @@ func (cs *consumerState) commit(ctx context.Context) error {
 }
 
 // leave commits what was polled when auto-commit is on, then leaves the
-// group, each within request-timeout. The caller closes the client.
+// group, each within request-timeout. The caller closes the client. Like
+// Java's close, it does not report records lost to an earlier rebalance:
+// only kafka-commit promises that everything polled is committed.
 func (cs *consumerState) leave(ctx context.Context) error {
 	var err error
 	if cs.h.cfg.autoCommit {
-		err = cs.commit(ctx)
+		err = cs.commitPolled(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
 	defer cancel()
@@ -866,9 +928,14 @@ func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, er
 		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 			continue // the poll's own wait ended
 		}
-		if errors.Is(fe.Err, kgo.ErrClientClosed) {
+		switch {
+		case errors.Is(fe.Err, kgo.ErrClientClosed):
 			err = errorf(ErrClosed, "consumer destroyed during the poll")
-		} else {
+		case cs.h.net.dialFailure(fe.Err) != nil:
+			err = cs.h.net.dialFailure(fe.Err)
+		case fe.Topic == "": // not a partition's: the group's (kgo.ErrGroupSession)
+			err = wrapf(errKafka, fe.Err, "group %q", cs.h.cfg.group)
+		default:
 			err = wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
 		}
 		break

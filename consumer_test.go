@@ -333,21 +333,7 @@ func waitAssigned(t *testing.T, lib *Library, ids ...string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for _, id := range ids {
-		for {
-			h, err := lib.acquire(id, Consumer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.cons.mu.Lock()
-			n := 0
-			for _, ps := range h.cons.assigned {
-				n += len(ps)
-			}
-			h.cons.mu.Unlock()
-			h.calls.Done()
-			if n > 0 {
-				break
-			}
+		for !hasPartitions(t, lib, id) {
 			if time.Now().After(deadline) {
 				t.Fatalf("consumer %s got no partitions", id)
 			}
@@ -358,6 +344,25 @@ func waitAssigned(t *testing.T, lib *Library, ids ...string) {
 			}
 		}
 	}
+}
+
+// hasPartitions reports whether the group has assigned consumer id any
+// partitions.
+func hasPartitions(t *testing.T, lib *Library, id string) bool {
+	t.Helper()
+	h, err := lib.acquire(id, Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.calls.Done()
+	h.cons.mu.Lock()
+	defer h.cons.mu.Unlock()
+	for _, ps := range h.cons.assigned {
+		if len(ps) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // TestPollOrder checks that a poll lists records by partition and, within
@@ -747,5 +752,121 @@ func TestPollKeepsErrorWithRecords(t *testing.T) {
 	}
 	if _, err := lib.Poll(ctx, c, 100*time.Millisecond); err != nil {
 		t.Errorf("the poll after: %v; want the error reported once", err)
+	}
+}
+
+// TestCommitAfterRebalanceSaysNotCommitted checks kafka-commit's promise
+// ("true after offsets of everything polled are committed") when it cannot
+// keep it: with auto-commit off, a consumer polls, a second member joins,
+// and the group takes the partitions back before the commit. The commit
+// must fail naming them (as Java's CommitFailedException does), not
+// return true; and the records it polled are delivered again, as it says.
+func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": false}
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	msgs := make([]Message, 20)
+	for i := range msgs {
+		msgs[i] = Message{Key: fmt.Sprint(i), Value: fmt.Sprint(i)}
+	}
+	must[int](t)(lib.Send(ctx, p, []string{"t"}, msgs))
+
+	c1 := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	first := pollValues(t, lib, c1, len(msgs), nil)
+
+	// A second member joins; c1 is not polling, but kgo rejoins in the
+	// background and gives up its partitions (eager range assignor).
+	// What c2 polls meanwhile counts as delivered again.
+	c2 := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	again := map[string]bool{}
+	add := func(c string, wait time.Duration) {
+		for _, v := range polledValues(must[*Polled](t)(lib.Poll(ctx, c, wait))) {
+			again[v] = true
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); !hasPartitions(t, lib, c2); {
+		if time.Now().After(deadline) {
+			t.Fatal("the second consumer got no partitions")
+		}
+		add(c2, 50*time.Millisecond)
+	}
+
+	err := lib.Commit(ctx, c1)
+	if !errors.Is(err, ErrNotCommitted) || ErrorType(err) != "KafkaError" ||
+		!strings.Contains(err.Error(), `kafka-commit: topic "t" partitions [0 1]`) || !strings.Contains(err.Error(), "will be delivered again") {
+		t.Fatalf("commit after the rebalance: %v (%s); want ErrNotCommitted naming topic t partitions [0 1]", err, ErrorType(err))
+	}
+	// Said once: the next commit has nothing outstanding.
+	if err := lib.Commit(ctx, c1); err != nil {
+		t.Errorf("second commit: %v", err)
+	}
+	// Nothing of the group's was committed, so every message c1 polled is
+	// delivered again, to one member or the other.
+	for deadline := time.Now().Add(20 * time.Second); len(again) < len(first) && time.Now().Before(deadline); {
+		add(c1, 100*time.Millisecond)
+		add(c2, 100*time.Millisecond)
+	}
+	if len(again) != len(first) {
+		t.Errorf("%d of the %d messages c1 polled were delivered again", len(again), len(first))
+	}
+}
+
+// TestCommitAfterRebalanceAutoCommit is the control: with auto-commit on,
+// what was polled is committed as the partitions are revoked, so the
+// commit after the rebalance succeeds and nothing is delivered again.
+func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest"}
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	must[int](t)(lib.Send(ctx, p, []string{"t"}, []Message{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}, {Key: "c", Value: "3"}}))
+	c1 := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	pollValues(t, lib, c1, 3, nil)
+	c2 := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	waitAssigned(t, lib, c2)
+	if err := lib.Commit(ctx, c1); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	for _, c := range []string{c1, c2} {
+		if res := must[*Polled](t)(lib.Poll(ctx, c, 500*time.Millisecond)); res.Len() != 0 {
+			t.Errorf("%s polled %v again", c, polledValues(res))
+		}
+	}
+}
+
+// TestBrokerGoneMidGroup checks what a consumer in a group says when its
+// brokers go away after it polled: a poll fails with a Timeout naming the
+// servers (not a KafkaError about a topic "" and partition 0, as kgo's
+// group error reads when taken for a partition's), and the commit does not
+// claim success: nothing it polled was committed.
+func TestBrokerGoneMidGroup(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := strings.Join(c.ListenAddrs(), ",")
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	must[int](t)(lib.Send(ctx, p, []string{"t"}, []Message{{Value: "a"}, {Value: "b"}}))
+	cons := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t",
+		"auto-offset-reset": "earliest", "request-timeout": 3000, "session-timeout": 6000, "heartbeat-interval": 500}))
+	pollValues(t, lib, cons, 2, nil)
+	c.Close()
+
+	var pollErr error
+	for deadline := time.Now().Add(20 * time.Second); pollErr == nil && time.Now().Before(deadline); {
+		_, pollErr = lib.Poll(ctx, cons, time.Second)
+	}
+	if ErrorType(pollErr) != "Timeout" || !strings.Contains(pollErr.Error(), servers) || strings.Contains(pollErr.Error(), `topic ""`) {
+		t.Errorf("poll with the broker gone: %v (%s); want a Timeout naming %s", pollErr, ErrorType(pollErr), servers)
+	}
+	if err := lib.Commit(ctx, cons); err == nil {
+		t.Error("commit with the broker gone and nothing committed returned no error")
+	} else {
+		t.Logf("commit: %v (%s)", err, ErrorType(err))
 	}
 }

@@ -28,6 +28,12 @@ var (
 	ErrTimeout = errors.New("timeout")
 	// ErrClosed: the handle or library was closed while the call ran.
 	ErrClosed = errors.New("closed")
+	// ErrNotCommitted: a commit could not cover records a poll returned,
+	// because the group took their partitions from this consumer first
+	// (a rebalance, or the consumer's session ended); the partitions' next
+	// owner will deliver them again. Java's consumer throws
+	// CommitFailedException for this. Its BPL type is "KafkaError".
+	ErrNotCommitted = errors.New("not committed")
 )
 
 // Error is the error every function of the package returns: the BPL

@@ -171,11 +171,25 @@ func (r *reachability) timeoutError(d time.Duration, cause error) error {
 	return wrapf(ErrTimeout, cause, "no answer from %s within %v", r.servers, d)
 }
 
+// dialFailure returns a Timeout error naming the servers when err is a
+// failure to connect (a broker down or unreachable), else nil.
+func (r *reachability) dialFailure(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return wrapf(ErrTimeout, err, "no broker reachable at %s", r.servers)
+	}
+	return nil
+}
+
 // requestError words the failure of a request to the brokers: a Timeout
-// naming the servers when time ran out, else the Kafka error.
+// naming the servers when time ran out or no broker could be reached, else
+// the Kafka error.
 func (h *handle) requestError(ctx context.Context, err error) error {
 	if unreachable := h.net.unreachable(); unreachable != nil {
 		return unreachable
+	}
+	if down := h.net.dialFailure(err); down != nil {
+		return down
 	}
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return h.net.timeoutError(h.cfg.requestTimeout, err)
