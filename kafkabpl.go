@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -127,7 +128,7 @@ func (lib *Library) Close(ctx context.Context) error {
 		wg.Go(func() {
 			if err := h.close(ctx); err != nil {
 				mu.Lock()
-				errs = append(errs, &Error{"kafka-destroy", err})
+				errs = append(errs, &Error{"kafka-destroy", fmt.Errorf("%s %q: %w", h.kind, h.id, err)})
 				mu.Unlock()
 			}
 		})

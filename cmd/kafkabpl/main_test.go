@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 )
 
@@ -360,5 +361,24 @@ func TestClusterFlagsConnect(t *testing.T) {
 
 	if _, _, err := parsed("--embedded", "--brokers", "0").connect(env("")); !errors.Is(err, errUsage) || !errors.Is(err, embedded.ErrInvalidOption) {
 		t.Errorf("--brokers 0: err = %v, want errUsage and ErrInvalidOption", err)
+	}
+}
+
+// TestPrintCloseErrors checks the report of handles a script left that
+// could not be destroyed cleanly: SPEC 9's "error: TYPE: message" form,
+// one line per handle, each naming it.
+func TestPrintCloseErrors(t *testing.T) {
+	t.Parallel()
+	err := errors.Join(
+		&kafkabpl.Error{Func: "kafka-destroy", Err: fmt.Errorf("producer %q: 1 records still unsent: %w", "p1", kafkabpl.ErrTimeout)},
+		&kafkabpl.Error{Func: "kafka-destroy", Err: fmt.Errorf("consumer %q: %w", "c2", errors.New("COORDINATOR_NOT_AVAILABLE"))},
+	)
+	var out bytes.Buffer
+	printCloseErrors(&out, "job.bpl", err)
+	want := `error: Timeout: kafka-destroy: producer "p1": 1 records still unsent: timeout (job.bpl: at the end of the run)
+error: KafkaError: kafka-destroy: consumer "c2": COORDINATOR_NOT_AVAILABLE (job.bpl: at the end of the run)
+`
+	if out.String() != want {
+		t.Errorf("printed:\n%s\nwant:\n%s", &out, want)
 	}
 }

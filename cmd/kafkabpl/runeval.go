@@ -109,8 +109,21 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 		fmt.Fprintf(stderr, "error: %v\n", runErr)
 		return exitFail
 	case closeErr != nil:
-		fmt.Fprintf(stderr, "error: %v\n", closeErr)
+		printCloseErrors(stderr, file, closeErr)
 		return exitFail
 	}
 	return exitOK
+}
+
+// printCloseErrors reports what the script left and could not be
+// destroyed cleanly (lib.Close's joined errors): one line per handle, in
+// the form of an uncaught exception's, with the end of the run for a line.
+func printCloseErrors(w io.Writer, file string, err error) {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	for _, err := range errs {
+		fmt.Fprintf(w, "error: %s: %v (%s: at the end of the run)\n", kafkabpl.ErrorType(err), err, file)
+	}
 }
