@@ -809,6 +809,12 @@ func (c *config) consumerOpts() []kgo.Opt {
 		kgo.HeartbeatInterval(c.heartbeatInterval),
 		kgo.RebalanceTimeout(c.maxPollInterval),
 		kgo.FetchMaxPartitionBytes(int32(max(c.maxMessageBytes, 1<<20))),
+		// A partition that gets a new position (a seek, a reset, an
+		// assignment) joins the next fetch to its broker, so it waits for
+		// the one in flight; kgo lets a fetch wait 5 s for data, Java's
+		// consumer 500 ms (fetch.max.wait.ms). With 5 s, a message sent
+		// after a seek came seconds late.
+		kgo.FetchMaxWait(500 * time.Millisecond),
 	}
 	if c.readCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))

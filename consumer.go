@@ -720,7 +720,19 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 		cs.mu.Unlock()
 	}
 
-	// The rest wait for the next assignment.
+	// The rest wait for the next assignment; a partition the topic does
+	// not have would wait for ever.
+	var waiting []int32
+	for _, p := range partitions {
+		if !slices.Contains(owned, p) {
+			waiting = append(waiting, p)
+		}
+	}
+	if len(waiting) > 0 {
+		if err := cs.checkPartitions(ctx, topic, waiting); err != nil {
+			return err
+		}
+	}
 	var o kgo.Offset
 	switch {
 	case pos.time:
@@ -744,9 +756,33 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 	if len(partitions) == 0 && len(cs.assigned[topic]) == 0 {
 		cs.seeks[topic][-1] = o
 	}
+	for _, p := range waiting {
+		cs.seeks[topic][p] = o
+	}
+	return nil
+}
+
+// checkPartitions fails when topic exists and lacks one of partitions. A
+// topic the brokers do not know yet passes: it may be created (on first
+// use, say) before the consumer is assigned it.
+func (cs *consumerState) checkPartitions(ctx context.Context, topic string, partitions []int32) error {
+	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cs.h.cl)
+	if err != nil {
+		return cs.h.requestError(ctx, err)
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+		return nil
+	}
+	n := int32(len(resp.Topics[0].Partitions))
 	for _, p := range partitions {
-		if !slices.Contains(owned, p) {
-			cs.seeks[topic][p] = o
+		if p >= n {
+			return errorf(ErrInvalidArgument, "topic %q has %d partitions (0 to %d); partition %d does not exist", topic, n, n-1, p)
 		}
 	}
 	return nil

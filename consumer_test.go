@@ -870,3 +870,49 @@ func TestBrokerGoneMidGroup(t *testing.T) {
 		t.Logf("commit: %v (%s)", err, ErrorType(err))
 	}
 }
+
+// TestSeekPastEnd checks a seek beyond a partition's end: the partition
+// resets to its end (auto-offset-reset "latest"), and a message sent then
+// comes in the next poll. kgo lets a fetch wait 5 s for data, and the
+// partition only joins the next fetch, so it used to come seconds late,
+// often after a 3 s poll; the fetch wait is now Java's 500 ms.
+func TestSeekPastEnd(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(4, "sk"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "sk"}))
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	must[*Polled](t)(lib.Poll(ctx, c, 500*time.Millisecond))
+	if err := lib.Seek(ctx, c, "sk", SeekOffset(100), 2); err != nil {
+		t.Fatal(err)
+	}
+	if res := must[*Polled](t)(lib.Poll(ctx, c, time.Second)); res.Len() != 0 {
+		t.Fatalf("polled %v from an empty topic", polledValues(res))
+	}
+	two := int32(2)
+	must[int](t)(lib.Send(ctx, p, []string{"sk"}, []Message{{Value: "late", Partition: &two}}))
+	if got := polledValues(must[*Polled](t)(lib.Poll(ctx, c, 3*time.Second))); !slices.Equal(got, []string{"late"}) {
+		t.Errorf("the poll after the send got %q, want [late]", got)
+	}
+}
+
+// TestSeekMissingPartition checks that seeking a partition the topic does
+// not have fails, naming it, instead of waiting for ever for an
+// assignment that cannot come; a topic that does not exist yet may still
+// be sought.
+func TestSeekMissingPartition(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(4, "sk"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "sk"}))
+	err := lib.Seek(ctx, c, "sk", SeekOffset(0), 9)
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `kafka-seek: topic "sk" has 4 partitions (0 to 3); partition 9 does not exist`) {
+		t.Errorf("seek of partition 9: %v", err)
+	}
+	if err := lib.Seek(ctx, c, "sk", SeekOffset(0), 3); err != nil {
+		t.Errorf("seek of partition 3: %v", err)
+	}
+	if err := lib.Seek(ctx, c, "later", SeekBeginning(), 5); err != nil {
+		t.Errorf("seek of a topic not created yet: %v", err)
+	}
+}
