@@ -294,7 +294,7 @@ func (lib *Library) bplPoll(ctx context.Context, l *List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := a.int(a.pos[len(a.pos)-1], "timeout-ms", math.MinInt32, math.MaxInt32)
+	ms, err := a.int(a.pos[len(a.pos)-1], "timeout-ms", 0, math.MaxInt32)
 	if err != nil {
 		return nil, err
 	}

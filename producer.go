@@ -252,6 +252,11 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	if t.left > 0 {
 		msg += fmt.Sprintf("; %d not confirmed in time (they may still arrive)", t.left)
 	}
+	if errors.Is(cause, kerr.MessageTooLarge) {
+		// kgo says so for the producer's own limit as the broker does for
+		// its own: name the one the caller can change here.
+		msg += fmt.Sprintf(" (a record, key and headers included, must fit in the producer's max-message-bytes, %d, and in the topic's max.message.bytes)", h.cfg.maxMessageBytes)
+	}
 	return delivered, wrapf(errorKind(cause), cause, "%s", msg)
 }
 

@@ -546,3 +546,18 @@ func refuseProduce(c *kfake.Cluster, n int32) *atomic.Int32 {
 	})
 	return &seen
 }
+
+// TestSendTooLarge checks the error for a message larger than the
+// producer's max-message-bytes: a KafkaError wrapping MESSAGE_TOO_LARGE
+// that names the setting and its value, since kgo words its own limit as
+// if the broker had refused the record.
+func TestSendTooLarge(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "max-message-bytes": 1000}))
+	n, err := lib.Send(ctx, p, []string{"t"}, []Message{{Value: "small"}, {Value: strings.Repeat("x", 2000)}})
+	if !errors.Is(err, kerr.MessageTooLarge) || ErrorType(err) != "KafkaError" || !strings.Contains(err.Error(), "max-message-bytes, 1000") {
+		t.Errorf("sent %d: %v (%s)", n, err, ErrorType(err))
+	}
+}
