@@ -168,7 +168,9 @@
 // Errors wrap the sentinels [ErrUnknownHandle], [ErrWrongKind],
 // [ErrInvalidConfig], [ErrInvalidArgument], [ErrTimeout] and [ErrClosed];
 // errors from the brokers keep franz-go's kerr codes reachable with
-// errors.Is. No call blocks past its timeout when the brokers are down: it
+// errors.Is. A commit that cannot cover what was polled, because a
+// rebalance took the partitions first, wraps [ErrNotCommitted] (BPL type
+// KafkaError). No call blocks past its timeout when the brokers are down: it
 // fails with an ErrTimeout error naming the servers. A password never
 // appears in an error. Every handle is safe for concurrent use.
 //
