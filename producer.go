@@ -1,9 +1,11 @@
 package kafkabpl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,7 +106,7 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 		case <-ctx.Done():
 			return t.result(ctx, h, len(recs))
 		}
-		again := h.stillCreating(rctx, t)
+		again := h.stillCreating(rctx, t, recs)
 		if len(again) == 0 {
 			return t.result(ctx, h, len(recs))
 		}
@@ -165,7 +167,7 @@ func (t *tally) fail(r *kgo.Record, err error) {
 // trying until its timeout, and so does Send, within send-timeout. A topic
 // that the metadata does not list is not being created: its records fail
 // at once.
-func (h *handle) stillCreating(rctx context.Context, t *tally) []*kgo.Record {
+func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record) []*kgo.Record {
 	refused, err := t.unknown, t.unknownErr
 	if len(refused) == 0 {
 		return nil
@@ -194,6 +196,14 @@ func (h *handle) stillCreating(rctx context.Context, t *tally) []*kgo.Record {
 		}
 	}
 	if len(again) > 0 {
+		// kgo reports a partition's refused records in no set order (a
+		// batch in flight and one buffered fail apart): send them again
+		// in the order of the call. recs holds them all.
+		pos := make(map[*kgo.Record]int, len(recs))
+		for i := range recs {
+			pos[&recs[i]] = i
+		}
+		slices.SortFunc(again, func(a, b *kgo.Record) int { return cmp.Compare(pos[a], pos[b]) })
 		t.left, t.done, t.resent = len(again), make(chan struct{}), true
 	}
 	return again
