@@ -119,7 +119,7 @@ var configKeys = []configKey{
 		return err
 	}},
 	{"auto-commit-interval", []string{"auto.commit.interval.ms"}, func(c *config, r valueReader) (err error) {
-		c.autoCommitInterval, err = r.millis(1)
+		c.autoCommitInterval, err = r.millis(100) // kgo refuses less
 		return err
 	}},
 	{"max-poll-records", []string{"max.poll.records"}, func(c *config, r valueReader) (err error) {

@@ -182,6 +182,13 @@ type consumerState struct {
 	// deleted holds the topics deleted through this Library and not
 	// assigned since: their records are gone, so losing them is no loss.
 	deleted map[string]bool
+
+	// pending is the last record of each partition the latest poll
+	// returned. They are marked for commit when the next poll, commit or
+	// destroy comes, not when they are returned: as with Java's consumer,
+	// a background auto-commit never covers records the caller may still
+	// be working on, so a crash then redelivers them (at least once).
+	pending []*kgo.Record
 }
 
 func newConsumerState(h *handle) *consumerState {
@@ -230,9 +237,10 @@ func (cs *consumerState) onAssigned(_ context.Context, _ *kgo.Client, assigned m
 	}
 }
 
-// onRevoked commits what was polled (when auto-commit is on, as kgo's own
-// default does) and forgets held records of partitions we no longer own:
-// their new owner will deliver them.
+// onRevoked commits what was polled and came back from (when auto-commit
+// is on, as kgo's own default does) and forgets held records of
+// partitions we no longer own: their new owner will deliver them, and
+// what the latest poll returned from them too (see onLost).
 func (cs *consumerState) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 	if cs.h.cfg.autoCommit {
 		cl.CommitMarkedOffsets(ctx) // a failure means the new owner re-reads: at-least-once
@@ -244,9 +252,16 @@ func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[stri
 	marked := cl.MarkedOffsets() // polled and not committed; kgo forgets them next
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	gone := func(t string, p int32) bool { return slices.Contains(lost[t], p) }
+	// What the latest poll returned from them is not committed either,
+	// and is never marked now: the partitions' next owner reads it again.
+	pending := func(t string, p int32) bool {
+		return slices.ContainsFunc(cs.pending, func(r *kgo.Record) bool { return r.Topic == t && r.Partition == p })
+	}
 	for t, ps := range lost {
 		for _, p := range ps {
-			if _, ok := marked[t][p]; ok && !cs.deleted[t] && !slices.Contains(cs.uncommitted[t], p) {
+			_, isMarked := marked[t][p]
+			if (isMarked || pending(t, p)) && !cs.deleted[t] && !slices.Contains(cs.uncommitted[t], p) {
 				if cs.uncommitted == nil {
 					cs.uncommitted = map[string][]int32{}
 				}
@@ -254,7 +269,7 @@ func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[stri
 			}
 		}
 	}
-	gone := func(t string, p int32) bool { return slices.Contains(lost[t], p) }
+	cs.pending = slices.DeleteFunc(cs.pending, func(r *kgo.Record) bool { return gone(r.Topic, r.Partition) })
 	for t, ps := range lost {
 		for _, p := range ps {
 			delete(cs.assigned[t], p)
@@ -445,7 +460,7 @@ func (cs *consumerState) subscribe(ctx context.Context, topics []string, replace
 // from them first when auto-commit is on.
 func (cs *consumerState) drop(ctx context.Context, topics []string) error {
 	if cs.h.cfg.autoCommit {
-		if err := cs.commit(ctx); err != nil {
+		if err := cs.commitPolled(ctx); err != nil {
 			return err
 		}
 	}
@@ -607,7 +622,9 @@ func (lib *Library) Unsubscribe(ctx context.Context, id string, topics []string)
 // ends because the brokers went away). Records polled from a partition
 // taken before they were committed go to its next owner again. With
 // enable-auto-commit on they are committed as the partitions are taken,
-// if the coordinator can be reached; otherwise Commit then fails once
+// if the coordinator can be reached and the caller has come back from the
+// poll that returned them (see [Library.Poll]); otherwise Commit then
+// fails once
 // with [ErrNotCommitted], naming the topics and partitions, rather than
 // report a commit that did not happen. (Java's consumer throws
 // CommitFailedException.)
@@ -643,12 +660,25 @@ func (cs *consumerState) commit(ctx context.Context) error {
 // commitPolled commits what was polled and is still this consumer's,
 // within request-timeout.
 func (cs *consumerState) commitPolled(ctx context.Context) error {
+	cs.markPending()
 	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
 	defer cancel()
 	if err := cs.h.cl.CommitMarkedOffsets(ctx); err != nil {
 		return cs.h.requestError(ctx, err)
 	}
 	return nil
+}
+
+// markPending marks for commit what the latest poll returned: the caller
+// has come back for more, or to commit, or to destroy the consumer.
+func (cs *consumerState) markPending() {
+	cs.mu.Lock()
+	recs := cs.pending
+	cs.pending = nil
+	cs.mu.Unlock()
+	if len(recs) > 0 {
+		cs.h.cl.MarkCommitRecords(recs...) // sorts recs in place: they are ours alone now
+	}
 }
 
 // leave commits what was polled when auto-commit is on, then leaves the
@@ -697,6 +727,7 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 			return errorf(ErrInvalidArgument, "partition %d is negative", p)
 		}
 	}
+	cs.markPending() // done with what the last poll returned, as at a poll
 	cs.subMu.Lock()
 	defer cs.subMu.Unlock()
 
@@ -844,6 +875,12 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 // timeout of 0 returns what is already buffered; a negative one is an
 // [ErrInvalidArgument] error. At most max-poll-records records are returned.
 //
+// The records a Poll returns count as consumed when the caller comes back
+// to the consumer (the next Poll, Commit, Seek, Subscribe or Destroy), as
+// with Java's consumer: auto-commit covers them from then on, never while
+// the caller may still be working on them, so a crash redelivers them
+// rather than losing them.
+//
 // When no broker could be reached during the wait, Poll fails with an
 // [ErrTimeout] error naming the servers. Destroying the consumer makes a
 // Poll in flight return at once. An error the brokers report for a
@@ -890,6 +927,7 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 			return nil, err
 		}
 	}
+	cs.markPending() // the caller is done with what the last poll returned
 	max := cs.h.cfg.maxPollRecords
 	recs := batches(cs.takeHeld(topics, max))
 	if len(recs) == 0 {
@@ -1081,10 +1119,12 @@ func (cs *consumerState) result(topics []string, bs []batch) *Polled {
 		out.Topics[ti].Records = all[topicStart:len(all):len(all)]
 		topicStart = len(all)
 	}
-	// What a poll returns counts as consumed: mark it for the next commit.
-	// Marking the last record of a partition marks all before it. (kgo
-	// sorts the slice it is given, unstably: never hand it records to
-	// return.)
-	cs.h.cl.MarkCommitRecords(lasts...)
+	// What a poll returns counts as consumed once the caller comes back:
+	// markPending marks it then. Marking the last record of a partition
+	// marks all before it. (kgo sorts the slice it marks, unstably: it is
+	// lasts, never records to return.)
+	cs.mu.Lock()
+	cs.pending = append(cs.pending, lasts...) // a concurrent poll's too
+	cs.mu.Unlock()
 	return out
 }

@@ -814,8 +814,9 @@ func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
 }
 
 // TestCommitAfterRebalanceAutoCommit is the control: with auto-commit on,
-// what was polled is committed as the partitions are revoked, so the
-// commit after the rebalance succeeds and nothing is delivered again.
+// what the consumer has come back from (it polled again) is committed as
+// the partitions are revoked, so the commit after the rebalance succeeds
+// and nothing is delivered again.
 func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
 	servers := newCluster(t, kfake.SeedTopics(2, "t"))
 	lib := newLib(t)
@@ -825,6 +826,9 @@ func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
 	must[int](t)(lib.Send(ctx, p, []string{"t"}, []Message{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}, {Key: "c", Value: "3"}}))
 	c1 := must[string](t)(lib.Create(ctx, Consumer, cfg))
 	pollValues(t, lib, c1, 3, nil)
+	if res := must[*Polled](t)(lib.Poll(ctx, c1, 100*time.Millisecond)); res.Len() != 0 {
+		t.Fatalf("polled %v more", polledValues(res))
+	}
 	c2 := must[string](t)(lib.Create(ctx, Consumer, cfg))
 	waitAssigned(t, lib, c2)
 	if err := lib.Commit(ctx, c1); err != nil {
@@ -834,6 +838,42 @@ func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
 		if res := must[*Polled](t)(lib.Poll(ctx, c, 500*time.Millisecond)); res.Len() != 0 {
 			t.Errorf("%s polled %v again", c, polledValues(res))
 		}
+	}
+}
+
+// TestAutoCommitWaitsForTheNextPoll checks that auto-commit, like Java's,
+// commits what a poll returned only once the caller comes back (the next
+// poll, a commit, a seek or destroy), never while it may still be working
+// on it: a crash then redelivers those records instead of losing them.
+func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	must[int](t)(lib.Send(ctx, p, []string{"t"}, []Message{{Value: "1"}, {Value: "2"}, {Value: "3"}}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t",
+		"auto-offset-reset": "earliest", "auto-commit-interval": 100}))
+	pollValues(t, lib, c, 3, nil)
+	committed := func() any {
+		g := must[*GroupInfo](t)(lib.DescribeGroup(ctx, servers, "g"))
+		v, _ := g.List().Get("lag")
+		return Format(v)
+	}
+	// Twenty auto-commit intervals while the caller "works": nothing
+	// committed.
+	time.Sleep(2 * time.Second)
+	if got := committed(); got != `("t" => (("partition" => 0 "committed" => null "end" => 3 "lag" => 3)))` {
+		t.Errorf("while the caller works on what it polled: %s; want nothing committed", got)
+	}
+	// It comes back: the next interval commits all three.
+	must[*Polled](t)(lib.Poll(ctx, c, 0))
+	want := `("t" => (("partition" => 0 "committed" => 3 "end" => 3 "lag" => 0)))`
+	got := committed()
+	for deadline := time.Now().Add(10 * time.Second); got != want && time.Now().Before(deadline); got = committed() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got != want {
+		t.Errorf("after the next poll: %s; want %s", got, want)
 	}
 }
 

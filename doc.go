@@ -119,8 +119,8 @@
 //	group, group-id              a fresh group    per consumer, as brain4it's library does
 //	topics                       none             subscribe at creation
 //	auto-offset-reset            "latest"         "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek)
-//	enable-auto-commit, auto-commit  true         commits only records already polled
-//	auto-commit-interval         5000             ms
+//	enable-auto-commit, auto-commit  true         commits only records already polled and come back from
+//	auto-commit-interval         5000             ms; 100 at least
 //	max-poll-records             500
 //	session-timeout              45000            ms
 //	heartbeat-interval           3000             ms; less than session-timeout
