@@ -15,7 +15,7 @@
 (set p (kafka-create "producer" kafka-servers))
 (kafka-send p "invoices" ("inv-1" "inv-2" "inv-3") "partition" => 0)
 (set c (kafka-create "consumer" (list "servers" => kafka-servers "group" => "billing" "topics" => "invoices" "auto-offset-reset" => "earliest" "max-poll-records" => 2 "enable-auto-commit" => false)))
-(get (kafka-poll c 5000) "invoices")
+(get (kafka-poll c 20000) "invoices")
 (kafka-commit c)
 (set lag (kafka-describe-group a "billing"))
 (print "state:" (get lag "state") "members:" (size (get lag "members")) "total-lag:" (get lag "total-lag"))
