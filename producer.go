@@ -156,17 +156,20 @@ func (t *tally) fail(r *kgo.Record, err error) {
 }
 
 // stillCreating returns the records refused with UNKNOWN_TOPIC_OR_PARTITION
-// whose topic the brokers' metadata now lists, to be sent again, and
-// counts the others failed. It is called once every record of the round
-// has been reported, so t is not shared meanwhile.
+// that may yet be taken, to be sent again, and counts the others failed.
+// It is called once every record of the round has been reported, so t is
+// not shared meanwhile.
 //
-// A Kafka broker lists a topic it creates (on first use, or through
-// create-topics) a moment before the partition's leader hosts it, and
-// refuses produce requests meanwhile; on a busy broker that lasts seconds.
-// kgo fails the records after four refusals. Java's producer keeps
-// trying until its timeout, and so does Send, within send-timeout. A topic
-// that the metadata does not list is not being created: its records fail
-// at once.
+// kgo fails records after four such refusals, about 2 s, but a topic
+// being created answers so for longer on a busy broker: a Kafka broker's
+// metadata says UNKNOWN_TOPIC_OR_PARTITION while it creates a topic on
+// first use, as for a topic it never will, and it lists a new topic a
+// moment before the partition's leader takes records. Java's producer
+// waits for the topic up to max.block.ms (60 s), librdkafka up to
+// topic.metadata.propagation.max.ms (30 s); Send waits within
+// send-timeout, while the brokers list the topic or, with
+// allow-auto-create-topics, may be creating it. A topic they do not list,
+// with auto-creation off, is not being created: its records fail at once.
 func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record) []*kgo.Record {
 	refused, err := t.unknown, t.unknownErr
 	if len(refused) == 0 {
@@ -175,7 +178,13 @@ func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record
 	t.unknown = nil
 	var listed map[string]int // topic -> partitions
 	if rctx.Err() == nil {
-		listed = h.listedTopics(rctx, refused)
+		var topics []string
+		for _, r := range refused {
+			if !slices.Contains(topics, r.Topic) {
+				topics = append(topics, r.Topic)
+			}
+		}
+		listed, _ = h.listedTopics(rctx, topics) // not asked: none is listed
 		// A short pause, or the leader is asked again at once.
 		select {
 		case <-time.After(100 * time.Millisecond):
@@ -184,13 +193,16 @@ func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record
 	}
 	again := refused[:0]
 	for _, r := range refused {
-		switch n, ok := listed[r.Topic]; {
-		case ok && rctx.Err() == nil && r.Partition < int32(n):
+		n, ok := listed[r.Topic]
+		switch {
+		case rctx.Err() == nil && (ok && r.Partition < int32(n) || !ok && h.cfg.allowAutoCreate):
 			again = append(again, r)
-		case t.resent && rctx.Err() != nil:
+		case t.resent && rctx.Err() != nil && ok:
 			// Sent again and still refused when time ran out: the
 			// brokers answered, so say what they kept saying.
 			t.fail(r, wrapf(ErrTimeout, err, "topic %q: the brokers list it but its leader did not take records within %v", r.Topic, h.cfg.sendTimeout))
+		case t.resent && rctx.Err() != nil:
+			t.fail(r, notAvailable(r.Topic, h.cfg.sendTimeout))
 		default:
 			t.fail(r, err)
 		}
@@ -209,22 +221,27 @@ func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record
 	return again
 }
 
-// listedTopics asks the brokers which of the records' topics they list,
-// without asking for any to be created, and how many partitions each has.
-func (h *handle) listedTopics(ctx context.Context, recs []*kgo.Record) map[string]int {
+// notAvailable is the error of a send that waited send-timeout for a topic
+// the brokers never listed.
+func notAvailable(topic string, d time.Duration) error {
+	return wrapf(ErrTimeout, kerr.UnknownTopicOrPartition, "topic %q did not become available within %v (does the broker create topics on first use?)", topic, d)
+}
+
+// listedTopics asks the brokers which of topics they list, without asking
+// for any to be created, and how many partitions each has.
+func (h *handle) listedTopics(ctx context.Context, topics []string) (map[string]int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	req := kmsg.NewPtrMetadataRequest()
-	seen := map[string]bool{}
-	for _, r := range recs {
-		if !seen[r.Topic] {
-			seen[r.Topic] = true
-			rt := kmsg.NewMetadataRequestTopic()
-			rt.Topic = kmsg.StringPtr(r.Topic)
-			req.Topics = append(req.Topics, rt)
-		}
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
 	}
 	resp, err := req.RequestWith(ctx, h.cl)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	listed := map[string]int{}
 	for _, rt := range resp.Topics {
@@ -232,7 +249,7 @@ func (h *handle) listedTopics(ctx context.Context, recs []*kgo.Record) map[strin
 			listed[*rt.Topic] = len(rt.Partitions)
 		}
 	}
-	return listed
+	return listed, nil
 }
 
 // result is the count delivered and, unless all were, the error saying how
@@ -247,8 +264,10 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	cause := t.firstErr
 	timedOut := t.left > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
 	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
-		if t.failed > 0 && h.topicMissing(ctx, t.firstTopic) {
-			cause = wrapf(ErrTimeout, kerr.UnknownTopicOrPartition, "topic %q did not become available within %v (does the broker create topics on first use?)", t.firstTopic, h.cfg.sendTimeout)
+		// The brokers answer but do not list the topic: say so rather
+		// than blame the network.
+		if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); t.failed > 0 && err == nil && listed[t.firstTopic] == 0 {
+			cause = notAvailable(t.firstTopic, h.cfg.sendTimeout)
 		} else {
 			cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
 		}
@@ -268,25 +287,6 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 		msg += fmt.Sprintf(" (a record, key and headers included, must fit in the producer's max-message-bytes, %d, and in the topic's max.message.bytes)", h.cfg.maxMessageBytes)
 	}
 	return delivered, wrapf(errorKind(cause), cause, "%s", msg)
-}
-
-// topicMissing asks the brokers, within what is left of ctx, whether they
-// do not know topic, so that a send that timed out waiting for a topic the
-// broker never created says so rather than blaming the network. The tally
-// is locked meanwhile; nothing else touches it once the send has returned.
-func (h *handle) topicMissing(ctx context.Context, topic string) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, h.cl)
-	if err != nil || len(resp.Topics) != 1 {
-		return false
-	}
-	return resp.Topics[0].ErrorCode == kerr.UnknownTopicOrPartition.Code
 }
 
 // errorKind returns the sentinel cause wraps, or a plain marker so that a

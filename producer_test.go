@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -590,5 +591,64 @@ func TestResendKeepsOrder(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"1", "2", "3"}) || tl.left != 3 || tl.failed != 0 {
 		t.Errorf("sent again %q (left %d, failed %d); want 1 2 3, none failed", got, tl.left, tl.failed)
+	}
+}
+
+// TestSendWaitsWhileTopicIsCreated checks the other half of a first send
+// to a new topic: while a Kafka broker creates a topic on first use, its
+// metadata answers UNKNOWN_TOPIC_OR_PARTITION, as for a topic it will
+// never create; kgo gave up after four such answers. With
+// allow-auto-create-topics (the default) the producer waits, within
+// send-timeout, as Java's does. kfake creates topics at once, so a control
+// function plays the busy broker for the first 8 metadata requests.
+func TestSendWaitsWhileTopicIsCreated(t *testing.T) {
+	c := newKfake(t)
+	var answered atomic.Int32
+	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.MetadataRequest)
+		if !req.AllowAutoTopicCreation || len(req.Topics) != 1 || req.Topics[0].Topic == nil || *req.Topics[0].Topic != "fresh" {
+			return nil, nil, false
+		}
+		if answered.Add(1) > 8 {
+			c.DropControl()
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		for i, addr := range c.ListenAddrs() {
+			host, port, _ := strings.Cut(addr, ":")
+			b := kmsg.NewMetadataResponseBroker()
+			b.NodeID, b.Host, b.Port = int32(i), host, int32(must[int](t)(strconv.Atoi(port)))
+			resp.Brokers = append(resp.Brokers, b)
+		}
+		rt := kmsg.NewMetadataResponseTopic()
+		rt.Topic, rt.ErrorCode = kmsg.StringPtr("fresh"), kerr.UnknownTopicOrPartition.Code
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, strings.Join(c.ListenAddrs(), ",")))
+	if n, err := lib.Send(ctx, p, []string{"fresh"}, []Message{{Value: "first"}}); n != 1 || err != nil {
+		t.Errorf("sent %d: %v", n, err)
+	}
+	if got := answered.Load(); got <= 8 {
+		t.Errorf("the topic was unknown to %d metadata requests, want more than 8", got)
+	}
+}
+
+// TestSendTopicNeverCreated checks the error when the producer may ask for
+// a topic to be created but the broker does not create it: the send waits
+// send-timeout (the broker could be creating it), then says which topic
+// never appeared, as a Timeout that keeps the Kafka error reachable.
+func TestSendTopicNeverCreated(t *testing.T) {
+	servers := newSeededCluster(t, 1, "present") // no auto-creation
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "send-timeout": 2000}))
+	n, err := lib.Send(ctx, p, []string{"nowhere"}, []Message{{Value: "a"}})
+	if n != 0 || !errors.Is(err, ErrTimeout) || !errors.Is(err, kerr.UnknownTopicOrPartition) ||
+		!strings.Contains(err.Error(), `topic "nowhere" did not become available within 2s (does the broker create topics on first use?)`) {
+		t.Errorf("sent %d: %v (%s)", n, err, ErrorType(err))
 	}
 }

@@ -1083,7 +1083,10 @@ func testRealErrors(t *testing.T, servers string) {
 	lib := newRealLib(t)
 	ctx := realCtx(t)
 	a := ok[string](t)(lib.Create(ctx, kafkabpl.Admin, servers))
-	prod := ok[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
+	// A send-timeout of 3 s: a topic the broker does not create looks, to
+	// a producer that may ask for it, like one it is still creating, so
+	// that send waits send-timeout (30 s by default, as Java's 60 s).
+	prod := ok[string](t)(lib.Create(ctx, kafkabpl.Producer, map[string]any{"servers": servers, "send-timeout": 3000}))
 
 	// send checks a send that must fail within 10 s, having delivered
 	// nothing, with an error of kind and reason.
@@ -1106,9 +1109,11 @@ func testRealErrors(t *testing.T, servers string) {
 	send("the internal __consumer_offsets", "__consumer_offsets", "KafkaError", kerr.InvalidTopicException)
 	// A name that collides with an existing one ('.' and '_' are the same
 	// in metric names): Kafka refuses to create it; the producer hears
-	// only that the topic does not exist (kfake creates it).
+	// only that the topic does not exist, as while it is being created,
+	// so it waits send-timeout and says the topic never appeared (kfake
+	// creates it).
 	ok[map[string]bool](t)(lib.CreateTopics(ctx, a, []string{"rk.err.dot"}, kafkabpl.TopicOptions{}))
-	send("a name colliding with rk.err.dot", "rk_err_dot", "KafkaError", kerr.UnknownTopicOrPartition)
+	send("a name colliding with rk.err.dot", "rk_err_dot", "Timeout", kerr.UnknownTopicOrPartition)
 	if _, err := lib.CreateTopics(ctx, a, []string{"rk_err_dot"}, kafkabpl.TopicOptions{}); !errors.Is(err, kerr.InvalidTopicException) || !strings.Contains(err.Error(), `topic "rk_err_dot"`) {
 		t.Errorf("create-topics rk_err_dot colliding with rk.err.dot: %v", err)
 	} else {
