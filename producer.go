@@ -49,10 +49,15 @@ type Header struct {
 // returns when every record is acknowledged or has failed; it never blocks
 // longer than the producer's send-timeout (default 30 s) or ctx.
 //
-// A topic the brokers list but do not host yet (one they are creating on
-// first use or after create-topics) is waited for, within send-timeout. A
-// topic they do not list, and are not creating, fails its records after a
-// few metadata requests, about 2 s, with UNKNOWN_TOPIC_OR_PARTITION.
+// A topic the brokers are creating is waited for, within send-timeout: one
+// they list but do not host yet, and, with allow-auto-create-topics on
+// (the default), one they do not list yet, since a Kafka broker answers so
+// while it creates a topic on first use. Hazard: so a send to a topic the
+// brokers will never create (auto-creation off at the broker, a name it
+// refuses) waits all of send-timeout before it fails with an [ErrTimeout]
+// error naming the topic, as Java's producer waits max.block.ms. With
+// allow-auto-create-topics off, such a send fails in about 2 s with
+// UNKNOWN_TOPIC_OR_PARTITION.
 //
 // A message the serializers cannot encode fails the call before anything
 // is sent, with an [ErrInvalidArgument] error naming its position. When some
