@@ -799,13 +799,9 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 func (cs *consumerState) checkPartitions(ctx context.Context, topic string, partitions []int32) error {
 	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
 	defer cancel()
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cs.h.cl)
+	resp, err := metadata(ctx, cs.h, []string{topic})
 	if err != nil {
-		return cs.h.requestError(ctx, err)
+		return err
 	}
 	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
 		return nil

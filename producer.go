@@ -11,7 +11,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Message is one message to send. The zero Message is a null value with no
@@ -238,13 +237,7 @@ func (h *handle) listedTopics(ctx context.Context, topics []string) (map[string]
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
-	}
-	resp, err := req.RequestWith(ctx, h.cl)
+	resp, err := metadata(ctx, h, topics)
 	if err != nil {
 		return nil, err
 	}
