@@ -175,9 +175,9 @@ type consumerState struct {
 	wake    context.CancelFunc
 
 	// uncommitted holds the partitions the group took from this member
-	// (lost, or revoked and the commit failed) while they had records a
-	// poll returned and no commit covered; those records go to the next
-	// owner again. The next commit reports them, once.
+	// (lost, or revoked) while they had records a poll returned and no
+	// commit covered; those records go to the next owner again. The next
+	// commit reports them, once.
 	uncommitted map[string][]int32
 	// deleted holds the topics deleted through this Library and not
 	// assigned since: their records are gone, so losing them is no loss.
@@ -624,10 +624,9 @@ func (lib *Library) Unsubscribe(ctx context.Context, id string, topics []string)
 // enable-auto-commit on they are committed as the partitions are taken,
 // if the coordinator can be reached and the caller has come back from the
 // poll that returned them (see [Library.Poll]); otherwise Commit then
-// fails once
-// with [ErrNotCommitted], naming the topics and partitions, rather than
-// report a commit that did not happen. (Java's consumer throws
-// CommitFailedException.)
+// fails once with [ErrNotCommitted], naming the topics and partitions,
+// rather than report a commit that did not happen. (Java's consumer
+// throws CommitFailedException.)
 func (lib *Library) Commit(ctx context.Context, id string) error {
 	_, err := withConsumer(lib, "kafka-commit", id, func(cs *consumerState) (struct{}, error) {
 		return struct{}{}, cs.commit(ctx)
@@ -872,7 +871,7 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 // [ErrInvalidArgument] error. At most max-poll-records records are returned.
 //
 // The records a Poll returns count as consumed when the caller comes back
-// to the consumer (the next Poll, Commit, Seek, Subscribe or Destroy), as
+// to the consumer (the next Poll, Commit, Seek or Destroy), as
 // with Java's consumer: auto-commit covers them from then on, never while
 // the caller may still be working on them, so a crash redelivers them
 // rather than losing them.
@@ -998,11 +997,12 @@ func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, er
 		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 			continue // the poll's own wait ended
 		}
+		down := cs.h.net.dialFailure(fe.Err)
 		switch {
 		case errors.Is(fe.Err, kgo.ErrClientClosed):
 			err = errorf(ErrClosed, "consumer destroyed during the poll")
-		case cs.h.net.dialFailure(fe.Err) != nil:
-			err = cs.h.net.dialFailure(fe.Err)
+		case down != nil:
+			err = down
 		case fe.Topic == "": // not a partition's: the group's (kgo.ErrGroupSession)
 			err = wrapf(errKafka, fe.Err, "group %q", cs.h.cfg.group)
 		default:

@@ -262,12 +262,13 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	cause := t.firstErr
 	timedOut := t.left > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
 	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
+		cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
 		// The brokers answer but do not list the topic: say so rather
 		// than blame the network.
-		if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); t.failed > 0 && err == nil && listed[t.firstTopic] == 0 {
-			cause = notAvailable(t.firstTopic, h.cfg.sendTimeout)
-		} else {
-			cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+		if t.failed > 0 && h.net.unreachable() == nil {
+			if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); err == nil && listed[t.firstTopic] == 0 {
+				cause = notAvailable(t.firstTopic, h.cfg.sendTimeout)
+			}
 		}
 	} else if cause == nil {
 		cause = ctx.Err()
