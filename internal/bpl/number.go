@@ -6,6 +6,26 @@ import (
 	"github.com/brain4it/kafkabpl"
 )
 
+// The number family: arithmetic, comparison and logic.
+
+func init() {
+	register(map[string]builtin{
+		"+":   biAdd,
+		"-":   biSub,
+		"*":   biMul,
+		"/":   biDiv,
+		"=":   biEq,
+		"!=":  biNe,
+		"<":   biCompare,
+		">":   biCompare,
+		"<=":  biCompare,
+		">=":  biCompare,
+		"and": biAnd,
+		"or":  biOr,
+		"not": biNot,
+	})
+}
+
 // Arithmetic on int64 stays int64 and wraps around on overflow, as Java's
 // long does; with a float64 it is float64.
 
