@@ -111,6 +111,52 @@ func (l *List) Put(name string, v any) {
 	l.AppendNamed(name, v)
 }
 
+// Insert puts an element named name (unnamed when name is "") at index i,
+// moving the elements from i on one place up; i == Len() appends. It panics
+// if i is out of range, like a slice index.
+func (l *List) Insert(i int, name string, v any) {
+	if i == len(l.values) {
+		l.AppendNamed(name, v)
+		return
+	}
+	_ = l.values[i] // the range check, before anything changes
+	if name != "" && l.names == nil {
+		l.names = make([]string, len(l.values), cap(l.values))
+	}
+	l.values = slices.Insert(l.values, i, v)
+	if l.names != nil {
+		l.names = slices.Insert(l.names, i, name)
+	}
+}
+
+// Remove deletes the element at index i, moving the later ones one place
+// down. It panics if i is out of range.
+func (l *List) Remove(i int) {
+	l.values = slices.Delete(l.values, i, i+1)
+	if l.names != nil {
+		l.names = slices.Delete(l.names, i, i+1)
+	}
+}
+
+// SetName names the element at index i ("" makes it unnamed). It panics if
+// i is out of range.
+func (l *List) SetName(i int, name string) {
+	_ = l.values[i]
+	if l.names == nil {
+		if name == "" {
+			return
+		}
+		l.names = make([]string, len(l.values), cap(l.values))
+	}
+	l.names[i] = name
+}
+
+// Clear removes every element.
+func (l *List) Clear() {
+	clear(l.values)
+	l.values, l.names = l.values[:0], nil
+}
+
 // Named reports whether any element carries a name.
 func (l *List) Named() bool {
 	if l == nil {

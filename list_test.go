@@ -86,3 +86,41 @@ func TestToValue(t *testing.T) {
 		}
 	}
 }
+
+func TestListInsertRemoveRename(t *testing.T) {
+	l := NewList(int64(1), int64(3))
+	l.Insert(1, "", int64(2))
+	l.Insert(0, "first", "a")
+	l.Insert(l.Len(), "last", "z")
+	if got := l.String(); got != `("first" => "a" 1 2 3 "last" => "z")` {
+		t.Fatalf("after Insert: %s", got)
+	}
+	l.Remove(0)
+	l.Remove(l.Len() - 1)
+	if got := l.String(); got != `(1 2 3)` || l.Named() {
+		t.Fatalf("after Remove: %s (named %v)", got, l.Named())
+	}
+	l.SetName(1, "two")
+	l.SetName(0, "")
+	if got := l.String(); got != `(1 "two" => 2 3)` {
+		t.Fatalf("after SetName: %s", got)
+	}
+	l.Clear()
+	if l.Len() != 0 || l.Named() || l.String() != "()" {
+		t.Fatalf("after Clear: %s", l)
+	}
+	for name, f := range map[string]func(){
+		"Insert past the end":  func() { NewList().Insert(1, "", 0) },
+		"Remove of nothing":    func() { NewList().Remove(0) },
+		"SetName past the end": func() { NewList(1).SetName(1, "x") },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
