@@ -28,7 +28,7 @@ type config struct {
 	topics   []string
 
 	// consumer
-	autoOffsetReset    string // earliest, latest, none
+	autoOffsetReset    offsetReset
 	autoCommit         bool
 	autoCommitInterval time.Duration
 	maxPollRecords     int
@@ -36,18 +36,18 @@ type config struct {
 	heartbeatInterval  time.Duration
 	maxPollInterval    time.Duration
 	readCommitted      bool
-	balancers          []string
+	balancers          []kgo.GroupBalancer
 	pollRecords        bool // poll-format "records" rather than "values"
 	keyDeser, valDeser *serde
 
 	// producer
 	keySer, valSer  *serde
-	acks            string // all, 1, 0
+	acks            kgo.Acks
 	idempotence     bool
 	idempotenceSet  bool
 	linger          time.Duration
-	compression     string
-	partitioner     string
+	compression     kgo.CompressionCodec
+	partitioner     partitioner
 	maxMessageBytes int
 	allowAutoCreate bool
 	sendTimeout     time.Duration
@@ -58,25 +58,35 @@ type config struct {
 	sasl           sasl.Mechanism
 }
 
+// offsetReset is auto-offset-reset: where a partition with no committed
+// offset starts.
+type offsetReset int8
+
+const (
+	resetLatest   offsetReset = iota // the end: only messages sent from now on
+	resetEarliest                    // the oldest message still stored
+	resetNone                        // nowhere: polls fail until a seek
+)
+
 func defaultConfig() *config {
 	return &config{
 		clientID:           "kafkabpl",
-		autoOffsetReset:    "latest",
+		autoOffsetReset:    resetLatest,
 		autoCommit:         true,
 		autoCommitInterval: 5 * time.Second,
 		maxPollRecords:     500,
 		sessionTimeout:     45 * time.Second,
 		heartbeatInterval:  3 * time.Second,
 		maxPollInterval:    5 * time.Minute,
-		balancers:          []string{"range", "roundrobin"},
+		balancers:          []kgo.GroupBalancer{kgo.RangeBalancer(), kgo.RoundRobinBalancer()},
 		keyDeser:           serdeString,
 		valDeser:           serdeString,
 		keySer:             serdeString,
 		valSer:             serdeString,
-		acks:               "all",
+		acks:               kgo.AllISRAcks(),
 		idempotence:        true,
-		compression:        "none",
-		partitioner:        "murmur2",
+		compression:        kgo.NoCompression(),
+		partitioner:        murmur2Partitioner(),
 		maxMessageBytes:    1 << 20,
 		allowAutoCreate:    true,
 		sendTimeout:        30 * time.Second,
@@ -111,7 +121,10 @@ var configKeys = []configKey{
 		return err
 	}},
 	{"auto-offset-reset", []string{"auto.offset.reset"}, func(c *config, r valueReader) (err error) {
-		c.autoOffsetReset, err = r.oneOf(map[string]string{"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest", "none": "none"})
+		c.autoOffsetReset, err = oneOf(r,
+			choice[offsetReset]{[]string{"earliest", "smallest"}, resetEarliest},
+			choice[offsetReset]{[]string{"latest", "largest"}, resetLatest},
+			choice[offsetReset]{[]string{"none"}, resetNone})
 		return err
 	}},
 	{"enable-auto-commit", []string{"auto-commit", "enable.auto.commit"}, func(c *config, r valueReader) (err error) {
@@ -139,18 +152,18 @@ var configKeys = []configKey{
 		c.maxPollInterval, err = r.millis(1)
 		return err
 	}},
-	{"isolation-level", []string{"isolation.level"}, func(c *config, r valueReader) error {
-		v, err := r.oneOf(map[string]string{"read_uncommitted": "u", "read-uncommitted": "u", "read_committed": "c", "read-committed": "c"})
-		c.readCommitted = v == "c"
+	{"isolation-level", []string{"isolation.level"}, func(c *config, r valueReader) (err error) {
+		c.readCommitted, err = oneOf(r,
+			choice[bool]{[]string{"read_uncommitted", "read-uncommitted"}, false},
+			choice[bool]{[]string{"read_committed", "read-committed"}, true})
 		return err
 	}},
 	{"assignment-strategy", []string{"partition.assignment.strategy", "partition-assignment-strategy"}, func(c *config, r valueReader) (err error) {
 		c.balancers, err = r.balancers()
 		return err
 	}},
-	{"poll-format", []string{"poll.format"}, func(c *config, r valueReader) error {
-		v, err := r.oneOf(map[string]string{"values": "values", "records": "records"})
-		c.pollRecords = v == "records"
+	{"poll-format", []string{"poll.format"}, func(c *config, r valueReader) (err error) {
+		c.pollRecords, err = oneOf(r, choice[bool]{[]string{"values"}, false}, choice[bool]{[]string{"records"}, true})
 		return err
 	}},
 	{"key-serializer", []string{"key.serializer"}, func(c *config, r valueReader) (err error) {
@@ -170,7 +183,10 @@ var configKeys = []configKey{
 		return err
 	}},
 	{"acks", nil, func(c *config, r valueReader) (err error) {
-		c.acks, err = r.oneOf(map[string]string{"all": "all", "-1": "all", "1": "1", "0": "0"})
+		c.acks, err = oneOf(r,
+			choice[kgo.Acks]{[]string{"all", "-1"}, kgo.AllISRAcks()},
+			choice[kgo.Acks]{[]string{"1"}, kgo.LeaderAck()},
+			choice[kgo.Acks]{[]string{"0"}, kgo.NoAck()})
 		return err
 	}},
 	{"idempotence", []string{"enable.idempotence", "enable-idempotence"}, func(c *config, r valueReader) (err error) {
@@ -183,11 +199,19 @@ var configKeys = []configKey{
 		return err
 	}},
 	{"compression", []string{"compression.type", "compression-type"}, func(c *config, r valueReader) (err error) {
-		c.compression, err = r.oneOf(map[string]string{"none": "none", "gzip": "gzip", "snappy": "snappy", "lz4": "lz4", "zstd": "zstd"})
+		c.compression, err = oneOf(r,
+			choice[kgo.CompressionCodec]{[]string{"none"}, kgo.NoCompression()},
+			choice[kgo.CompressionCodec]{[]string{"gzip"}, kgo.GzipCompression()},
+			choice[kgo.CompressionCodec]{[]string{"snappy"}, kgo.SnappyCompression()},
+			choice[kgo.CompressionCodec]{[]string{"lz4"}, kgo.Lz4Compression()},
+			choice[kgo.CompressionCodec]{[]string{"zstd"}, kgo.ZstdCompression()})
 		return err
 	}},
 	{"partitioner", []string{"partitioner.class"}, func(c *config, r valueReader) (err error) {
-		c.partitioner, err = r.oneOf(map[string]string{"murmur2": "murmur2", "default": "murmur2", "round-robin": "round-robin", "roundrobin": "round-robin", "manual": "manual"})
+		c.partitioner, err = oneOf(r,
+			choice[partitioner]{[]string{"murmur2", "default"}, murmur2Partitioner()},
+			choice[partitioner]{[]string{"round-robin", "roundrobin"}, partitioner{kgo.RoundRobinPartitioner()}},
+			choice[partitioner]{[]string{"manual"}, partitioner{}})
 		return err
 	}},
 	{"max-message-bytes", []string{"max.message.bytes", "max.request.size"}, func(c *config, r valueReader) error {
@@ -298,9 +322,9 @@ func (c *config) check() error {
 		return errorf(ErrInvalidConfig, `config "heartbeat-interval" (%d ms) must be less than "session-timeout" (%d ms)`,
 			c.heartbeatInterval.Milliseconds(), c.sessionTimeout.Milliseconds())
 	}
-	if c.acks != "all" {
+	if c.acks != kgo.AllISRAcks() {
 		if c.idempotenceSet && c.idempotence {
-			return errorf(ErrInvalidConfig, `config "idempotence" true needs "acks" "all", got "acks" %q`, c.acks)
+			return errorf(ErrInvalidConfig, `config "idempotence" true needs "acks" "all" (acks 1 and 0 turn idempotence off)`)
 		}
 		c.idempotence = false // acks 1 and 0 turn idempotence off
 	}
@@ -399,24 +423,31 @@ func (r valueReader) nonEmptyString() (string, error) {
 	return s, nil
 }
 
+// choice is one accepted value of an enumerated key: its spellings (the
+// first is the one error messages show) and what it parses to.
+type choice[T any] struct {
+	names []string
+	v     T
+}
+
 // oneOf reads a string (or a number, as Java properties may hold "1") that
-// must be one of choices' keys, case-insensitively, and returns its value.
-func (r valueReader) oneOf(choices map[string]string) (string, error) {
+// must be one of the choices' spellings, case-insensitively, and returns
+// what it parses to.
+func oneOf[T any](r valueReader, choices ...choice[T]) (T, error) {
 	s, ok := r.v.(string)
 	if n, isInt := r.v.(int64); isInt {
 		s, ok = strconv.FormatInt(n, 10), true
 	}
-	if v, known := choices[strings.ToLower(s)]; ok && known {
-		return v, nil
-	}
 	names := make([]string, 0, len(choices))
-	for k, v := range choices {
-		if k == v {
-			names = append(names, strconv.Quote(k))
+	for _, c := range choices {
+		if ok && slices.Contains(c.names, strings.ToLower(s)) {
+			return c.v, nil
 		}
+		names = append(names, strconv.Quote(c.names[0]))
 	}
 	slices.Sort(names)
-	return "", r.errorf("one of " + strings.Join(names, ", "))
+	var zero T
+	return zero, r.errorf("one of " + strings.Join(names, ", "))
 }
 
 // bool reads true or false, or their strings as Java properties hold them.
@@ -533,25 +564,25 @@ func (r valueReader) topics() ([]string, error) {
 
 // balancers reads assignment strategies by kgo's names or Java's class
 // names (org.apache.kafka.clients.consumer.RangeAssignor and the like).
-func (r valueReader) balancers() ([]string, error) {
+func (r valueReader) balancers() ([]kgo.GroupBalancer, error) {
 	const want = `"range", "roundrobin", "sticky" or "cooperative-sticky", or a list of them`
 	names, err := r.strings(want)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(names))
+	out := make([]kgo.GroupBalancer, 0, len(names))
 	cooperative := 0
 	for _, n := range names {
 		n = strings.ToLower(n[strings.LastIndex(n, ".")+1:])
 		switch strings.TrimSuffix(n, "assignor") {
 		case "range":
-			out = append(out, "range")
+			out = append(out, kgo.RangeBalancer())
 		case "roundrobin", "round-robin":
-			out = append(out, "roundrobin")
+			out = append(out, kgo.RoundRobinBalancer())
 		case "sticky":
-			out = append(out, "sticky")
+			out = append(out, kgo.StickyBalancer())
 		case "cooperative-sticky", "cooperativesticky":
-			out = append(out, "cooperative-sticky")
+			out = append(out, kgo.CooperativeStickyBalancer())
 			cooperative++
 		default:
 			return nil, r.errorf(want)
@@ -655,7 +686,10 @@ func (r valueReader) sasl() (sasl.Mechanism, error) {
 		var err error
 		switch name {
 		case "mechanism":
-			mech, err = sub.oneOf(map[string]string{"plain": "PLAIN", "scram-sha-256": "SCRAM-SHA-256", "scram-sha-512": "SCRAM-SHA-512"})
+			mech, err = oneOf(sub,
+				choice[string]{[]string{"plain"}, "PLAIN"},
+				choice[string]{[]string{"scram-sha-256"}, "SCRAM-SHA-256"},
+				choice[string]{[]string{"scram-sha-512"}, "SCRAM-SHA-512"})
 		case "username":
 			user, err = sub.nonEmptyString()
 		case "password":
@@ -759,52 +793,31 @@ func (c *config) producerOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ProducerLinger(c.linger),
 		kgo.ProducerBatchMaxBytes(int32(c.maxMessageBytes)),
-		kgo.RecordPartitioner(newPartitioner(c.partitioner)),
-	}
-	switch c.acks {
-	case "1":
-		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()))
-	case "0":
-		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()))
+		kgo.RecordPartitioner(c.partitioner),
+		kgo.RequiredAcks(c.acks),
+		kgo.ProducerBatchCompression(c.compression),
 	}
 	if !c.idempotence {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
-	codec := map[string]kgo.CompressionCodec{
-		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
-		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
-	}[c.compression]
-	return append(opts, kgo.ProducerBatchCompression(codec))
+	return opts
 }
 
 func (c *config) consumerOpts() []kgo.Opt {
 	var start, reset kgo.Offset
 	switch c.autoOffsetReset {
-	case "earliest":
+	case resetEarliest:
 		start, reset = kgo.NewOffset().AtStart(), kgo.NewOffset().AtStart()
-	case "latest":
+	case resetLatest:
 		start, reset = kgo.NewOffset().AtEnd(), kgo.NewOffset().AtEnd()
-	default: // none: committed offsets only; no reset
+	case resetNone: // committed offsets only; no reset
 		start, reset = kgo.NewOffset().AtCommitted(), kgo.NoResetOffset()
-	}
-	var balancers []kgo.GroupBalancer
-	for _, b := range c.balancers {
-		switch b {
-		case "range":
-			balancers = append(balancers, kgo.RangeBalancer())
-		case "roundrobin":
-			balancers = append(balancers, kgo.RoundRobinBalancer())
-		case "sticky":
-			balancers = append(balancers, kgo.StickyBalancer())
-		case "cooperative-sticky":
-			balancers = append(balancers, kgo.CooperativeStickyBalancer())
-		}
 	}
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(c.group),
 		kgo.ConsumeStartOffset(start),
 		kgo.ConsumeResetOffset(reset),
-		kgo.Balancers(balancers...),
+		kgo.Balancers(c.balancers...),
 		kgo.SessionTimeout(c.sessionTimeout),
 		kgo.HeartbeatInterval(c.heartbeatInterval),
 		kgo.RebalanceTimeout(c.maxPollInterval),

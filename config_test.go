@@ -2,10 +2,26 @@ package kafkabpl
 
 import (
 	"errors"
+	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
+
+// balancerNames is the config's assignment strategies, joined by commas.
+func balancerNames(c *config) string {
+	names := make([]string, len(c.balancers))
+	for i, b := range c.balancers {
+		names[i] = b.ProtocolName()
+	}
+	return strings.Join(names, ",")
+}
+
+func sameType(a, b any) bool { return reflect.TypeOf(a) == reflect.TypeOf(b) }
 
 func TestConfigDefaults(t *testing.T) {
 	c, err := parseConfig("localhost:9092", nil)
@@ -19,7 +35,7 @@ func TestConfigDefaults(t *testing.T) {
 	}{
 		{"servers", strings.Join(c.servers, ","), "localhost:9092"},
 		{"client-id", c.clientID, "kafkabpl"},
-		{"auto-offset-reset", c.autoOffsetReset, "latest"},
+		{"auto-offset-reset", c.autoOffsetReset, resetLatest},
 		{"enable-auto-commit", c.autoCommit, true},
 		{"auto-commit-interval", c.autoCommitInterval, 5 * time.Second},
 		{"max-poll-records", c.maxPollRecords, 500},
@@ -27,15 +43,15 @@ func TestConfigDefaults(t *testing.T) {
 		{"heartbeat-interval", c.heartbeatInterval, 3 * time.Second},
 		{"max-poll-interval", c.maxPollInterval, 5 * time.Minute},
 		{"isolation-level", c.readCommitted, false},
-		{"assignment-strategy", strings.Join(c.balancers, ","), "range,roundrobin"},
+		{"assignment-strategy", balancerNames(c), "range,roundrobin"},
 		{"poll-format", c.pollRecords, false},
 		{"key-serializer", c.keySer.name, "String"},
 		{"value-deserializer", c.valDeser.name, "String"},
-		{"acks", c.acks, "all"},
+		{"acks", c.acks, kgo.AllISRAcks()},
 		{"idempotence", c.idempotence, true},
 		{"linger", c.linger, time.Duration(0)},
-		{"compression", c.compression, "none"},
-		{"partitioner", c.partitioner, "murmur2"},
+		{"compression", c.compression, kgo.NoCompression()},
+		{"partitioner", sameType(c.partitioner.inner, murmur2Partitioner().inner), true},
 		{"max-message-bytes", c.maxMessageBytes, 1048576},
 		{"allow-auto-create-topics", c.allowAutoCreate, true},
 		{"send-timeout", c.sendTimeout, 30 * time.Second},
@@ -69,8 +85,8 @@ func TestConfigSpellings(t *testing.T) {
 		{"group.id", "g", func(c *config) bool { return c.group == "g" }},
 		{"group-id", "g", func(c *config) bool { return c.group == "g" }},
 		{"topics", "a,b", func(c *config) bool { return strings.Join(c.topics, " ") == "a b" }},
-		{"auto.offset.reset", "earliest", func(c *config) bool { return c.autoOffsetReset == "earliest" }},
-		{"auto-offset-reset", "NONE", func(c *config) bool { return c.autoOffsetReset == "none" }},
+		{"auto.offset.reset", "earliest", func(c *config) bool { return c.autoOffsetReset == resetEarliest }},
+		{"auto-offset-reset", "NONE", func(c *config) bool { return c.autoOffsetReset == resetNone }},
 		{"enable.auto.commit", "false", func(c *config) bool { return !c.autoCommit }},
 		{"auto-commit", false, func(c *config) bool { return !c.autoCommit }},
 		{"auto.commit.interval.ms", "1000", func(c *config) bool { return c.autoCommitInterval == time.Second }},
@@ -79,20 +95,20 @@ func TestConfigSpellings(t *testing.T) {
 		{"heartbeat.interval.ms", 1000, func(c *config) bool { return c.heartbeatInterval == time.Second }},
 		{"max.poll.interval.ms", 60000, func(c *config) bool { return c.maxPollInterval == time.Minute }},
 		{"isolation.level", "read_committed", func(c *config) bool { return c.readCommitted }},
-		{"partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", func(c *config) bool { return c.balancers[0] == "cooperative-sticky" }},
-		{"assignment-strategy", []any{"roundrobin", "range"}, func(c *config) bool { return strings.Join(c.balancers, ",") == "roundrobin,range" }},
+		{"partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", func(c *config) bool { return balancerNames(c) == "cooperative-sticky" }},
+		{"assignment-strategy", []any{"roundrobin", "range"}, func(c *config) bool { return balancerNames(c) == "roundrobin,range" }},
 		{"poll-format", "records", func(c *config) bool { return c.pollRecords }},
 		{"key.serializer", "org.apache.kafka.common.serialization.LongSerializer", func(c *config) bool { return c.keySer == serdeLong }},
 		{"value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer", func(c *config) bool { return c.valDeser == serdeBytes }},
 		{"value-serializer", "json", func(c *config) bool { return c.valSer == serdeJSON }},
 		{"key-deserializer", "Bytes", func(c *config) bool { return c.keyDeser == serdeBytes }},
 		{"value-deserializer", "BPL", func(c *config) bool { return c.valDeser == serdeBPL }},
-		{"acks", 1, func(c *config) bool { return c.acks == "1" && !c.idempotence }},
-		{"acks", "-1", func(c *config) bool { return c.acks == "all" && c.idempotence }},
+		{"acks", 1, func(c *config) bool { return c.acks == kgo.LeaderAck() && !c.idempotence }},
+		{"acks", "-1", func(c *config) bool { return c.acks == kgo.AllISRAcks() && c.idempotence }},
 		{"enable.idempotence", false, func(c *config) bool { return !c.idempotence }},
 		{"linger.ms", 5, func(c *config) bool { return c.linger == 5*time.Millisecond }},
-		{"compression.type", "zstd", func(c *config) bool { return c.compression == "zstd" }},
-		{"partitioner", "round-robin", func(c *config) bool { return c.partitioner == "round-robin" }},
+		{"compression.type", "zstd", func(c *config) bool { return c.compression == kgo.ZstdCompression() }},
+		{"partitioner", "round-robin", func(c *config) bool { return sameType(c.partitioner.inner, kgo.RoundRobinPartitioner()) }},
 		{"max.request.size", 2000000, func(c *config) bool { return c.maxMessageBytes == 2000000 }},
 		{"allow.auto.create.topics", false, func(c *config) bool { return !c.allowAutoCreate }},
 		{"delivery.timeout.ms", 1000, func(c *config) bool { return c.sendTimeout == time.Second }},
@@ -211,4 +227,47 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDocKeyTable ties the key table in doc.go to the parser: every key
+// the table names is parsed, and every key the parser knows is in the
+// table, so that neither can drift.
+func TestDocKeyTable(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	in := false
+	for line := range strings.Lines(string(src)) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "//\tkey "):
+			in = true
+		case in && strings.HasPrefix(line, "//\t"):
+			rows = append(rows, strings.TrimPrefix(line, "//\t"))
+		case in:
+			in = false
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatal("doc.go has no key table (a line starting //\\tkey)")
+	}
+	documented := map[string]bool{}
+	for _, row := range rows {
+		first := regexp.MustCompile(`\s{2,}`).Split(row, 2)[0]
+		for _, name := range strings.Split(first, ", ") {
+			k := configKeyByName[name]
+			if k == nil {
+				t.Errorf("doc.go documents %q, which the parser does not know", name)
+				continue
+			}
+			documented[k.name] = true
+		}
+	}
+	for _, k := range configKeys {
+		if !documented[k.name] {
+			t.Errorf("config key %q is parsed but not in doc.go's key table", k.name)
+		}
+	}
 }

@@ -302,7 +302,7 @@ func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map
 				ps[p] = seek
 			} else if seek, ok := cs.seeks[t][-1]; ok {
 				ps[p] = seek
-			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == "latest" {
+			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == resetLatest {
 				if st, known := cs.start[t]; known {
 					if at, ok := st[p]; ok {
 						ps[p] = kgo.NewOffset().At(at)
@@ -310,7 +310,7 @@ func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map
 						ps[p] = kgo.NewOffset().AtStart()
 					}
 				}
-			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == "none" {
+			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == resetNone {
 				ps[p] = kgo.NewOffset().At(0)
 				if unpositioned == nil {
 					unpositioned = map[string][]int32{}
@@ -485,7 +485,7 @@ func (cs *consumerState) drop(ctx context.Context, topics []string) error {
 // "earliest" and "none" it returns nil and asks nothing.
 func (cs *consumerState) startOffsets(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
 	cfg := cs.h.cfg
-	if cfg.autoOffsetReset != "latest" {
+	if cfg.autoOffsetReset != resetLatest {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.requestTimeout)
@@ -1044,7 +1044,7 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		defer cancel()
 		stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
 		defer stop()
-		if h.cfg.autoOffsetReset == "none" { // so does a partition left with no position
+		if h.cfg.autoOffsetReset == resetNone { // so does a partition left with no position
 			stopWake := context.AfterFunc(wakeCtx, cancel)
 			defer stopWake()
 		}

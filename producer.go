@@ -322,7 +322,7 @@ func (h *handle) records(topics []string, messages []Message) ([]kgo.Record, err
 			if partition = *m.Partition; partition < 0 {
 				return nil, errorf(ErrInvalidArgument, "message %d: partition %d is negative", pos, partition)
 			}
-		} else if h.cfg.partitioner == "manual" {
+		} else if h.cfg.partitioner.manual() {
 			return nil, errorf(ErrInvalidArgument, "message %d has no partition and the partitioner is \"manual\"", pos)
 		}
 		var headers []kgo.RecordHeader
@@ -353,18 +353,18 @@ func (h *handle) flush(ctx context.Context) error {
 // partitioner wraps the configured kgo partitioner so that a record whose
 // Partition is set (>= 0) goes there, and any other record is partitioned
 // as configured. Records are built with Partition -1 for "choose".
+// With no inner partitioner (the config's "manual") every record must
+// name its partition.
 type partitioner struct{ inner kgo.Partitioner }
 
-func newPartitioner(name string) kgo.Partitioner {
-	switch name {
-	case "round-robin":
-		return partitioner{kgo.RoundRobinPartitioner()}
-	case "manual":
-		return partitioner{nil}
-	default: // murmur2: kgo's default hashes keys exactly as Java's client does
-		return partitioner{kgo.UniformBytesPartitioner(64<<10, true, true, nil)}
-	}
+// murmur2Partitioner is kgo's default: it hashes keys exactly as Java's
+// client does.
+func murmur2Partitioner() partitioner {
+	return partitioner{kgo.UniformBytesPartitioner(64<<10, true, true, nil)}
 }
+
+// manual reports whether records must name their partition.
+func (p partitioner) manual() bool { return p.inner == nil }
 
 func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
 	tp := &topicPartitioner{}
