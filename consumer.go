@@ -106,8 +106,7 @@ type TopicRecords struct {
 // Polled is what a poll returns: every topic asked for, sorted by name, each
 // with its new records (none when nothing came).
 type Polled struct {
-	Topics  []TopicRecords
-	records bool // the consumer's poll-format is "records"
+	Topics []TopicRecords
 }
 
 // Len returns the number of records in all topics.
@@ -1080,7 +1079,7 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 // beyond its slot in one slice, and costs a few nanoseconds per record.
 func (cs *consumerState) result(topics []string, bs []batch) *Polled {
 	cfg := cs.h.cfg
-	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1), records: cfg.pollRecords}
+	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1)}
 	for i, t := range topics {
 		out.Topics[i].Topic = t
 	}

@@ -1,0 +1,326 @@
+package kafkabpl
+
+import (
+	"context"
+	"math"
+	"strconv"
+)
+
+// List returns the topic's description as describe-topics shows it under
+// the topic's name: ("partitions" => (("partition" => 0 "leader" => 1
+// "replicas" => (1 2 0) "isr" => (1 2 0)) ...)).
+func (t *TopicInfo) List() *List {
+	parts := &List{}
+	for _, p := range t.Partitions {
+		l := &List{}
+		l.AppendNamed("partition", int64(p.Partition))
+		l.AppendNamed("leader", int64(p.Leader))
+		l.AppendNamed("replicas", int32List(p.Replicas))
+		l.AppendNamed("isr", int32List(p.ISR))
+		parts.Append(l)
+	}
+	return (&List{}).AppendNamed("partitions", parts)
+}
+
+// topicsList is describe-topics' result: ("t" => ("partitions" => ...) ...).
+func topicsList(infos []TopicInfo) *List {
+	l := &List{}
+	for i := range infos {
+		l.AppendNamed(infos[i].Topic, infos[i].List())
+	}
+	return l
+}
+
+// List returns the cluster as describe-cluster shows it: ("cluster-id" =>
+// "kfake" "controller" => 2 "brokers" => (("id" => 0 "host" =>
+// "127.0.0.1" "port" => 9092) ...)).
+func (c *ClusterInfo) List() *List {
+	brokers := &List{}
+	for _, b := range c.Brokers {
+		bl := &List{}
+		bl.AppendNamed("id", int64(b.ID))
+		bl.AppendNamed("host", b.Host)
+		bl.AppendNamed("port", int64(b.Port))
+		brokers.Append(bl)
+	}
+	l := &List{}
+	l.AppendNamed("cluster-id", c.ClusterID)
+	l.AppendNamed("controller", int64(c.Controller))
+	l.AppendNamed("brokers", brokers)
+	return l
+}
+
+// groupsList is list-groups' result: ("g1" => "Stable" "g2" => "Empty").
+func groupsList(gs []GroupListing) *List {
+	l := &List{}
+	for _, g := range gs {
+		l.AppendNamed(g.Group, g.State)
+	}
+	return l
+}
+
+// List returns the group as describe-group shows it:
+//
+//	("group" => "g" "state" => "Stable"
+//	 "members" => (("member-id" => "m" "client-id" => "kafkabpl" "host" => "/127.0.0.1"
+//	                "assignment" => ("t" => (0 1))) ...)
+//	 "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
+//	 "total-lag" => 4)
+//
+// A partition the group has committed nothing to shows "committed" =>
+// null; one whose lag could not be computed shows "lag" => null and an
+// "error" element after it saying why.
+func (g *GroupInfo) List() *List {
+	members := &List{}
+	for _, m := range g.Members {
+		assigned := &List{}
+		for _, a := range m.Assignment {
+			assigned.AppendNamed(a.Topic, int32List(a.Partitions))
+		}
+		ml := &List{}
+		ml.AppendNamed("member-id", m.MemberID)
+		ml.AppendNamed("client-id", m.ClientID)
+		ml.AppendNamed("host", m.Host)
+		ml.AppendNamed("assignment", assigned)
+		members.Append(ml)
+	}
+	lag := &List{}
+	for _, t := range g.Lag {
+		parts := &List{}
+		for _, p := range t.Partitions {
+			pl := &List{}
+			pl.AppendNamed("partition", int64(p.Partition))
+			pl.AppendNamed("committed", offsetValue(p.Committed))
+			pl.AppendNamed("end", offsetValue(p.End))
+			pl.AppendNamed("lag", offsetValue(p.Lag))
+			if p.Err != nil {
+				pl.AppendNamed("error", p.Err.Error())
+			}
+			parts.Append(pl)
+		}
+		lag.AppendNamed(t.Topic, parts)
+	}
+	l := &List{}
+	l.AppendNamed("group", g.Group)
+	l.AppendNamed("state", g.State)
+	l.AppendNamed("members", members)
+	l.AppendNamed("lag", lag)
+	l.AppendNamed("total-lag", g.TotalLag)
+	return l
+}
+
+// offsetValue is an offset or lag in BPL: null when unknown (-1).
+func offsetValue(n int64) any {
+	if n < 0 {
+		return nil
+	}
+	return n
+}
+
+func int32List(ns []int32) *List {
+	l := &List{values: make([]any, len(ns))}
+	for i, n := range ns {
+		l.values[i] = int64(n)
+	}
+	return l
+}
+
+// addAdminFunctions adds the admin functions to the BPL table.
+func (lib *Library) addAdminFunctions(m map[string]Func) {
+	m["kafka-create-topics"] = lib.bplCreateTopics
+	m["kafka-delete-topics"] = lib.bplDeleteTopics
+	m["kafka-list-topics"] = lib.bplListTopics
+	m["kafka-describe-topics"] = lib.bplDescribeTopics
+	m["kafka-describe-cluster"] = lib.bplDescribeCluster
+	m["kafka-create-partitions"] = lib.bplCreatePartitions
+	m["kafka-list-groups"] = lib.bplListGroups
+	m["kafka-describe-group"] = lib.bplDescribeGroup
+}
+
+const createTopicsUsage = `(kafka-create-topics target topics "partitions" => n "replication-factor" => r "configs" => ("key" => "value" ...))`
+
+func (lib *Library) bplCreateTopics(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-create-topics", l, 2, 2, createTopicsUsage, []string{"partitions", "replication-factor", "configs"})
+	if err != nil {
+		return nil, err
+	}
+	topics, err := a.topics(a.pos[1], "topics")
+	if err != nil {
+		return nil, err
+	}
+	var opts TopicOptions
+	if v, ok := a.named.Get("partitions"); ok {
+		n, err := a.int(v, `"partitions"`, 1, math.MaxInt32)
+		if err != nil {
+			return nil, err
+		}
+		opts.Partitions = int32(n)
+	}
+	if v, ok := a.named.Get("replication-factor"); ok {
+		n, err := a.int(v, `"replication-factor"`, 1, math.MaxInt16)
+		if err != nil {
+			return nil, err
+		}
+		opts.ReplicationFactor = int16(n)
+	}
+	if v, ok := a.named.Get("configs"); ok {
+		if opts.Configs, err = topicConfigs(a, v); err != nil {
+			return nil, err
+		}
+	}
+	done, err := lib.CreateTopics(ctx, a.pos[0], topics, opts)
+	if err != nil {
+		return nil, err
+	}
+	return doneList(topics, done), nil
+}
+
+// topicConfigs reads "configs": a named list whose values are strings, or
+// numbers and booleans, which are sent as their text.
+func topicConfigs(a *args, v any) (map[string]string, error) {
+	const want = `want a named list ("retention.ms" => "60000" ...)`
+	l, ok := v.(*List)
+	if !ok || l.Len() > 0 && !l.Named() {
+		return nil, a.errorf(`"configs": %s, got %s`, want, describe(v))
+	}
+	out := make(map[string]string, l.Len())
+	for name, val := range l.All() {
+		if name == "" {
+			return nil, a.errorf(`"configs": element %s has no name; %s`, describe(val), want)
+		}
+		switch val := val.(type) {
+		case string:
+			out[name] = val
+		case int64:
+			out[name] = strconv.FormatInt(val, 10)
+		case float64:
+			if val == math.Trunc(val) && math.Abs(val) < 1<<53 {
+				out[name] = strconv.FormatInt(int64(val), 10)
+			} else {
+				out[name] = strconv.FormatFloat(val, 'g', -1, 64)
+			}
+		case bool:
+			out[name] = strconv.FormatBool(val)
+		default:
+			return nil, a.errorf(`"configs" %q: want a string or a number, got %s`, name, describe(val))
+		}
+	}
+	return out, nil
+}
+
+// doneList is create-topics' and delete-topics' result: each topic, in the
+// order given, named, with true or false.
+func doneList(topics []string, done map[string]bool) *List {
+	l := &List{}
+	for _, t := range unique(topics) {
+		if v, ok := done[t]; ok {
+			l.AppendNamed(t, v)
+		}
+	}
+	return l
+}
+
+func (lib *Library) bplDeleteTopics(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-delete-topics", l, 2, 2, "(kafka-delete-topics target topics)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	topics, err := a.topics(a.pos[1], "topics")
+	if err != nil {
+		return nil, err
+	}
+	done, err := lib.DeleteTopics(ctx, a.pos[0], topics)
+	if err != nil {
+		return nil, err
+	}
+	return doneList(topics, done), nil
+}
+
+func (lib *Library) bplListTopics(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-list-topics", l, 1, 1, "(kafka-list-topics target)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	names, err := lib.ListTopics(ctx, a.pos[0])
+	if err != nil {
+		return nil, err
+	}
+	return stringList(names), nil
+}
+
+func (lib *Library) bplDescribeTopics(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-describe-topics", l, 1, 2, "(kafka-describe-topics target [topics])", []string{})
+	if err != nil {
+		return nil, err
+	}
+	var topics []string
+	if len(a.pos) == 2 {
+		if topics, err = a.topics(a.pos[1], "topics"); err != nil {
+			return nil, err
+		}
+		if len(topics) == 0 {
+			return &List{}, nil // () names no topics, unlike leaving them out
+		}
+	}
+	infos, err := lib.DescribeTopics(ctx, a.pos[0], topics...)
+	if err != nil {
+		return nil, err
+	}
+	return topicsList(infos), nil
+}
+
+func (lib *Library) bplDescribeCluster(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-describe-cluster", l, 1, 1, "(kafka-describe-cluster target)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	info, err := lib.DescribeCluster(ctx, a.pos[0])
+	if err != nil {
+		return nil, err
+	}
+	return info.List(), nil
+}
+
+func (lib *Library) bplCreatePartitions(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-create-partitions", l, 3, 3, "(kafka-create-partitions target topic count)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	topic, err := a.str(1, "topic")
+	if err != nil {
+		return nil, err
+	}
+	count, err := a.int(a.pos[2], "count", 1, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	return lib.CreatePartitions(ctx, a.pos[0], topic, int(count))
+}
+
+func (lib *Library) bplListGroups(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-list-groups", l, 1, 1, "(kafka-list-groups target)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	gs, err := lib.ListGroups(ctx, a.pos[0])
+	if err != nil {
+		return nil, err
+	}
+	return groupsList(gs), nil
+}
+
+func (lib *Library) bplDescribeGroup(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-describe-group", l, 2, 2, "(kafka-describe-group target group)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	group, err := a.str(1, "group")
+	if err != nil {
+		return nil, err
+	}
+	info, err := lib.DescribeGroup(ctx, a.pos[0], group)
+	if err != nil {
+		return nil, err
+	}
+	return info.List(), nil
+}

@@ -1,0 +1,121 @@
+package kafkabpl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+const sendUsage = `(kafka-send id topics messages "key" => k "partition" => n "headers" => (...) "timestamp" => ms "records" => true)`
+
+func (lib *Library) bplSend(ctx context.Context, l *List) (any, error) {
+	a, id, err := readIDArgs("kafka-send", l, 3, 3, sendUsage, []string{"key", "partition", "headers", "timestamp", "records"})
+	if err != nil {
+		return nil, err
+	}
+	topics, err := a.topics(a.pos[1], "topics")
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := a.messages(a.pos[2])
+	if err != nil {
+		return nil, err
+	}
+	n, err := lib.Send(ctx, id, topics, msgs)
+	return int64(n), err
+}
+
+// messages reads kafka-send's messages and its call-wide named arguments.
+func (a *args) messages(v any) ([]Message, error) {
+	var common Message
+	if err := a.recordFields(&common, a.named, 0, []string{"key", "partition", "headers", "timestamp"}); err != nil {
+		return nil, err
+	}
+	asRecords := false
+	if r, ok := a.named.Get("records"); ok {
+		b, isBool := r.(bool)
+		if !isBool {
+			return nil, a.errorf(`"records": want true or false, got %s`, describe(r))
+		}
+		asRecords = b
+	}
+	list, isList := v.(*List)
+	if !isList {
+		list = NewList(v)
+	}
+	msgs := make([]Message, list.Len())
+	for i := range list.Len() {
+		m, name, val := common, list.Name(i), list.At(i)
+		if asRecords {
+			rec, ok := val.(*List)
+			if !ok {
+				return nil, a.errorf("message %d: with \"records\" => true each message is a record list (\"key\" \"value\" \"partition\" \"headers\" \"timestamp\"), got %s", i+1, describe(val))
+			}
+			if err := a.recordFields(&m, rec, i+1, []string{"key", "value", "partition", "headers", "timestamp"}); err != nil {
+				return nil, err
+			}
+		} else {
+			m.Value = val
+			if name != "" {
+				m.Key = name
+			}
+		}
+		msgs[i] = m
+	}
+	return msgs, nil
+}
+
+// recordFields stores the named fields of src (a record list, message pos,
+// or the call's named arguments, pos 0) into m.
+func (a *args) recordFields(m *Message, src *List, pos int, allowed []string) error {
+	where := "" // prefixes the field in errors
+	if pos > 0 {
+		where = fmt.Sprintf("message %d ", pos)
+	}
+	for name, v := range src.All() {
+		if !slices.Contains(allowed, name) {
+			if name == "records" && where == "" {
+				continue
+			}
+			return a.errorf("%sfield %q: want one of %s%s", where, name, strings.Join(allowed, ", "), suggest(name, allowed))
+		}
+		switch name {
+		case "key":
+			m.Key = v
+		case "value":
+			m.Value = v
+		case "partition":
+			p, err := a.int(v, where+`"partition"`, 0, math.MaxInt32)
+			if err != nil {
+				return err
+			}
+			m.Partition = new(int32(p))
+		case "timestamp":
+			ms, err := a.int(v, where+`"timestamp"`, 0, math.MaxInt64)
+			if err != nil {
+				return err
+			}
+			m.Timestamp = time.UnixMilli(ms)
+		case "headers":
+			hl, ok := v.(*List)
+			if !ok || hl.Len() > 0 && !hl.Named() {
+				return a.errorf(`%s"headers": want a named list ("name" => value ...), got %s`, where, describe(v))
+			}
+			m.Headers = make([]Header, 0, hl.Len())
+			for hn, hv := range hl.All() {
+				if hn == "" {
+					return a.errorf(`%s"headers": element %s has no name`, where, describe(hv))
+				}
+				b, err := serdeString.encodeAt(hv, pos, "header "+hn)
+				if err != nil {
+					return &Error{a.fn, err}
+				}
+				m.Headers = append(m.Headers, Header{hn, b})
+			}
+		}
+	}
+	return nil
+}
