@@ -1,0 +1,259 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The consumer in its group: kgo's callbacks when partitions are
+// assigned, revoked or lost, the offsets a partition starts from, and
+// commits.
+
+// groupOpts are the kgo options that tie the group's life cycle to the
+// consumer's state. kgo cannot both mark records for commit and disable
+// autocommitting, so with auto-commit off the interval is made so long that
+// only kafka-commit commits.
+func (cs *consumerState) groupOpts() []kgo.Opt {
+	interval := cs.h.cfg.autoCommitInterval
+	if !cs.h.cfg.autoCommit {
+		interval = time.Duration(math.MaxInt64)
+	}
+	return []kgo.Opt{
+		kgo.AutoCommitMarks(),
+		kgo.AutoCommitInterval(interval),
+		kgo.OnPartitionsAssigned(cs.onAssigned),
+		kgo.OnPartitionsRevoked(cs.onRevoked),
+		kgo.OnPartitionsLost(cs.onLost),
+		kgo.AdjustFetchOffsetsFn(cs.adjustOffsets),
+	}
+}
+
+func (cs *consumerState) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for t, ps := range assigned {
+		delete(cs.deleted, t)
+		for _, p := range ps {
+			cs.assigned.set(t, p, true)
+		}
+	}
+}
+
+// onRevoked commits what was polled and came back from (when auto-commit
+// is on, as kgo's own default does) and forgets held records of
+// partitions we no longer own: their new owner will deliver them, and
+// what the latest poll returned from them too (see onLost).
+func (cs *consumerState) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	if cs.h.cfg.autoCommit {
+		cl.CommitMarkedOffsets(ctx) // a failure means the new owner re-reads: at-least-once
+	}
+	cs.onLost(ctx, cl, revoked)
+}
+
+func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	marked := cl.MarkedOffsets() // polled and not committed; kgo forgets them next
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	gone := func(t string, p int32) bool { return slices.Contains(lost[t], p) }
+	// What the latest poll returned from them is not committed either,
+	// and is never marked now: the partitions' next owner reads it again.
+	pending := func(t string, p int32) bool {
+		return slices.ContainsFunc(cs.pending, func(r *kgo.Record) bool { return r.Topic == t && r.Partition == p })
+	}
+	for t, ps := range lost {
+		for _, p := range ps {
+			_, isMarked := marked[t][p]
+			if (isMarked || pending(t, p)) && !cs.deleted[t] {
+				cs.uncommitted.set(t, p, true)
+			}
+		}
+	}
+	cs.pending = slices.DeleteFunc(cs.pending, func(r *kgo.Record) bool { return gone(r.Topic, r.Partition) })
+	cs.assigned.removeIf(gone)
+	cs.positioned(gone)
+	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return gone(r.Topic, r.Partition) })
+}
+
+// adjustOffsets runs when partitions are assigned, once their committed
+// offsets are known: it applies waiting seeks, then the subscribe-time start
+// offsets to partitions with no committed offset.
+//
+// Under "none", a partition with no committed offset is given offset 0 and
+// paused, and polls report it until a seek moves it. Left at kgo's
+// AtCommitted, kgo would report it in one poll only (one fake fetch
+// error) and give it no cursor (kgo v1.22.3 consumer.go:1437-1442); and
+// SetOffsets, which seek uses, drops a partition with no cursor
+// (consumer.go:1280-1302): no seek could revive it, and every later poll
+// would return nothing and no error. A paused cursor is one SetOffsets
+// moves; offset 0 is never fetched, as the partition is resumed only once
+// a seek has replaced it.
+func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var unpositioned map[string][]int32
+	for t, ps := range offsets {
+		for p, o := range ps {
+			if seek, ok := cs.seeks[t][p]; ok {
+				ps[p] = seek
+			} else if seek, ok := cs.seeks[t][-1]; ok {
+				ps[p] = seek
+			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == resetLatest {
+				if st, known := cs.start[t]; known {
+					if at, ok := st[p]; ok {
+						ps[p] = kgo.NewOffset().At(at)
+					} else { // the topic or partition is newer than the subscription
+						ps[p] = kgo.NewOffset().AtStart()
+					}
+				}
+			} else if o.EpochOffset().Offset < 0 && cs.h.cfg.autoOffsetReset == resetNone {
+				ps[p] = kgo.NewOffset().At(0)
+				if unpositioned == nil {
+					unpositioned = map[string][]int32{}
+				}
+				unpositioned[t] = append(unpositioned[t], p)
+			}
+		}
+	}
+	for t := range offsets {
+		delete(cs.seeks, t) // a seek applies to the topic's next assignment only
+	}
+	// A partition assigned again drops what it was left with.
+	cs.positioned(func(t string, p int32) bool { _, ok := offsets[t][p]; return ok })
+	if len(unpositioned) > 0 {
+		for t, ps := range unpositioned {
+			for _, p := range ps {
+				cs.unpositioned.set(t, p, true)
+			}
+		}
+		cs.h.cl.PauseFetchPartitions(unpositioned) // before kgo assigns them: never fetched at 0
+		cs.wake()
+		cs.wakeCtx, cs.wake = context.WithCancel(context.Background())
+	}
+	return offsets, nil
+}
+
+// positioned removes the partitions for which is returns true from
+// unpositioned, and resumes fetching them: they were sought, revoked or
+// dropped. Call it with cs.mu held, so that a partition is paused exactly
+// while it is in unpositioned.
+func (cs *consumerState) positioned(is func(t string, p int32) bool) {
+	if resume := cs.unpositioned.removeIf(is); len(resume) > 0 {
+		cs.h.cl.ResumeFetchPartitions(resume)
+	}
+}
+
+// errNoOffset is the cause of the error a poll returns while partitions
+// have no position.
+var errNoOffset = errors.New(`partition has no prior committed offset and auto-offset-reset is "none": seek to give it a position`)
+
+// noPosition returns the error of a poll of topics (nil: all) while some of
+// their partitions have no position, naming each, or nil. Call it with
+// cs.mu held.
+func (cs *consumerState) noPosition(topics []string) error {
+	if len(cs.unpositioned) == 0 {
+		return nil
+	}
+	var names []string
+	for _, tp := range cs.unpositioned.sorted() {
+		if topics != nil && !slices.Contains(topics, tp.Topic) {
+			continue
+		}
+		for _, p := range tp.Partitions {
+			names = append(names, fmt.Sprintf("topic %q partition %d", tp.Topic, p))
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	return wrapf(errKafka, errNoOffset, "%s", strings.Join(names, ", "))
+}
+
+// Commit commits the offsets of every record polled so far and returns
+// when the group coordinator has stored them, within request-timeout.
+// Records a poll has not returned yet are never committed.
+//
+// Hazard: the group can take partitions from a consumer at any time, not
+// only during a poll (a member joins or leaves, or this consumer's session
+// ends because the brokers went away). Records polled from a partition
+// taken before they were committed go to its next owner again. With
+// enable-auto-commit on they are committed as the partitions are taken,
+// if the coordinator can be reached and the caller has come back from the
+// poll that returned them (see [Library.Poll]); otherwise Commit then
+// fails once with [ErrNotCommitted], naming the topics and partitions,
+// rather than report a commit that did not happen. (Java's consumer
+// throws CommitFailedException.)
+func (lib *Library) Commit(ctx context.Context, id string) error {
+	_, err := withConsumer(lib, "kafka-commit", id, func(cs *consumerState) (struct{}, error) {
+		return struct{}{}, cs.commit(ctx)
+	})
+	return err
+}
+
+// commit commits what was polled, then reports, once, what the group took
+// away before it could be committed.
+func (cs *consumerState) commit(ctx context.Context) error {
+	if err := cs.commitPolled(ctx); err != nil {
+		return err
+	}
+	cs.mu.Lock()
+	lost := cs.uncommitted
+	cs.uncommitted = partitions[bool]{}
+	cs.mu.Unlock()
+	if len(lost) == 0 {
+		return nil
+	}
+	var where []string
+	for _, tp := range lost.sorted() {
+		where = append(where, fmt.Sprintf("topic %q partitions %v", tp.Topic, tp.Partitions))
+	}
+	return errorf(ErrNotCommitted, "%s: this consumer lost them (the group rebalanced, or its session ended) before the records it polled from them were committed; those records will be delivered again",
+		strings.Join(where, ", "))
+}
+
+// commitPolled commits what was polled and is still this consumer's,
+// within request-timeout.
+func (cs *consumerState) commitPolled(ctx context.Context) error {
+	cs.markPending()
+	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
+	defer cancel()
+	if err := cs.h.cl.CommitMarkedOffsets(ctx); err != nil {
+		return cs.h.requestError(ctx, err)
+	}
+	return nil
+}
+
+// markPending marks for commit what the latest poll returned: the caller
+// has come back for more, or to commit, or to destroy the consumer.
+func (cs *consumerState) markPending() {
+	cs.mu.Lock()
+	recs := cs.pending
+	cs.pending = nil
+	cs.mu.Unlock()
+	if len(recs) > 0 {
+		cs.h.cl.MarkCommitRecords(recs...) // sorts recs in place: they are ours alone now
+	}
+}
+
+// leave commits what was polled when auto-commit is on, then leaves the
+// group, each within request-timeout. The caller closes the client. Like
+// Java's close, it does not report records lost to an earlier rebalance:
+// only kafka-commit promises that everything polled is committed.
+func (cs *consumerState) leave(ctx context.Context) error {
+	var err error
+	if cs.h.cfg.autoCommit {
+		err = cs.commitPolled(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
+	defer cancel()
+	if lerr := cs.h.cl.LeaveGroupContext(ctx); lerr != nil && err == nil && ctx.Err() != nil {
+		err = cs.h.requestError(ctx, lerr)
+	}
+	return err
+}

@@ -1,0 +1,277 @@
+package kafkabpl
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The poll path: fetching, holding what a poll cannot return yet, and
+// sorting records into the result.
+
+// Poll returns the messages that arrived on a consumer's subscribed topics:
+// every subscribed topic, sorted, with its new records in partition and
+// offset order (none when nothing came). It returns as soon as one record
+// is there, or when timeout passes: then with no records, not an error. A
+// timeout of 0 returns what is already buffered; a negative one is an
+// [ErrInvalidArgument] error. At most max-poll-records records are returned.
+//
+// The records a Poll returns count as consumed when the caller comes back
+// to the consumer (the next Poll, Commit, Seek or Destroy), as
+// with Java's consumer: auto-commit covers them from then on, never while
+// the caller may still be working on them, so a crash redelivers them
+// rather than losing them.
+//
+// When no broker could be reached during the wait, Poll fails with an
+// [ErrTimeout] error naming the servers. Destroying the consumer makes a
+// Poll in flight return at once. An error the brokers report for a
+// partition (a KafkaError naming it, such as TOPIC_AUTHORIZATION_FAILED)
+// fails the Poll; when it came together with records, those are returned
+// first and the next Poll fails with it.
+//
+// With auto-offset-reset "none", a partition the group assigns with no
+// committed offset has no position: nothing of it is read until a seek
+// ([Library.Seek]) gives it one. Until then, as Java's poll throws
+// NoOffsetForPartitionException, every Poll with no records to return
+// fails with an error (of [ErrorType] "KafkaError") naming each such topic
+// and partition: a Poll waiting for records fails as soon as the group
+// assigns such a partition, and a later one without waiting. Unlike
+// Java's, the consumer's other partitions are not held up: records already
+// fetched from them are returned instead of the error, so a poll loop
+// keeps reading them and sees the error between them.
+func (lib *Library) Poll(ctx context.Context, id string, timeout time.Duration) (*Polled, error) {
+	return withConsumer(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
+		return cs.poll(ctx, nil, timeout)
+	})
+}
+
+// PollTopics is [Library.Poll] for some topics only: it first subscribes
+// the consumer to any of topics it is not subscribed to (adding, never
+// dropping others), then returns only those topics. Records of other
+// topics that arrive meanwhile are kept for later polls, never lost.
+func (lib *Library) PollTopics(ctx context.Context, id string, topics []string, timeout time.Duration) (*Polled, error) {
+	return withConsumer(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
+		if topics == nil {
+			topics = []string{}
+		}
+		return cs.poll(ctx, topics, timeout)
+	})
+}
+
+// poll polls for topics (nil: the whole subscription).
+func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time.Duration) (*Polled, error) {
+	if timeout < 0 {
+		return nil, errorf(ErrInvalidArgument, "timeout %d ms is negative", timeout.Milliseconds())
+	}
+	if topics != nil {
+		if _, err := cs.subscribe(ctx, topics, false); err != nil {
+			return nil, err
+		}
+	}
+	cs.markPending() // the caller is done with what the last poll returned
+	max := cs.h.cfg.maxPollRecords
+	recs := batches(cs.takeHeld(topics, max))
+	if len(recs) == 0 {
+		var err error
+		if recs, err = cs.fetch(ctx, topics, timeout, max); err != nil {
+			return nil, err
+		}
+	}
+	if topics == nil {
+		topics = cs.subscription()
+	}
+	return cs.result(topics, recs), nil
+}
+
+// takeHeld removes and returns up to max held records of topics (nil: all).
+func (cs *consumerState) takeHeld(topics []string, max int) []*kgo.Record {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []*kgo.Record
+	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool {
+		if len(out) < max && (topics == nil || slices.Contains(topics, r.Topic)) {
+			out = append(out, r)
+			return true
+		}
+		return false
+	})
+	return out
+}
+
+// batch is a run of one partition's records, in offset order.
+type batch struct {
+	topic     string
+	partition int32
+	recs      []*kgo.Record
+}
+
+// batches splits records into runs of one partition each.
+func batches(recs []*kgo.Record) []batch {
+	var bs []batch
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && recs[j].Partition == recs[i].Partition && recs[j].Topic == recs[i].Topic {
+			j++
+		}
+		bs = append(bs, batch{recs[i].Topic, recs[i].Partition, recs[i:j]})
+		i = j
+	}
+	return bs
+}
+
+// take sorts what a PollRecords returned: the records of topics (nil: all)
+// as batches, the others held for later polls, and the first error that
+// is the brokers' or the client's. An error that came with records is
+// held for the next fetch rather than returned now, so that neither is
+// lost.
+func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, error) {
+	var recs []batch
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		if topics == nil || slices.Contains(topics, p.Topic) {
+			recs = append(recs, batch{p.Topic, p.Partition, p.Records})
+			return
+		}
+		cs.mu.Lock()
+		cs.held = append(cs.held, p.Records...)
+		cs.mu.Unlock()
+	})
+	var err error
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
+			continue // the poll's own wait ended
+		}
+		down := cs.h.net.dialFailure(fe.Err)
+		switch {
+		case errors.Is(fe.Err, kgo.ErrClientClosed):
+			err = errorf(ErrClosed, "consumer destroyed during the poll")
+		case down != nil:
+			err = down
+		case fe.Topic == "": // not a partition's: the group's (kgo.ErrGroupSession)
+			err = wrapf(errKafka, fe.Err, "group %q", cs.h.cfg.group)
+		default:
+			err = wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
+		}
+		break
+	}
+	if err != nil && len(recs) > 0 {
+		cs.mu.Lock()
+		cs.heldErr = cmp.Or(cs.heldErr, err)
+		cs.mu.Unlock()
+		return recs, nil
+	}
+	return recs, err
+}
+
+// fetch waits up to timeout for records. Records of topics not asked for
+// are held for later polls. While a partition of topics has no position it
+// does not wait: it returns what is buffered, or else that error.
+func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int) ([]batch, error) {
+	h := cs.h
+	cs.mu.Lock()
+	if err := cs.heldErr; err != nil {
+		cs.heldErr = nil
+		cs.mu.Unlock()
+		return nil, err
+	}
+	if cs.noPosition(topics) != nil {
+		// Report it at once, as Java's poll throws at once; what the
+		// other partitions have fetched is still returned instead.
+		timeout = 0
+	}
+	wakeCtx := cs.wakeCtx
+	cs.mu.Unlock()
+	var pctx context.Context // nil: return what is buffered, at once
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+		stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
+		defer stop()
+		if h.cfg.autoOffsetReset == resetNone { // so does a partition left with no position
+			stopWake := context.AfterFunc(wakeCtx, cancel)
+			defer stopWake()
+		}
+	}
+	recs, err := cs.take(h.cl.PollRecords(pctx, max), topics)
+	if len(recs) > 0 {
+		return recs, nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case h.ctx.Err() != nil:
+		return nil, errorf(ErrClosed, "consumer destroyed during the poll")
+	case err != nil:
+		return nil, err
+	}
+	cs.mu.Lock()
+	err = cs.noPosition(topics)
+	cs.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if timeout > 0 {
+		if err := h.net.unreachable(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// result sorts batches into topics. Keys and values are checked and
+// decoded only when asked for, so a poll allocates nothing per record
+// beyond its slot in one slice, and costs a few nanoseconds per record.
+func (cs *consumerState) result(topics []string, bs []batch) *Polled {
+	cfg := cs.h.cfg
+	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1)}
+	for i, t := range topics {
+		out.Topics[i].Topic = t
+	}
+	// A partition may come in two batches (two fetches); the stable sort
+	// keeps them in offset order.
+	slices.SortStableFunc(bs, func(a, b batch) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.partition, b.partition)
+	})
+	n := 0
+	for _, b := range bs {
+		n += len(b.recs)
+	}
+	all := make([]Record, 0, n)
+	lasts := make([]*kgo.Record, 0, len(bs)) // the last record of each batch
+	topicStart := 0
+	for k, b := range bs {
+		for _, r := range b.recs {
+			all = append(all, Record{r, cfg})
+		}
+		lasts = append(lasts, b.recs[len(b.recs)-1])
+		if k+1 < len(bs) && bs[k+1].topic == b.topic {
+			continue // the batches of a topic are together: give it its share at its last
+		}
+		ti := slices.IndexFunc(out.Topics, func(tr TopicRecords) bool { return tr.Topic == b.topic })
+		if ti < 0 { // unsubscribed while in flight: still delivered
+			ti = len(out.Topics)
+			out.Topics = append(out.Topics, TopicRecords{Topic: b.topic})
+		}
+		out.Topics[ti].Records = all[topicStart:len(all):len(all)]
+		topicStart = len(all)
+	}
+	// What a poll returns counts as consumed once the caller comes back:
+	// markPending marks it then. Marking the last record of a partition
+	// marks all before it. (kgo sorts the slice it marks, unstably: it is
+	// lasts, never records to return.)
+	cs.mu.Lock()
+	cs.pending = append(cs.pending, lasts...) // a concurrent poll's too
+	cs.mu.Unlock()
+	return out
+}
