@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -185,7 +186,7 @@ func (lib *Library) CreateTopics(ctx context.Context, target any, topics []strin
 		var valid []string
 		failed := map[string]error{}
 		for _, t := range topics {
-			if err := checkTopic(t); err != nil {
+			if err := topicname.Check(t); err != nil {
 				failed[t] = wrapf(errKafka, kerr.InvalidTopicException, "%v", err)
 				continue
 			}
@@ -215,7 +216,7 @@ func (lib *Library) CreateTopics(ctx context.Context, target any, topics []strin
 				r, ok := resp[t]
 				switch {
 				case !ok:
-					failed[t] = errorf(errKafka, "topic %q: the brokers did not answer for it", t)
+					failed[t] = unanswered("topic", t)
 				case errors.Is(r.Err, kerr.TopicAlreadyExists):
 					done[t] = false
 				case r.Err != nil:
@@ -268,7 +269,7 @@ func (lib *Library) DeleteTopics(ctx context.Context, target any, topics []strin
 				r, ok := resp[t]
 				switch {
 				case !ok:
-					failed[t] = errorf(errKafka, "topic %q: the brokers did not answer for it", t)
+					failed[t] = unanswered("topic", t)
 				case errors.Is(r.Err, kerr.UnknownTopicOrPartition):
 					done[t] = false
 				case r.Err != nil:
@@ -347,7 +348,7 @@ func (lib *Library) DescribeTopics(ctx context.Context, target any, topics ...st
 			t := byName[name]
 			switch {
 			case t == nil:
-				failed[name] = errorf(errKafka, "topic %q: the brokers did not answer for it", name)
+				failed[name] = unanswered("topic", name)
 				continue
 			case t.ErrorCode != 0:
 				failed[name] = topicError(name, kerr.ErrorForCode(t.ErrorCode), "")
@@ -408,7 +409,7 @@ func (lib *Library) DescribeCluster(ctx context.Context, target any) (*ClusterIn
 // In BPL, (kafka-create-partitions target "t" 6) returns true or false.
 func (lib *Library) CreatePartitions(ctx context.Context, target any, topic string, count int) (bool, error) {
 	const fn = "kafka-create-partitions"
-	if err := checkTopic(topic); err != nil {
+	if err := topicname.Check(topic); err != nil {
 		return false, &Error{fn, errorf(ErrInvalidArgument, "topic: %v", err)}
 	}
 	if count < 1 || count > math.MaxInt32 {
@@ -422,7 +423,7 @@ func (lib *Library) CreatePartitions(ctx context.Context, target any, topic stri
 			return false, err
 		}
 		if len(resp.Topics) != 1 {
-			return false, errorf(errKafka, "topic %q: the brokers did not answer for it", topic)
+			return false, unanswered("topic", topic)
 		}
 		if code := resp.Topics[0].ErrorCode; code != 0 {
 			return false, topicError(topic, kerr.ErrorForCode(code), "")
@@ -440,7 +441,7 @@ func (lib *Library) CreatePartitions(ctx context.Context, target any, topic stri
 		}
 		r, ok := rs[topic]
 		if !ok {
-			return false, errorf(errKafka, "topic %q: the brokers did not answer for it", topic)
+			return false, unanswered("topic", topic)
 		}
 		if r.Err != nil {
 			return false, topicError(topic, r.Err, r.ErrMessage)
@@ -508,7 +509,7 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 		}
 		l, ok := lags[group]
 		if !ok {
-			return nil, errorf(errKafka, "group %q: the brokers did not answer for it", group)
+			return nil, unanswered("group", group)
 		}
 		if err := l.Error(); err != nil {
 			if isKafkaErr(err) {
@@ -646,11 +647,24 @@ func (lib *Library) adminTarget(target any) (*handle, func(), error) {
 	return h, func() { h.cancel(); h.cl.Close() }, nil
 }
 
+// unanswered is the error for a topic or group (what) that a response
+// left out.
+func unanswered(what, name string) error {
+	return errorf(errKafka, "%s %q: the brokers did not answer for it", what, name)
+}
+
 // metadata asks the brokers for fresh metadata of topics (nil: all topics;
 // empty: none), never asking them to create a topic.
 func metadata(ctx context.Context, h *handle, topics []string) (*kmsg.MetadataResponse, error) {
+	return metadataRequest(ctx, h, topics, false)
+}
+
+// metadataRequest is metadata, asking the brokers to create the topics
+// that do not exist when create is true (they still decide, by their
+// auto.create.topics.enable).
+func metadataRequest(ctx context.Context, h *handle, topics []string, create bool) (*kmsg.MetadataResponse, error) {
 	req := kmsg.NewPtrMetadataRequest()
-	req.AllowAutoTopicCreation = false
+	req.AllowAutoTopicCreation = create
 	if topics != nil {
 		req.Topics = make([]kmsg.MetadataRequestTopic, 0, len(topics))
 		for _, t := range topics {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -254,6 +255,18 @@ var configKeyByName = func() map[string]*configKey {
 	return m
 }()
 
+// configSpellings is every accepted spelling, ordered by the key's
+// canonical name: of two spellings as close to an unknown key, the
+// suggestion is the key first in that order.
+var configSpellings = func() []string {
+	var out []string
+	for _, k := range slices.SortedFunc(slices.Values(configKeys), func(a, b configKey) int { return strings.Compare(a.name, b.name) }) {
+		out = append(out, k.name)
+		out = append(out, k.aliases...)
+	}
+	return out
+}()
+
 // parseConfig reads a BPL-style config: a server string ("host:port", or
 // several joined by commas), a list of server strings, or a named list of
 // keys. extra holds named arguments given beside the config (as
@@ -335,7 +348,8 @@ func (c *config) check() error {
 }
 
 // suggestKey returns ` (did you mean "x"?)` for the known key closest to
-// name, or "" when none is close.
+// name, or a pointer to the right key for Java's TLS and SASL properties,
+// or "" when none is close.
 func suggestKey(name string) string {
 	lower := strings.ToLower(name)
 	switch {
@@ -344,51 +358,10 @@ func suggestKey(name string) string {
 	case strings.HasPrefix(lower, "sasl."):
 		return ` (SASL is configured with the "sasl" key)`
 	}
-	limit := max(2, len(lower)/3)
-	best, bestDist := "", math.MaxInt
-	for spelling, k := range configKeyByName {
-		// The distance is at least the difference in length; skipping
-		// those keeps a very long unknown key from costing quadratic time.
-		if abs(len(lower)-len(spelling)) > limit {
-			continue
-		}
-		d := editDistance(lower, spelling)
-		if d < bestDist || d == bestDist && k.name < best {
-			best, bestDist = k.name, d
-		}
+	if spelling, ok := closest(lower, configSpellings); ok {
+		return fmt.Sprintf(" (did you mean %q?)", configKeyByName[spelling].name)
 	}
-	if bestDist > limit {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // valueReader reads one config value, and words its errors with the key
@@ -474,10 +447,10 @@ func (r valueReader) int(lo, hi int64) (int64, error) {
 	case int64:
 		n = v
 	case float64:
-		if v != math.Trunc(v) || v < math.MinInt64 || v > math.MaxInt64 {
+		var ok bool
+		if n, ok = integral(v); !ok {
 			return 0, r.errorf(fmt.Sprintf("an integer from %d to %d", lo, hi))
 		}
-		n = int64(v)
 	case string:
 		var err error
 		if n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
@@ -555,7 +528,7 @@ func (r valueReader) topics() ([]string, error) {
 		return nil, err
 	}
 	for _, t := range ts {
-		if err := checkTopic(t); err != nil {
+		if err := topicname.Check(t); err != nil {
 			return nil, errorf(ErrInvalidConfig, "config %q: %v", r.key, err)
 		}
 	}
@@ -712,48 +685,6 @@ func (r valueReader) sasl() (sasl.Mechanism, error) {
 	default:
 		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 	}
-}
-
-// describe prints a value for an error message: its BPL text, shortened.
-func describe(v any) string {
-	s := Format(v)
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
-}
-
-// typeName names a BPL value's type for messages that must not show it.
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case int64, float64:
-		return "number"
-	case string:
-		return "string"
-	case []byte:
-		return "byte array"
-	case *List:
-		return "list"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// checkTopic applies Kafka's rules for topic names, so a bad name fails
-// here with a clear message rather than at the broker.
-func checkTopic(t string) error {
-	if t == "" || t == "." || t == ".." || len(t) > 249 {
-		return fmt.Errorf("invalid topic name %q: want 1 to 249 characters, not \".\" or \"..\"", t)
-	}
-	for _, ch := range t {
-		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '-') {
-			return fmt.Errorf("invalid topic name %q: only letters, digits, '.', '_' and '-' are allowed", t)
-		}
-	}
-	return nil
 }
 
 // kgoOpts turns the config into the options of a kgo client for kind.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -55,7 +56,7 @@ func (lib *Library) Seek(ctx context.Context, id, topic string, pos Position, pa
 }
 
 func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, partitions []int32) error {
-	if err := checkTopic(topic); err != nil {
+	if err := topicname.Check(topic); err != nil {
 		return errorf(ErrInvalidArgument, "topic: %v", err)
 	}
 	if !pos.time && pos.at < seekBeginning {

@@ -6,9 +6,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Subscribing and unsubscribing, and the start offsets that make a
@@ -30,7 +30,7 @@ func (cs *consumerState) subscription() []string {
 // exactly topics. It returns the subscription after the call, sorted.
 func (cs *consumerState) subscribe(ctx context.Context, topics []string, replace bool) ([]string, error) {
 	for _, t := range topics {
-		if err := checkTopic(t); err != nil {
+		if err := topicname.Check(t); err != nil {
 			return nil, errorf(ErrInvalidArgument, "topics: %v", err)
 		}
 	}
@@ -114,15 +114,8 @@ func (cs *consumerState) startOffsets(ctx context.Context, topics []string) (map
 	ctx, cancel := context.WithTimeout(ctx, cfg.requestTimeout)
 	defer cancel()
 	if cfg.allowAutoCreate {
-		req := kmsg.NewPtrMetadataRequest()
-		req.AllowAutoTopicCreation = true
-		for _, t := range topics {
-			rt := kmsg.NewMetadataRequestTopic()
-			rt.Topic = kmsg.StringPtr(t)
-			req.Topics = append(req.Topics, rt)
-		}
-		if _, err := req.RequestWith(ctx, cs.h.cl); err != nil {
-			return nil, cs.h.requestError(ctx, err)
+		if _, err := metadataRequest(ctx, cs.h, topics, true); err != nil {
+			return nil, err
 		}
 	}
 	list := cs.h.adm.ListEndOffsets

@@ -68,20 +68,6 @@ func readArgs(fn string, l *List, min, max int, usage string, names []string) (*
 	return a, nil
 }
 
-// suggest returns ` (did you mean "x"?)` for the closest of names.
-func suggest(name string, names []string) string {
-	best, dist := "", math.MaxInt
-	for _, n := range names {
-		if d := editDistance(name, n); d < dist {
-			best, dist = n, d
-		}
-	}
-	if best == "" || dist > max(2, len(name)/3) {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
 func (a *args) errorf(format string, v ...any) error {
 	return &Error{a.fn, errorf(ErrInvalidArgument, format, v...)}
 }
@@ -117,8 +103,8 @@ func (a *args) topics(v any, what string) ([]string, error) {
 // int reads an integer (an integral float will do) in [lo, hi].
 func (a *args) int(v any, what string, lo, hi int64) (int64, error) {
 	n, ok := v.(int64)
-	if f, isFloat := v.(float64); isFloat && f == math.Trunc(f) && math.Abs(f) < 1<<62 {
-		n, ok = int64(f), true
+	if f, isFloat := v.(float64); isFloat {
+		n, ok = integral(f)
 	}
 	if !ok || n < lo || n > hi {
 		return 0, a.errorf("%s: want an integer from %d to %d, got %s", what, lo, hi, describe(v))

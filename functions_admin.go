@@ -194,8 +194,8 @@ func topicConfigs(a *args, v any) (map[string]string, error) {
 		case int64:
 			out[name] = strconv.FormatInt(val, 10)
 		case float64:
-			if val == math.Trunc(val) && math.Abs(val) < 1<<53 {
-				out[name] = strconv.FormatInt(int64(val), 10)
+			if n, ok := integral(val); ok {
+				out[name] = strconv.FormatInt(n, 10)
 			} else {
 				out[name] = strconv.FormatFloat(val, 'g', -1, 64)
 			}

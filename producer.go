@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -78,7 +79,7 @@ func (lib *Library) Send(ctx context.Context, id string, topics []string, messag
 
 func (h *handle) send(ctx context.Context, topics []string, messages []Message) (int, error) {
 	for _, t := range topics {
-		if err := checkTopic(t); err != nil {
+		if err := topicname.Check(t); err != nil {
 			return 0, errorf(ErrInvalidArgument, "topics: %v", err)
 		}
 	}

@@ -177,10 +177,10 @@ func encodeInt(bits int) func(any) ([]byte, error) {
 		case int64:
 			n = v
 		case float64:
-			if v != math.Trunc(v) || v < -(1<<63) || v >= 1<<63 {
+			var ok bool
+			if n, ok = integral(v); !ok {
 				return nil, errors.New("not an integer")
 			}
-			n = int64(v)
 		case string: // a message's name is its key, and names are text
 			// Base 10, as Java's Integer.valueOf reads it: "010" is 10,
 			// and "0x10" or "1_000" are not integers.

@@ -40,6 +40,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -247,27 +248,8 @@ func (cfg *config) validate() error {
 		return fmt.Errorf("embedded: %w: %d partitions, need at least 1", ErrInvalidOption, cfg.partitions)
 	}
 	for _, t := range cfg.topics {
-		if err := validTopic(t); err != nil {
+		if err := topicname.Check(t); err != nil {
 			return fmt.Errorf("embedded: %w: %w", ErrInvalidOption, err)
-		}
-	}
-	return nil
-}
-
-// validTopic applies Kafka's topic name rules; kfake itself accepts any
-// name, which other clients and tools would then choke on.
-func validTopic(t string) error {
-	switch {
-	case t == "":
-		return errors.New("empty topic name")
-	case t == "." || t == "..":
-		return fmt.Errorf("topic name %q is not allowed", t)
-	case len(t) > 249:
-		return fmt.Errorf("topic name %.20q... is longer than 249 characters", t)
-	}
-	for _, r := range t {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return fmt.Errorf("topic name %q: only a-z, A-Z, 0-9, '.', '_' and '-' are allowed", t)
 		}
 	}
 	return nil
