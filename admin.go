@@ -179,7 +179,7 @@ type PartitionLag struct {
 func (lib *Library) CreateTopics(ctx context.Context, target any, topics []string, opts TopicOptions) (map[string]bool, error) {
 	const fn = "kafka-create-topics"
 	if opts.Partitions < 0 || opts.ReplicationFactor < 0 {
-		return nil, &Error{fn, errorf(ErrInvalidArgument, "partitions %d, replication factor %d: want 0 (the broker's default) or more", opts.Partitions, opts.ReplicationFactor)}
+		return nil, newError(fn, errorf(ErrInvalidArgument, "partitions %d, replication factor %d: want 0 (the broker's default) or more", opts.Partitions, opts.ReplicationFactor))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (map[string]bool, error) {
 		topics = unique(topics)
@@ -410,10 +410,10 @@ func (lib *Library) DescribeCluster(ctx context.Context, target any) (*ClusterIn
 func (lib *Library) CreatePartitions(ctx context.Context, target any, topic string, count int) (bool, error) {
 	const fn = "kafka-create-partitions"
 	if err := topicname.Check(topic); err != nil {
-		return false, &Error{fn, errorf(ErrInvalidArgument, "topic: %v", err)}
+		return false, newError(fn, errorf(ErrInvalidArgument, "topic: %v", err))
 	}
 	if count < 1 || count > math.MaxInt32 {
-		return false, &Error{fn, errorf(ErrInvalidArgument, "count %d: want 1 to %d partitions in all", count, math.MaxInt32)}
+		return false, newError(fn, errorf(ErrInvalidArgument, "count %d: want 1 to %d partitions in all", count, math.MaxInt32))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (bool, error) {
 		// Kafka fails a count equal to the current one and kfake
@@ -483,7 +483,7 @@ func (lib *Library) ListGroups(ctx context.Context, target any) ([]GroupListing,
 func (lib *Library) DescribeGroup(ctx context.Context, target any, group string) (*GroupInfo, error) {
 	const fn = "kafka-describe-group"
 	if group == "" {
-		return nil, &Error{fn, errorf(ErrInvalidArgument, "group: want a group name, got \"\"")}
+		return nil, newError(fn, errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (*GroupInfo, error) {
 		// On a cluster no group has used yet, the brokers first create
@@ -596,7 +596,7 @@ func withAdmin[T any](ctx context.Context, lib *Library, fn string, target any, 
 	h, release, err := lib.adminTarget(target)
 	if err != nil {
 		var zero T
-		return zero, &Error{fn, err}
+		return zero, newError(fn, err)
 	}
 	defer release()
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.requestTimeout)
@@ -615,7 +615,7 @@ func withAdmin[T any](ctx context.Context, lib *Library, fn string, target any, 
 		case h.ctx.Err() != nil:
 			err = errorf(ErrClosed, "admin handle destroyed during the call")
 		}
-		return v, &Error{fn, err}
+		return v, newError(fn, err)
 	}
 	return v, nil
 }

@@ -174,12 +174,12 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 	h, err := lib.acquire(id, Consumer)
 	if err != nil {
 		var zero T
-		return zero, &Error{name, err}
+		return zero, newError(name, err)
 	}
 	defer h.calls.Done()
 	v, err := fn(h.cons)
 	if err != nil {
-		return v, &Error{name, err}
+		return v, newError(name, err)
 	}
 	return v, nil
 }

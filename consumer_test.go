@@ -125,8 +125,16 @@ func TestPollTimeouts(t *testing.T) {
 	// The caller's own context ending is the caller's error.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := lib.Poll(cctx, c, time.Second); !errors.Is(err, context.Canceled) {
-		t.Errorf("canceled context: %v", err)
+	if _, err := lib.Poll(cctx, c, time.Second); !errors.Is(err, context.Canceled) || ErrorType(err) != "Interrupted" {
+		t.Errorf("canceled context: %v (type %s), want context.Canceled, Interrupted", err, ErrorType(err))
+	}
+	// Its deadline passing first is a Timeout, and still the context's
+	// error.
+	dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := lib.Poll(dctx, c, time.Minute)
+	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || ErrorType(err) != "Timeout" {
+		t.Errorf("deadline: %v (type %s), want ErrTimeout wrapping context.DeadlineExceeded", err, ErrorType(err))
 	}
 }
 

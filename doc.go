@@ -168,7 +168,11 @@
 // Errors wrap the sentinels [ErrUnknownHandle], [ErrWrongKind],
 // [ErrInvalidConfig], [ErrInvalidArgument], [ErrTimeout] and [ErrClosed];
 // errors from the brokers keep franz-go's kerr codes reachable with
-// errors.Is. A commit that cannot cover what was polled, because a
+// errors.Is. A call whose context ends keeps the context's error: a passed
+// deadline is an ErrTimeout as well (BPL type Timeout), a cancellation
+// wraps context.Canceled (BPL type Interrupted). A received record that
+// its deserializer cannot read carries an error wrapping
+// [ErrDeserialization] (see [Record.Err]). A commit that cannot cover what was polled, because a
 // rebalance took the partitions first, wraps [ErrNotCommitted] (BPL type
 // KafkaError). No call blocks past its timeout when the brokers are down: it
 // fails with an ErrTimeout error naming the servers. A password never

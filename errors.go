@@ -1,15 +1,19 @@
 package kafkabpl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// Sentinel errors. Every error the package returns wraps one of them (or a
-// Kafka error from franz-go's kerr package), so callers can test with
-// errors.Is. BPL scripts see them as exceptions whose type is [ErrorType].
+// Sentinel errors. Every error the package returns wraps one of them, so
+// callers can test with errors.Is; errors the brokers report also keep
+// franz-go's kerr code reachable, and a call cut short by its context
+// keeps the context's error (a passed deadline is also an ErrTimeout;
+// a cancelled call wraps context.Canceled). BPL scripts see them as
+// exceptions whose type is [ErrorType].
 var (
 	// ErrUnknownHandle: the id names no live handle (never created, or
 	// destroyed).
@@ -34,6 +38,10 @@ var (
 	// owner will deliver them again. Java's consumer throws
 	// CommitFailedException for this. Its BPL type is "KafkaError".
 	ErrNotCommitted = errors.New("not committed")
+	// ErrDeserialization: a received key or value is not what the
+	// consumer's deserializer reads (see [Record.Err]). Its BPL type is
+	// "DeserializationError".
+	ErrDeserialization = errors.New("cannot deserialize")
 )
 
 // Error is the error every function of the package returns: the BPL
@@ -44,6 +52,16 @@ type Error struct {
 	Err  error  // wraps one of the sentinel errors or a kerr error
 }
 
+// newError is the error of BPL function fn. A context error passed through
+// bare gets the sentinel a caller tests for: a passed deadline is an
+// ErrTimeout.
+func newError(fn string, err error) *Error {
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
+		err = &kindError{kind: ErrTimeout, cause: err}
+	}
+	return &Error{fn, err}
+}
+
 // Error returns the function's name, a colon and what went wrong.
 func (e *Error) Error() string { return e.Func + ": " + e.Err.Error() }
 
@@ -51,8 +69,10 @@ func (e *Error) Error() string { return e.Func + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrorType returns the BPL exception type of err: "UnknownHandle",
-// "WrongKind", "InvalidConfig", "InvalidArgument", "Timeout", "Closed", or
-// "KafkaError" for anything the brokers or the client reported.
+// "WrongKind", "InvalidConfig", "InvalidArgument", "Timeout" (a deadline
+// passed too), "Closed", "DeserializationError", "Interrupted" (the call's
+// context was cancelled), or "KafkaError" for anything the brokers or the
+// client reported, ErrNotCommitted among them.
 func ErrorType(err error) string {
 	switch {
 	case errors.Is(err, ErrUnknownHandle):
@@ -67,6 +87,12 @@ func ErrorType(err error) string {
 		return "Timeout"
 	case errors.Is(err, ErrClosed):
 		return "Closed"
+	case errors.Is(err, ErrDeserialization):
+		return "DeserializationError"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "Timeout"
+	case errors.Is(err, context.Canceled):
+		return "Interrupted"
 	}
 	return "KafkaError"
 }
@@ -80,8 +106,11 @@ type kindError struct {
 }
 
 func (e *kindError) Error() string {
-	if e.cause == nil {
+	switch {
+	case e.cause == nil:
 		return e.msg
+	case e.msg == "":
+		return e.cause.Error()
 	}
 	return e.msg + ": " + e.cause.Error()
 }

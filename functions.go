@@ -51,7 +51,7 @@ func readArgs(fn string, l *List, min, max int, usage string, names []string) (*
 			continue
 		}
 		if names != nil && !slices.Contains(names, name) {
-			return nil, &Error{fn, errorf(ErrInvalidArgument, "unknown named argument %q%s; usage: %s", name, suggest(name, names), usage)}
+			return nil, newError(fn, errorf(ErrInvalidArgument, "unknown named argument %q%s; usage: %s", name, suggest(name, names), usage))
 		}
 		a.named.AppendNamed(name, v)
 	}
@@ -63,13 +63,13 @@ func readArgs(fn string, l *List, min, max int, usage string, names []string) (*
 		case max > min:
 			want = fmt.Sprintf("%d to %d", min, max)
 		}
-		return nil, &Error{fn, errorf(ErrInvalidArgument, "want %s arguments, got %d; usage: %s", want, len(a.pos), usage)}
+		return nil, newError(fn, errorf(ErrInvalidArgument, "want %s arguments, got %d; usage: %s", want, len(a.pos), usage))
 	}
 	return a, nil
 }
 
 func (a *args) errorf(format string, v ...any) error {
-	return &Error{a.fn, errorf(ErrInvalidArgument, format, v...)}
+	return newError(a.fn, errorf(ErrInvalidArgument, format, v...))
 }
 
 // str reads positional argument i as a string; what names it in errors.
@@ -153,11 +153,7 @@ func (lib *Library) bplDestroy(fn string) Func {
 		if err != nil {
 			return nil, err
 		}
-		ok, err := lib.Destroy(ctx, id)
-		if err != nil {
-			err.(*Error).Func = fn
-		}
-		return ok, err
+		return lib.destroy(ctx, fn, id)
 	}
 }
 

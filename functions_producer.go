@@ -111,7 +111,7 @@ func (a *args) recordFields(m *Message, src *List, pos int, allowed []string) er
 				}
 				b, err := serdeString.encodeAt(hv, pos, "header "+hn)
 				if err != nil {
-					return &Error{a.fn, err}
+					return newError(a.fn, err)
 				}
 				m.Headers = append(m.Headers, Header{hn, b})
 			}

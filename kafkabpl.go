@@ -51,25 +51,25 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 
 func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any, extra *List) (string, error) {
 	if kind != Producer && kind != Consumer && kind != Admin {
-		return "", &Error{fn, errorf(ErrInvalidArgument, "kind %s: want \"producer\", \"consumer\" or \"admin\"", describe(string(kind)))}
+		return "", newError(fn, errorf(ErrInvalidArgument, "kind %s: want \"producer\", \"consumer\" or \"admin\"", describe(string(kind))))
 	}
 	cfg, err := parseConfig(config, extra)
 	if err != nil {
-		return "", &Error{fn, err}
+		return "", newError(fn, err)
 	}
 	h, err := newHandle(kind, cfg)
 	if err != nil {
-		return "", &Error{fn, err}
+		return "", newError(fn, err)
 	}
 	if kind == Consumer && len(cfg.topics) > 0 {
 		if _, err := h.cons.subscribe(ctx, cfg.topics, false); err != nil {
 			h.close(ctx)
-			return "", &Error{fn, err}
+			return "", newError(fn, err)
 		}
 	}
 	if !lib.add(h) {
 		h.close(ctx)
-		return "", &Error{fn, errorf(ErrClosed, "library closed")}
+		return "", newError(fn, errorf(ErrClosed, "library closed"))
 	}
 	return h.id, nil
 }
@@ -100,12 +100,17 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 // sends and commits in flight finish first. Any later use of the id fails
 // with [ErrUnknownHandle].
 func (lib *Library) Destroy(ctx context.Context, id string) (bool, error) {
+	return lib.destroy(ctx, "kafka-destroy", id)
+}
+
+// destroy is Destroy, its error worded for BPL function fn.
+func (lib *Library) destroy(ctx context.Context, fn, id string) (bool, error) {
 	h := lib.remove(id)
 	if h == nil {
 		return false, nil
 	}
 	if err := h.close(ctx); err != nil {
-		return true, &Error{"kafka-destroy", err}
+		return true, newError(fn, err)
 	}
 	return true, nil
 }
@@ -128,7 +133,7 @@ func (lib *Library) Close(ctx context.Context) error {
 		wg.Go(func() {
 			if err := h.close(ctx); err != nil {
 				mu.Lock()
-				errs = append(errs, &Error{"kafka-destroy", fmt.Errorf("%s %q: %w", h.kind, h.id, err)})
+				errs = append(errs, newError("kafka-destroy", fmt.Errorf("%s %q: %w", h.kind, h.id, err)))
 				mu.Unlock()
 			}
 		})

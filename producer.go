@@ -67,12 +67,12 @@ type Header struct {
 func (lib *Library) Send(ctx context.Context, id string, topics []string, messages []Message) (int, error) {
 	h, err := lib.acquire(id, Producer)
 	if err != nil {
-		return 0, &Error{"kafka-send", err}
+		return 0, newError("kafka-send", err)
 	}
 	defer h.calls.Done()
 	n, err := h.send(ctx, topics, messages)
 	if err != nil {
-		return n, &Error{"kafka-send", err}
+		return n, newError("kafka-send", err)
 	}
 	return n, nil
 }

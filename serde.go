@@ -82,7 +82,7 @@ func (s *serde) checkAt(b []byte, what string) error {
 		return nil
 	}
 	if err := s.check(b); err != nil {
-		return fmt.Errorf("%s: the %s deserializer cannot decode %d bytes: %v", what, s.name, len(b), err)
+		return wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", what, s.name, len(b))
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func (s *serde) decodeAt(b []byte, what string) (any, error) {
 	}
 	v, err := s.decode(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: the %s deserializer cannot decode %d bytes: %v", what, s.name, len(b), err)
+		return nil, wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", what, s.name, len(b))
 	}
 	return v, nil
 }

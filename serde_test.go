@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -132,6 +133,9 @@ func TestSerdeErrors(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), "value: the "+lookupSerde(tt.serde).name+" deserializer cannot decode") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %x: %v, want %q", tt.serde, tt.in, err, tt.want)
+		}
+		if !errors.Is(err, ErrDeserialization) || ErrorType(err) != "DeserializationError" {
+			t.Errorf("%s %x: %v (type %s) does not wrap ErrDeserialization", tt.serde, tt.in, err, ErrorType(err))
 		}
 	}
 }
