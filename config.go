@@ -69,8 +69,24 @@ const (
 	resetNone                        // nowhere: polls fail until a seek
 )
 
-func defaultConfig() *config {
-	return &config{
+// dialect is whose defaults a config is read with, and how strictly.
+type dialect int8
+
+const (
+	// kafkaDialect is kafka-create's and the Go API's: Kafka's own
+	// client defaults; an unknown key is an error.
+	kafkaDialect dialect = iota
+	// brain4itDialect is brain4it's names, kafka-producer and
+	// kafka-consumer: the consumer defaults of brain4it's Java library
+	// (no auto-commit, 10 records a poll, a 10 s session); an unknown key
+	// is a warning, as brain4it ignores keys it does not read.
+	brain4itDialect
+)
+
+func defaultConfig() *config { return defaultConfigOf(kafkaDialect) }
+
+func defaultConfigOf(d dialect) *config {
+	c := &config{
 		clientID:           "kafkabpl",
 		autoOffsetReset:    resetLatest,
 		autoCommit:         true,
@@ -93,6 +109,12 @@ func defaultConfig() *config {
 		sendTimeout:        30 * time.Second,
 		requestTimeout:     30 * time.Second,
 	}
+	if d == brain4itDialect {
+		c.autoCommit = false
+		c.maxPollRecords = 10
+		c.sessionTimeout = 10 * time.Second
+	}
+	return c
 }
 
 // configKey is one accepted key: its canonical name, the other spellings
@@ -272,14 +294,26 @@ var configSpellings = func() []string {
 // keys. extra holds named arguments given beside the config (as
 // kafka-consumer takes them); they override the config's own keys.
 func parseConfig(v any, extra *List) (*config, error) {
+	return parseConfigAs(kafkaDialect, v, extra, nil)
+}
+
+// parseConfigAs is parseConfig in dialect d; under brain4it's, an unknown
+// key is passed to warn (with the closest known key) and ignored.
+func parseConfigAs(d dialect, v any, extra *List, warn func(msg string)) (*config, error) {
 	v, err := toValue(v)
 	if err != nil {
 		return nil, errorf(ErrInvalidConfig, "config: %v", err)
 	}
-	c := defaultConfig()
+	c := defaultConfigOf(d)
 	seen := map[*configKey]string{} // key -> the spelling used, for errors
 	apply := func(name string, val any) error {
 		k := configKeyByName[strings.ToLower(name)]
+		if k == nil && d == brain4itDialect {
+			if warn != nil {
+				warn(fmt.Sprintf("unknown config key %q ignored%s", name, suggestKey(name)))
+			}
+			return nil
+		}
 		if k == nil {
 			return errorf(ErrInvalidConfig, "unknown config key %q%s", name, suggestKey(name))
 		}
@@ -360,6 +394,14 @@ func suggestKey(name string) string {
 	}
 	if spelling, ok := closest(lower, configSpellings); ok {
 		return fmt.Sprintf(" (did you mean %q?)", configKeyByName[spelling].name)
+	}
+	// A shortened key, such as "offset-reset" for "auto-offset-reset".
+	if len(lower) >= 4 {
+		for _, spelling := range configSpellings {
+			if strings.Contains(spelling, lower) {
+				return fmt.Sprintf(" (did you mean %q?)", configKeyByName[spelling].name)
+			}
+		}
 	}
 	return ""
 }

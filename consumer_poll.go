@@ -63,7 +63,9 @@ func (lib *Library) PollTopics(ctx context.Context, id string, topics []string, 
 	})
 }
 
-// poll polls for topics (nil: the whole subscription).
+// poll polls for topics (nil: the whole subscription). A consumer
+// subscribed to nothing fails with ErrNotSubscribed rather than return
+// nothing for ever.
 func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time.Duration) (*Polled, error) {
 	if timeout < 0 {
 		return nil, errorf(ErrInvalidArgument, "timeout %d ms is negative", timeout.Milliseconds())
@@ -72,6 +74,9 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		if _, err := cs.subscribe(ctx, topics, false); err != nil {
 			return nil, err
 		}
+	}
+	if len(cs.subscription()) == 0 {
+		return nil, errorf(ErrNotSubscribed, "the consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
 	}
 	cs.markPending() // the caller is done with what the last poll returned
 	max := cs.h.cfg.maxPollRecords

@@ -113,34 +113,48 @@
 // not apply are ignored. An unknown key is an [ErrInvalidConfig] error that
 // suggests the closest known key.
 //
-//	key                          default          notes
-//	servers                      (required)       "host:port", comma-joined, or a list; port 9092 if none
+//	key                          default              under kafka-consumer  notes
+//	servers                      (required)                                 "host:port", comma-joined, or a list; port 9092 if none
 //	client-id                    "kafkabpl"
-//	group, group-id              a fresh group    per consumer, as brain4it's library does
-//	topics                       none             subscribe at creation
-//	auto-offset-reset            "latest"         "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek)
-//	enable-auto-commit, auto-commit  true         commits only records already polled and come back from
-//	auto-commit-interval         5000             ms; 100 at least
-//	max-poll-records             500
-//	session-timeout              45000            ms
-//	heartbeat-interval           3000             ms; less than session-timeout
-//	max-poll-interval            300000           ms (the group's rebalance timeout)
-//	isolation-level              "read_uncommitted"  or "read_committed"
-//	assignment-strategy          ("range" "roundrobin")  or "sticky", "cooperative-sticky"; Java class names work
-//	poll-format                  "values"         or "records"
+//	group, group-id              a fresh group                              per consumer, as brain4it's library does
+//	topics                       none                                       subscribe at creation
+//	auto-offset-reset            "latest"                                   "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek)
+//	enable-auto-commit, auto-commit  true             false                 commits only records already polled and come back from
+//	auto-commit-interval         5000                                       ms; 100 at least
+//	max-poll-records             500                  10
+//	session-timeout              45000                10000                 ms
+//	heartbeat-interval           3000                                       ms; less than session-timeout
+//	max-poll-interval            300000                                     ms (the group's rebalance timeout)
+//	isolation-level              "read_uncommitted"                         or "read_committed"
+//	assignment-strategy          ("range" "roundrobin")                     or "sticky", "cooperative-sticky"; Java class names work
+//	poll-format                  "values"                                   or "records"
 //	key-serializer, value-serializer      "String"
 //	key-deserializer, value-deserializer  "String"
-//	acks                         "all"            "all", 1, 0 (1 and 0 turn idempotence off)
+//	acks                         "all"                                      "all", 1, 0 (1 and 0 turn idempotence off)
 //	idempotence                  true
-//	linger                       0                ms
-//	compression                  "none"           "gzip", "snappy", "lz4", "zstd"
-//	partitioner                  "murmur2"        "round-robin", "manual"
+//	linger                       0                                          ms
+//	compression                  "none"                                     "gzip", "snappy", "lz4", "zstd"
+//	partitioner                  "murmur2"                                  "round-robin", "manual"
 //	max-message-bytes            1048576
-//	allow-auto-create-topics     true             the broker decides, as with Java's clients
-//	send-timeout                 30000            ms until kafka-send gives up
-//	request-timeout              30000            ms for admin calls, commits and subscribing
-//	tls                          off              true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
-//	sasl                         off              ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")
+//	allow-auto-create-topics     true                                       the broker decides, as with Java's clients
+//	send-timeout                 30000                                      ms until kafka-send gives up
+//	request-timeout              30000                                      ms for admin calls, commits and subscribing
+//	tls                          off                                        true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
+//	sasl                         off                                        ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")
+//
+// The defaults are Kafka's own clients' (kafka-create and the Go API).
+// brain4it's names take brain4it's: kafka-consumer, as brain4it's Java
+// library, does not auto-commit (nothing is committed unless the script
+// calls kafka-commit, so a consumer deleted without committing leaves its
+// messages for the next one of its group), reads at most 10 records a poll
+// and keeps a 10 s session; the column above shows where it differs.
+// kafka-producer keeps the defaults above: brain4it's library sets nothing
+// but the serializers there, leaving the Java client's defaults of its day
+// (acks 1, no retries), which lose messages when a broker fails; acks
+// "all" with idempotence is what Java's client defaults to now. Under
+// brain4it's names a key that is not in this table is ignored with a
+// warning (see [Library.SetWarningOutput]), as brain4it ignores keys it
+// does not read; kafka-create fails on it.
 //
 // The default assignment strategies, range then roundrobin, let a kafkabpl
 // consumer share a group with Java, librdkafka and kafka-python consumers.

@@ -42,6 +42,10 @@ var (
 	// consumer's deserializer reads (see [Record.Err]). Its BPL type is
 	// "DeserializationError".
 	ErrDeserialization = errors.New("cannot deserialize")
+	// ErrNotSubscribed: a poll of a consumer subscribed to no topic, which
+	// would return nothing for ever (a missing subscribe). Java's consumer
+	// throws IllegalStateException. Its BPL type is "NotSubscribed".
+	ErrNotSubscribed = errors.New("not subscribed")
 )
 
 // Error is the error every function of the package returns: the BPL
@@ -70,7 +74,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ErrorType returns the BPL exception type of err: "UnknownHandle",
 // "WrongKind", "InvalidConfig", "InvalidArgument", "Timeout" (a deadline
-// passed too), "Closed", "DeserializationError", "Interrupted" (the call's
+// passed too), "Closed", "DeserializationError", "NotSubscribed",
+// "Interrupted" (the call's
 // context was cancelled), or "KafkaError" for anything the brokers or the
 // client reported, ErrNotCommitted among them.
 func ErrorType(err error) string {
@@ -89,6 +94,8 @@ func ErrorType(err error) string {
 		return "Closed"
 	case errors.Is(err, ErrDeserialization):
 		return "DeserializationError"
+	case errors.Is(err, ErrNotSubscribed):
+		return "NotSubscribed"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "Timeout"
 	case errors.Is(err, context.Canceled):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -18,11 +20,34 @@ type Library struct {
 	mu      sync.RWMutex
 	handles map[string]*handle
 	closed  bool
+
+	warnMu   sync.Mutex
+	warnings io.Writer
 }
 
 // New returns an empty Library. Close it to destroy what is left in it.
+// Its warnings go to standard error (see [Library.SetWarningOutput]).
 func New() *Library {
-	return &Library{handles: make(map[string]*handle)}
+	return &Library{handles: make(map[string]*handle), warnings: os.Stderr}
+}
+
+// SetWarningOutput sets where the library writes warnings, one line each:
+// today only brain4it's functions kafka-producer and kafka-consumer warn,
+// about a config key they ignore. The default is standard error; nil
+// discards them.
+func (lib *Library) SetWarningOutput(w io.Writer) {
+	lib.warnMu.Lock()
+	defer lib.warnMu.Unlock()
+	lib.warnings = w
+}
+
+// warn writes one warning line for BPL function fn.
+func (lib *Library) warn(fn, msg string) {
+	lib.warnMu.Lock()
+	defer lib.warnMu.Unlock()
+	if lib.warnings != nil {
+		fmt.Fprintf(lib.warnings, "%s: warning: %s\n", fn, msg)
+	}
 }
 
 // Func is a BPL function as a runtime registers it: it takes the evaluated
@@ -46,14 +71,16 @@ type Callable interface {
 // whose config names "topics" subscribes at once (see [Library.Subscribe]),
 // which asks the brokers for the topics' end offsets.
 func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, error) {
-	return lib.create(ctx, "kafka-create", kind, config, nil)
+	return lib.create(ctx, "kafka-create", kind, config, nil, kafkaDialect)
 }
 
-func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any, extra *List) (string, error) {
+// create makes a handle for BPL function fn; extra holds config keys
+// given as named arguments, read in dialect d.
+func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any, extra *List, d dialect) (string, error) {
 	if kind != Producer && kind != Consumer && kind != Admin {
 		return "", newError(fn, errorf(ErrInvalidArgument, "kind %s: want \"producer\", \"consumer\" or \"admin\"", describe(string(kind))))
 	}
-	cfg, err := parseConfig(config, extra)
+	cfg, err := parseConfigAs(d, config, extra, func(msg string) { lib.warn(fn, msg) })
 	if err != nil {
 		return "", newError(fn, err)
 	}
