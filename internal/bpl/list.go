@@ -681,9 +681,10 @@ func biApply(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	out := &kafkabpl.List{}
 	err = t.eachElement(f, l, 0, func(i int) (bool, error) {
+		name := l.Name(i)
 		v, err := t.visit(f, lv, l.At(i))
-		if err == nil && i < l.Len() {
-			out.AppendNamed(l.Name(i), v)
+		if err == nil {
+			out.AppendNamed(name, v)
 		}
 		return false, err
 	})
@@ -704,10 +705,10 @@ func biFind(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	out := &kafkabpl.List{}
 	err = t.eachElement(f, l, 0, func(i int) (bool, error) {
-		e := l.At(i)
+		name, e := l.Name(i), l.At(i)
 		c, err := t.visit(f, lv, e)
-		if err == nil && truthy(c) && i < l.Len() {
-			out.AppendNamed(l.Name(i), e)
+		if err == nil && truthy(c) {
+			out.AppendNamed(name, e)
 		}
 		return false, err
 	})
@@ -948,10 +949,8 @@ func biAppend(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		if n := l.Len() + o.Len(); n > maxConcatElems {
 			return nil, t.errorf(f, "InvalidArgument", "append: result longer than %d elements", maxConcatElems)
 		}
-		for _, e := range o.Values() {
-			if contains(e, l) {
-				return nil, t.errorf(f, "InvalidArgument", "append: a list cannot contain itself")
-			}
+		if o != l && contains(o, l) { // l's own elements never hold l
+			return nil, t.errorf(f, "InvalidArgument", "append: a list cannot contain itself")
 		}
 	}
 	for _, v := range others {
@@ -1493,7 +1492,9 @@ func (m *matcher) run(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, name s
 		if err := m.t.checkCtx(m.f); err != nil {
 			return false, err
 		}
-		end = min(end, l.Len()) // the action may have shortened l
+		if end = min(end, l.Len()); end < li { // the action shortened l
+			break
+		}
 		m.binds = append(m.binds, matchBind{name: name, seq: l, from: li, to: end})
 		stop, err := m.seq(l, end, p, pi+1, k)
 		m.binds = m.binds[:len(m.binds)-1]
