@@ -2,11 +2,13 @@ package bpl
 
 import (
 	"math"
+	"math/rand/v2"
+	"reflect"
 
 	"github.com/brain4it/kafkabpl"
 )
 
-// The number family: arithmetic, comparison and logic.
+// The number family: arithmetic, comparison, logic and bits.
 
 func init() {
 	register(map[string]builtin{
@@ -23,6 +25,22 @@ func init() {
 		"and": biAnd,
 		"or":  biOr,
 		"not": biNot,
+
+		"div":    biIntDiv,
+		"mod":    biMod,
+		"random": biRandom,
+		"++":     biIncrement,
+		"--":     biIncrement,
+		"==":     biNameEq,
+		"===":    biExactEq,
+		"ln":     biLn,
+		"log":    biLog,
+
+		"bit-and":   biBitAnd,
+		"bit-or":    biBitOr,
+		"bit-xor":   biBitXor,
+		"bit-not":   biBitNot,
+		"bit-shift": biBitShift,
 	})
 }
 
@@ -285,4 +303,321 @@ func biNot(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		return nil, err
 	}
 	return !truthy(v), nil
+}
+
+// javaLong converts a number to an integer as Java's (long) cast does:
+// floats are truncated toward zero, saturate at the int64 range, and NaN
+// is 0.
+func javaLong(v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case float64:
+		switch {
+		case v != v:
+			return 0
+		case v >= math.MaxInt64:
+			return math.MaxInt64
+		case v <= math.MinInt64:
+			return math.MinInt64
+		}
+		return int64(v)
+	}
+	return 0
+}
+
+// numArgs checks call's arity and evaluates its arguments, which must be
+// numbers.
+func (t *task) numArgs(f *frame, call *kafkabpl.List, min, max int) ([]any, error) {
+	if err := t.arity(f, call, min, max); err != nil {
+		return nil, err
+	}
+	return t.numbers(f, call)
+}
+
+// (div a b) gives the integer quotient of a and b, truncated toward zero
+// (7 div 2 is 3, -7 div 2 is -3); floats are first truncated to integers
+// (7.9 is 7). A divisor of 0 (or of a float below 1 in size) is a
+// DivisionByZero exception.
+func biIntDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	ns, err := t.numArgs(f, call, 2, 2)
+	if err != nil {
+		return nil, err
+	}
+	a, b := javaLong(ns[0]), javaLong(ns[1])
+	if b == 0 {
+		return nil, t.errorf(f, "DivisionByZero", "div: integer division by zero")
+	}
+	return a / b, nil // MinInt64 / -1 wraps to MinInt64, as in Java
+}
+
+// (mod a b) gives the remainder of a divided by b, with the sign of a
+// ((mod 7 3) is 1, (mod -7 3) is -1, (mod 7.5 2) is 1.5). Of two integers
+// it is an integer, and a divisor of 0 is a DivisionByZero exception; with
+// a float it is a float, and a divisor of 0 gives NaN.
+func biMod(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	ns, err := t.numArgs(f, call, 2, 2)
+	if err != nil {
+		return nil, err
+	}
+	a, aok := ns[0].(int64)
+	b, bok := ns[1].(int64)
+	if aok && bok {
+		if b == 0 {
+			return nil, t.errorf(f, "DivisionByZero", "mod: integer division by zero")
+		}
+		return a % b, nil
+	}
+	af, _ := toFloat(ns[0])
+	bf, _ := toFloat(ns[1])
+	return math.Mod(af, bf), nil
+}
+
+// (random) gives a random float in [0, 1); (random n) one in [0, n) (in
+// (n, 0] for a negative n), always a float: (random 10) may give
+// 8.836184088394907.
+func biRandom(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	ns, err := t.numArgs(f, call, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	r := rand.Float64()
+	if len(ns) == 1 {
+		n, _ := toFloat(ns[0])
+		r *= n
+	}
+	return r, nil
+}
+
+// (++ x) adds 1 to the variable x and gives its new value; (++ x n) adds
+// n. (-- x) and (-- x n) subtract. x is not evaluated: it is a variable
+// name or a path (a/b/0), or else an expression that gives a reference,
+// such as (quote x). An unset (null) variable counts as 0; the sum of two
+// integers is an integer (wrapping around like +), else a float. The
+// variable is set as set sets it: the local one if there is one, else the
+// global.
+func biIncrement(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	name := fname(call)
+	if err := t.arity(f, call, 1, 2); err != nil {
+		return nil, err
+	}
+	target := call.At(1)
+	if l, ok := target.(*kafkabpl.List); ok {
+		v, err := t.eval(f, l)
+		if err != nil {
+			return nil, err
+		}
+		target = v
+	}
+	ref, ok := target.(kafkabpl.Reference)
+	if !ok || ref == "" {
+		return nil, t.errorf(f, "InvalidArgument", "%s: want a variable name, got %s", name, describe(target))
+	}
+	var step any = int64(1)
+	if call.Len() > 2 {
+		v, err := t.eval(f, call.At(2))
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := toFloat(v); !ok {
+			return nil, t.errorf(f, "InvalidArgument", "%s: argument 2 is %s, want a number", name, describe(v))
+		}
+		step = v
+	}
+	cur := t.lookup(f, string(ref))
+	if cur == nil {
+		cur = int64(0)
+	}
+	if _, ok := toFloat(cur); !ok {
+		return nil, t.errorf(f, "InvalidArgument", "%s: %s is %s, want a number", name, ref, describe(cur))
+	}
+	var v any
+	if name == "++" {
+		v = fold(cur, []any{step}, func(a, b int64) int64 { return a + b }, func(a, b float64) float64 { return a + b })
+	} else {
+		v = fold(cur, []any{step}, func(a, b int64) int64 { return a - b }, func(a, b float64) float64 { return a - b })
+	}
+	if err := t.set(f, string(ref), v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// chainEq evaluates the arguments of call in order until one is not eq to
+// the first: how == and === compare.
+func (t *task) chainEq(f *frame, call *kafkabpl.List, eq func(a, b any) bool) (any, error) {
+	if err := t.arity(f, call, 2, -1); err != nil {
+		return nil, err
+	}
+	first, err := t.eval(f, call.At(1))
+	if err != nil {
+		return nil, err
+	}
+	for i := 2; i < call.Len(); i++ {
+		v, err := t.eval(f, call.At(i))
+		if err != nil {
+			return nil, err
+		}
+		if !eq(first, v) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// (== a b ...) is true when all its arguments are equal as = has it, names
+// of list elements included: (== (1 2) ("a" => 1 2)) is false. It stops
+// evaluating its arguments at the first that differs.
+func biNameEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	return t.chainEq(f, call, func(a, b any) bool { return equal(a, b, map[pair]bool{}) })
+}
+
+// (=== a b ...) is true when all its arguments are the same: lists and
+// functions only when they are the very same (a list is === only to
+// itself, not to a copy); numbers of the same kind and value (3 and 3.0
+// differ; NaN is === NaN, 0.0 is not -0.0); strings, byte arrays,
+// booleans and references by content. It stops evaluating its arguments at
+// the first that differs.
+func biExactEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	return t.chainEq(f, call, exactEqual)
+}
+
+// exactEqual is ===.
+func exactEqual(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case float64:
+		y, ok := b.(float64)
+		return ok && (math.Float64bits(x) == math.Float64bits(y) || x != x && y != y)
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && string(x) == string(y)
+	case *kafkabpl.List:
+		y, ok := b.(*kafkabpl.List)
+		return ok && x == y
+	}
+	if b == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
+		return false
+	}
+	return a == b // bool, int64, string, Reference, *Function and other comparable values
+}
+
+// logarithm is ln and log: one number, a float result.
+func (t *task) logarithm(f *frame, call *kafkabpl.List, log func(float64) float64) (any, error) {
+	ns, err := t.numArgs(f, call, 1, 1)
+	if err != nil {
+		return nil, err
+	}
+	x, _ := toFloat(ns[0])
+	return log(x), nil
+}
+
+// (ln x) gives the natural logarithm of x, a float: (ln 1) is 0, (ln 0)
+// -Infinity, and a negative x gives NaN. brain4it names it logn.
+func biLn(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	return t.logarithm(f, call, math.Log)
+}
+
+// (log x) gives the base-10 logarithm of x, a float: (log 1000) is 3,
+// (log 0) -Infinity, and a negative x gives NaN. brain4it names it log10.
+// A power of ten gives its exact exponent; other values may differ from
+// Java's Math.log10 in the last bit.
+func biLog(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	return t.logarithm(f, call, log10)
+}
+
+// log10 is math.Log10, exact for powers of ten (math.Log10(1e15) is
+// 14.999999999999998).
+func log10(x float64) float64 {
+	r := math.Log10(x)
+	if n := math.Round(r); n != r && math.Abs(n) < 400 && math.Pow(10, n) == x {
+		return n
+	}
+	return r
+}
+
+// The bit functions work on 64-bit integers (brain4it's on 32-bit ones);
+// floats are first truncated to integers, as div does.
+
+// bits evaluates the arguments of a bit function as integers.
+func (t *task) bits(f *frame, call *kafkabpl.List, min, max int) ([]int64, error) {
+	ns, err := t.numArgs(f, call, min, max)
+	if err != nil {
+		return nil, err
+	}
+	is := make([]int64, len(ns))
+	for i, n := range ns {
+		is[i] = javaLong(n)
+	}
+	return is, nil
+}
+
+// (bit-and a b ...) gives the bitwise and of its arguments; (bit-and) is
+// -1, all bits set. (bit-and 0xff 0xf4) is 244.
+func biBitAnd(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	is, err := t.bits(f, call, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	r := int64(-1)
+	for _, i := range is {
+		r &= i
+	}
+	return r, nil
+}
+
+// (bit-or a b ...) gives the bitwise or of its arguments; (bit-or) is 0.
+func biBitOr(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	is, err := t.bits(f, call, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	var r int64
+	for _, i := range is {
+		r |= i
+	}
+	return r, nil
+}
+
+// (bit-xor a b ...) gives the bitwise exclusive or of its arguments;
+// (bit-xor) is 0.
+func biBitXor(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	is, err := t.bits(f, call, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	var r int64
+	for _, i := range is {
+		r ^= i
+	}
+	return r, nil
+}
+
+// (bit-not a) gives a with every bit flipped: (bit-not 0xff) is -256.
+func biBitNot(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	is, err := t.bits(f, call, 1, 1)
+	if err != nil {
+		return nil, err
+	}
+	return ^is[0], nil
+}
+
+// (bit-shift a n) shifts a right by n bits, keeping its sign ((bit-shift
+// 16 4) is 1, (bit-shift -16 2) is -4), or left by -n bits when n is
+// negative ((bit-shift 1 -4) is 16). Shifting by 64 bits or more gives 0,
+// or -1 for a negative a shifted right.
+func biBitShift(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	is, err := t.bits(f, call, 2, 2)
+	if err != nil {
+		return nil, err
+	}
+	a, n := is[0], is[1]
+	switch {
+	case n >= 0:
+		return a >> min(uint64(n), 63), nil
+	case n >= -63:
+		return a << uint64(-n), nil
+	}
+	return int64(0), nil
 }
