@@ -33,8 +33,8 @@ func (fn *Function) Call(ctx context.Context, args *kafkabpl.List) (any, error) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	depth, _ := ctx.Value(depthKey{}).(int)
-	return fn.in.task(ctx, depth).callFunc(fn, args)
+	c, _ := ctx.Value(callerKey{}).(caller)
+	return fn.in.task(ctx, c.depth).callFunc(fn, args)
 }
 
 // callFunc runs fn on t; it counts as a call for the depth limit.

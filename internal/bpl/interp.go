@@ -35,7 +35,12 @@
 // be put into itself.
 //
 // Run, Eval and calls of function values may run concurrently on one
-// Interp; lists two of them change at once are not protected.
+// Interp, from any goroutines: globals and library functions are
+// protected. Lists two of them change at once are not, as in brain4it,
+// where sync is the tool: code that shares a list between executors must
+// change and read it inside (sync list ...). See concurrency.go for
+// executors (spawn), monitors (sync, wait, notify) and timers, and
+// [Interp.Close] for ending them.
 package bpl
 
 import (
@@ -60,6 +65,8 @@ type Interp struct {
 	mu      sync.RWMutex
 	globals map[string]any
 	lib     map[string]kafkabpl.Func
+
+	conc concState // spawned executors and timer tasks (concurrency.go)
 }
 
 // New returns an interpreter whose print function writes to out (nowhere
@@ -140,13 +147,20 @@ type source struct {
 	lines map[*kafkabpl.List]int
 }
 
-// task is one evaluation running on one goroutine: a Run, an Eval, or the
-// library's call of a function value.
+// task is one evaluation running on one goroutine: a Run, an Eval, the
+// library's call of a function value, or a spawned executor.
 type task struct {
 	in    *Interp
 	ctx   context.Context
 	depth int // calls in progress, counting those of enclosing tasks
 	line  int // line of the innermost call with a known line
+
+	// base is the context executors this task spawns run under: the
+	// context of the Run, Eval or Call that started it all, so that
+	// an executor outlives the executor that spawned it, as in brain4it,
+	// but not the run.
+	base context.Context
+	exec *executor // the spawned executor this task is; nil for others
 }
 
 // frame is the scope of the code being evaluated: where it was read and
@@ -160,16 +174,28 @@ func (in *Interp) task(ctx context.Context, depth int) *task {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return &task{in: in, ctx: ctx, depth: depth}
+	t := &task{in: in, ctx: ctx, depth: depth, base: ctx}
+	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.base != nil {
+		t.base = c.base
+	}
+	return t
 }
 
-// depthKey carries the call depth through the library into function
-// values it calls, so that recursion through the library is bounded too.
-type depthKey struct{}
+// callerKey carries a caller through the library into function values it
+// calls.
+type callerKey struct{}
+
+// caller is what a function value the library calls keeps of the task
+// that called the library: the call depth, so that recursion through the
+// library is bounded too, and the base context of its executors.
+type caller struct {
+	depth int
+	base  context.Context
+}
 
 // libCtx is the context a library function gets.
 func (t *task) libCtx() context.Context {
-	return context.WithValue(t.ctx, depthKey{}, t.depth)
+	return context.WithValue(t.ctx, callerKey{}, caller{depth: t.depth, base: t.base})
 }
 
 // eval evaluates x. Every error it returns is an *Exception.
