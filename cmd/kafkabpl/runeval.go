@@ -19,7 +19,9 @@ The variable kafka-servers holds --servers, else the embedded cluster's
 servers, else $KAFKA_SERVERS. With --embedded a cluster starts first on
 127.0.0.1 (from port 9092, so scripts naming localhost:9092 run unchanged),
 creating topics on first use with one partition. An uncaught exception
-prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1.`,
+prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1. Executors
+(spawn) and timer tasks (timer-schedule) the script leaves run on after its
+last expression, until they end or SIGINT/SIGTERM stops them.`,
 }
 
 var evalUsage = usage{
@@ -80,7 +82,9 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	}
 
 	lib := kafkabpl.New()
+	lib.SetWarningOutput(stderr)
 	in := bpl.New(stdout)
+	in.SetErrorOutput(stderr)
 	for fname, f := range lib.Functions() {
 		in.Define(fname, f)
 	}
@@ -92,6 +96,13 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 			fmt.Fprintln(stdout, kafkabpl.Format(v))
 		}
 	})
+	// What the script spawned or scheduled goes on after its last
+	// expression, until it ends or the user stops the command.
+	if runErr == nil && in.Busy() > 0 {
+		fmt.Fprintf(stderr, "%s: the script's executors and timer tasks run on; Ctrl-C stops them\n", name)
+		in.Wait(ctx)
+	}
+	in.Close()
 	// Destroying what the script left delivers what its producers buffered
 	// and commits what its consumers polled.
 	closeErr := lib.Close(context.WithoutCancel(ctx))

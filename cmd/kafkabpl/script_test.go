@@ -130,3 +130,28 @@ func TestKafkaServersFromEnv(t *testing.T) {
 		t.Errorf("with --embedded: %d %q", code, stdout)
 	}
 }
+
+// TestRunWaitsForExecutors checks that what a script spawns or schedules
+// runs on after its last expression, and that the command then ends by
+// itself once they have.
+func TestRunWaitsForExecutors(t *testing.T) {
+	src := `(set n 0)
+(spawn (do (sleep 100) (print "spawned done")))
+(set task (timer-schedule (function () (set n (+ n 1)) (when (= n 3) (print "timer ran 3 times") (timer-cancel task))) 0 20))
+(print "script done")`
+	code, stdout, stderr := runT(t, "eval", src)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	for _, want := range []string{"script done", "spawned done", "timer ran 3 times"} {
+		if !strings.Contains(stdout, want+"\n") {
+			t.Errorf("stdout %q lacks %q", stdout, want)
+		}
+	}
+	if i := strings.Index(stdout, "script done"); i > strings.Index(stdout, "spawned done") || i > strings.Index(stdout, "timer ran") {
+		t.Errorf("stdout %q: the script's last expression ran after its executors ended", stdout)
+	}
+	if !strings.Contains(stderr, "executors and timer tasks run on") {
+		t.Errorf("stderr %q does not say the command waits", stderr)
+	}
+}

@@ -156,6 +156,35 @@ func (in *Interp) Close() {
 	c.wg.Wait()
 }
 
+// Wait blocks until no spawned executor is running and no timer task is
+// scheduled, or until ctx ends (then it returns ctx's error). A command
+// that runs a script calls it after the script's last expression, so that
+// what the script spawned or scheduled goes on, as it would on a brain4it
+// server, until it ends or the user stops the command.
+func (in *Interp) Wait(ctx context.Context) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if in.Busy() == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Busy returns how many spawned executors are running and timer tasks
+// are scheduled.
+func (in *Interp) Busy() int {
+	c := &in.conc
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.execs) + len(c.timers)
+}
+
 // closedError is the exception of spawn and timer-schedule after Close.
 func (t *task) closedError(f *frame, fn string) error {
 	e := t.exception(f, "Interrupted", fn+": the interpreter is closed", context.Canceled)
