@@ -3,6 +3,7 @@ package bpl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/brain4it/kafkabpl"
@@ -116,6 +117,10 @@ func (t *task) asException(f *frame, err error) *Exception {
 // (try expr (ex "Type" => handler "*" => handler) finally) evaluates expr;
 // when it raises an exception whose type names a handler ("*" names any),
 // binds ex to the exception value as a local and gives the handler's value.
+// So that brain4it's scripts run unchanged, a handler named by the Java
+// exception class brain4it raises in that case also catches the type that
+// stands for it here (see javaTypes), when no handler names the type
+// itself.
 // The catch list and finally are optional (null skips the catch list);
 // finally is evaluated last in every case but an interruption.
 func biTry(t *task, f *frame, call *kafkabpl.List) (any, error) {
@@ -140,6 +145,9 @@ func biTry(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		e := t.asException(f, err)
 		if !e.interrupt {
 			h := catch.Index(e.Type)
+			if h < 0 {
+				h = javaHandler(catch, e.Type)
+			}
 			if h < 0 {
 				h = catch.Index("*")
 			}
@@ -206,4 +214,45 @@ func biAssert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 	}
 	return nil, t.exception(f, "AssertionError", msg, nil)
+}
+
+// javaTypes maps the Java exception classes brain4it's functions raise to
+// the types raised here in the same cases; try lets a handler named by the
+// Java class catch them. brain4it's try matches a class's simple name
+// exactly, with no subclassing ("Exception" catches only what is raised as
+// exactly Exception, which brain4it's Kafka library does for an unknown
+// id), and so does this.
+var javaTypes = map[string][]string{
+	"Exception":                       {"UnknownHandle", "WrongKind"},
+	"RuntimeException":                {"InvalidArgument"},
+	"IllegalArgumentException":        {"InvalidArgument", "InvalidConfig"},
+	"ClassCastException":              {"InvalidArgument"},
+	"NullPointerException":            {"InvalidArgument"},
+	"NumberFormatException":           {"InvalidArgument"},
+	"IndexOutOfBoundsException":       {"InvalidArgument"},
+	"StringIndexOutOfBoundsException": {"InvalidArgument"},
+	"PatternSyntaxException":          {"InvalidArgument"},
+	"ParseException":                  {"InvalidArgument"},
+	"ConfigException":                 {"InvalidConfig"},
+	"ArithmeticException":             {"DivisionByZero"},
+	"IllegalStateException":           {"NotSubscribed"},
+	"IOException":                     {"IOError"},
+	"SocketTimeoutException":          {"IOError"},
+	"UnknownHostException":            {"IOError"},
+	"ConnectException":                {"IOError"},
+	"SerializationException":          {"InvalidArgument", "DeserializationError"},
+	"TimeoutException":                {"Timeout"},
+	"CommitFailedException":           {"KafkaError"},
+	"KafkaException":                  {"KafkaError", "Timeout", "DeserializationError"},
+}
+
+// javaHandler returns the index of the first handler of catch named by a
+// Java class that typ stands for, or -1.
+func javaHandler(catch *kafkabpl.List, typ string) int {
+	for i := 1; i < catch.Len(); i++ {
+		if slices.Contains(javaTypes[catch.Name(i)], typ) {
+			return i
+		}
+	}
+	return -1
 }

@@ -351,3 +351,26 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestTryJavaNames checks that brain4it's scripts, which name Java
+// exception classes in try, catch the types that stand for them here, and
+// that a handler naming the type itself comes first.
+func TestTryJavaNames(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(try (/ 1 0) (ex "ArithmeticException" => "arith"))`, `"arith"`},
+		{`(try (+ 1 "a") (ex "ClassCastException" => "cast"))`, `"cast"`},
+		{`(try (+ 1 "a") (ex "IllegalArgumentException" => "illegal"))`, `"illegal"`},
+		{`(try (+ 1 "a") (ex "RuntimeException" => "runtime"))`, `"runtime"`},
+		{`(try (+ 1 "a") (ex "InvalidArgument" => "ours" "IllegalArgumentException" => "java"))`, `"ours"`},
+		{`(try (+ 1 "a") (ex "ArithmeticException" => 1 "*" => "any"))`, `"any"`},
+		{`(try (throw "UnknownHandle" "x") (ex "Exception" => (get ex "message")))`, `"x"`},
+		{`(try (throw "NotSubscribed" "x") (ex "IllegalStateException" => 1))`, `1`},
+		// the exception keeps its own type
+		{`(try (/ 1 0) (ex "ArithmeticException" => (get ex 0)))`, `"DivisionByZero"`},
+	})
+	checkErrors(t, []errorTest{
+		// no subclassing, as in brain4it: Exception is not every exception
+		{`(try (/ 1 0) (ex "Exception" => 1))`, "DivisionByZero", "", 1},
+		{`(try (/ 1 0) (ex "IllegalArgumentException" => 1))`, "DivisionByZero", "", 1},
+	})
+}
