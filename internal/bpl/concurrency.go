@@ -601,7 +601,7 @@ func biWatch(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		if v, err = t.eval(f, call.At(1)); err != nil {
 			return nil, err
 		}
-		if !equal(ref, v, map[pair]bool{}) {
+		if !equal(ref, v, false, nil) {
 			break
 		}
 	}

@@ -24,15 +24,21 @@
 // exception too (StackOverflow), and a cancelled context stops loops,
 // sleeps and calls with an Interrupted exception that try cannot catch.
 //
-// The builtins are do quote set local if when while for-each function call
-// list get put size push concat string number + - * / = != < > <= >= and
-// or not try throw sleep assert print and ### (a comment); each is
-// documented where it is defined. In short, where brain4it leaves room:
-// truth is brain4it's (null, false, 0, () and strings other than "true"
-// are false); integer arithmetic wraps around like Java's long, and / of
-// integers is an integer only when exact (7/2 is 3.5); = compares numbers by
-// value and lists with their names; and and or give booleans; a list cannot
-// be put into itself.
+// The builtins are brain4it's core functions, one file per family, as
+// brain4it's core library is organised: base.go (evaluation, variables,
+// control flow, conversions, output; try, throw and assert are in
+// exception.go, function and call in function.go), list.go, number.go
+// (arithmetic, comparison, logic, bits), string.go, time.go,
+// concurrency.go (executors, monitors, timers) and http.go. Each function
+// is documented where it is defined, with where it departs from brain4it;
+// the README has the table. In short, where brain4it leaves room: truth is
+// brain4it's (null, false, 0, () and strings other than "true" are false);
+// integer arithmetic wraps around like Java's long, and / of integers is
+// an integer only when exact (7/2 is 3.5); = compares numbers by value and
+// lists element by element without their names (== compares the names
+// too); and and or give booleans; a list cannot be put into itself. A call
+// of a brain4it core function that is not here is an exception
+// (NotImplemented), not data.
 //
 // Run, Eval and calls of function values may run concurrently on one
 // Interp, from any goroutines: globals and library functions are

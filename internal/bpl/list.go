@@ -1447,7 +1447,7 @@ func (m *matcher) seq(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, k func
 		le := l.At(li)
 		if kind == "?" {
 			if b, ok := m.bound(name); ok {
-				if !matchEqual(le, b.value(), map[pair]bool{}) {
+				if !equal(le, b.value(), false, nil) {
 					return false, nil
 				}
 			} else {
@@ -1462,7 +1462,7 @@ func (m *matcher) seq(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, k func
 				return m.seq(l, li+1, p, pi+1, k)
 			})
 		}
-		if !matchEqual(le, pe, map[pair]bool{}) {
+		if !equal(le, pe, false, nil) {
 			return false, nil
 		}
 	}
@@ -1482,7 +1482,7 @@ func (m *matcher) run(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, name s
 			return false, nil
 		}
 		for i := range n {
-			if !matchEqual(l.At(li+i), want.At(i), map[pair]bool{}) {
+			if !equal(l.At(li+i), want.At(i), false, nil) {
 				return false, nil
 			}
 		}
@@ -1505,27 +1505,6 @@ func (m *matcher) run(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, name s
 	return false, nil
 }
 
-// matchEqual is = without names: numbers by value, lists element by
-// element.
-func matchEqual(a, b any, seen map[pair]bool) bool {
-	x, xok := a.(*kafkabpl.List)
-	y, yok := b.(*kafkabpl.List)
-	switch {
-	case !xok && !yok:
-		return equal(a, b, nil)
-	case !xok || !yok || x.Len() != y.Len():
-		return false
-	case x == y || seen[pair{x, y}]:
-		return true
-	}
-	seen[pair{x, y}] = true
-	for i := range x.Len() {
-		if !matchEqual(x.At(i), y.At(i), seen) {
-			return false
-		}
-	}
-	return true
-}
 
 // (merge list variables) gives a copy of list, at every depth, in which
 // each reference that names an element of the list variables is replaced by

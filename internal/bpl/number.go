@@ -157,8 +157,8 @@ func biDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (= a b ...) is true when all its arguments are equal: numbers by value
-// (1 = 1.0), lists element by element with their names, other values by
-// type and content.
+// (1 = 1.0), lists element by element (not their names: == compares
+// those too), other values by type and content.
 func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	vs := args.Values()
 	for i := 1; i < len(vs); i++ {
-		if !equal(vs[0], vs[i], map[pair]bool{}) {
+		if !equal(vs[0], vs[i], false, nil) {
 			return false, nil
 		}
 	}
@@ -185,7 +185,7 @@ func biNe(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return !equal(args.At(0), args.At(1), map[pair]bool{}), nil
+	return !equal(args.At(0), args.At(1), false, nil), nil
 }
 
 // (< a b ...), (> ...), (<= ...) and (>= ...) compare numbers by value and
@@ -469,7 +469,7 @@ func (t *task) chainEq(f *frame, call *kafkabpl.List, eq func(a, b any) bool) (a
 // of list elements included: (== (1 2) ("a" => 1 2)) is false. It stops
 // evaluating its arguments at the first that differs.
 func biNameEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.chainEq(f, call, func(a, b any) bool { return equal(a, b, map[pair]bool{}) })
+	return t.chainEq(f, call, func(a, b any) bool { return equal(a, b, true, nil) })
 }
 
 // (=== a b ...) is true when all its arguments are the same: lists and

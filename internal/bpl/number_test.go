@@ -29,7 +29,11 @@ func TestNumber(t *testing.T) {
 		{`(= "a" "a")`, `true`},
 		{`(= "1" 1)`, `false`},
 		{`(= (1 "k" => 2) (1 "k" => 2.0))`, `true`},
-		{`(= (1 "k" => 2) (1 "j" => 2))`, `false`},
+		// = ignores names, as brain4it's does; == compares them too
+		{`(= (1 "k" => 2) (1 "j" => 2))`, `true`},
+		{`(= (1 ("k" => 2)) (1 (2)))`, `true`},
+		{`(== (1 "k" => 2) (1 "j" => 2))`, `false`},
+		{`(!= (1 "k" => 2) (1 2))`, `false`},
 		{`(= (1 2) (1))`, `false`},
 		{`(= null null)`, `true`},
 		{`(= null false)`, `false`},

@@ -177,12 +177,13 @@ func short(s string) string {
 // pair is two lists being compared.
 type pair struct{ a, b *kafkabpl.List }
 
-// equal compares values for = : numbers by value (1 = 1.0; NaN = NaN, as
-// Java's Double.equals has it), lists element by element with their names,
-// functions by identity, other values by type and content. seen holds the
-// list pairs already being compared, so that shared sublists are compared
-// once.
-func equal(a, b any, seen map[pair]bool) bool {
+// equal compares values as brain4it does: numbers by value (1 = 1.0; NaN
+// = NaN, as Java's Double.equals has it), lists element by element (and
+// their elements' names too when names is true: == compares them, = does
+// not), functions by identity, other values by type and content. seen
+// holds the list pairs already being compared, so that shared sublists
+// are compared once; nil makes a new one.
+func equal(a, b any, names bool, seen map[pair]bool) bool {
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -223,9 +224,12 @@ func equal(a, b any, seen map[pair]bool) bool {
 		if x == y || seen[pair{x, y}] {
 			return true
 		}
+		if seen == nil {
+			seen = map[pair]bool{}
+		}
 		seen[pair{x, y}] = true
 		for i := range x.Len() {
-			if x.Name(i) != y.Name(i) || !equal(x.At(i), y.At(i), seen) {
+			if names && x.Name(i) != y.Name(i) || !equal(x.At(i), y.At(i), names, seen) {
 				return false
 			}
 		}
