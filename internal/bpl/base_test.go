@@ -1,9 +1,13 @@
 package bpl
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brain4it/kafkabpl"
 )
 
 func TestEvaluation(t *testing.T) {
@@ -165,5 +169,399 @@ func TestSleepIsInterrupted(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("sleep took %v after the context ended", d)
+	}
+}
+
+func TestControl(t *testing.T) {
+	checkValues(t, []valueTest{
+		// cond stops at the first clause with a true value, and gives null
+		{`(set a 1) (set b 0)
+(cond (when (= a 1) (set b -1)) (when (= a 2) (set b 1)) (when true (set b 9)))
+b`, `-1`},
+		{`(set a 2) (set b 0) (cond (when (= a 1) (set b -1)) (when (= a 2) (set b 1))) b`, `1`},
+		{`(cond (when false 1) (when true 2))`, `null`},
+		{`(cond)`, `null`},
+		{`(set n 0) (cond (when true (set n 1)) (set n 2)) n`, `1`},
+		// a clause whose value is false does not stop it, as in brain4it
+		{`(set b 5) (cond (when true (set b 0)) (when true (set b 7))) b`, `7`},
+		{`(set n 0) (cond null () "no" (set n 3) (set n 4)) n`, `3`},
+
+		{`(set l (list)) (for (set i 0) (< i 5) (set i (+ i 1)) (push l i)) l`, `(0 1 2 3 4)`},
+		{`(for (set i 0) (< i 3) (set i (+ i 1)) (* i 10))`, `20`},
+		{`(for (set i 0) (< i 3) (set i (+ i 1)) 1 (* i 10))`, `20`},
+		{`(for (set i 0) false (set i 1) 5)`, `null`},
+		{`(for (set i 0) false (set i 1) 5) i`, `0`},
+		{`(for (set i 0) (< i 3) (set i (+ i 1)))`, `null`},
+		{`(for (set i 0) (< i 3) (set i (+ i 1))) i`, `3`},
+		// the step runs after the body
+		{`(set s "") (for (set i 0) (< i 2) (do (set i (+ i 1)) (set s (concat s "s"))) (set s (concat s "b"))) s`, `"bsbs"`},
+		{`(set f (function (n) (local i s) (set s 0) (for (set i 1) (<= i n) (set i (+ i 1)) (set s (+ s i))) s)) (list (f 10) i s)`, `(55 null null)`},
+		{`(for null null null 1)`, `null`},
+
+		{`(eval (quote (+ 4 5)))`, `9`},
+		{`(set code (list (reference "+") 2 4)) (eval code)`, `6`},
+		{`(eval (quote (+ x 2)) ("x" => 3))`, `5`},
+		{`(set x 1) (eval (quote x))`, `1`},
+		{`(set y 2) (eval (reference "y"))`, `2`},
+		{`(eval 5)`, `5`},
+		{`(eval "s")`, `"s"`},
+		{`(eval null)`, `null`},
+		{`(eval (quote (1 (+ 1 1))))`, `(1 (+ 1 1))`},
+		{`(eval (parse "(+ 1 2)"))`, `3`},
+		// the first evaluation is in the current scope
+		{`(local q "c" => (quote (* 2 3))) (eval c ("x" => 1))`, `6`},
+		{`(set x 4) (eval (quote (+ x 2)) null)`, `6`},
+		// a scope of its own: the current locals are not seen, globals are
+		{`(set f (function (x) (eval (quote x) ()))) (f 5)`, `null`},
+		{`(set g 7) (eval (quote (+ g y)) ("y" => 1))`, `8`},
+		{`(eval (quote x) (1 "x" => 2 "x" => 3))`, `2`},
+		// what the evaluation does to its locals goes back into the scope
+		{`(set s ("x" => 1)) (eval (quote (set x 2)) s) s`, `("x" => 2)`},
+		{`(set s ("x" => 1 "x" => 5)) (eval (quote (set x 2)) s) s`, `("x" => 2 "x" => 5)`},
+		{`(set s ("x" => 1)) (eval (quote (local z "y" => 3)) s) s`, `("x" => 1 "y" => 3 "z" => null)`},
+		{`(set s ()) (eval (quote (set w 4)) s) (list s w)`, `(() 4)`},
+		{`(set s ("x" => 1)) (eval (quote (put s "x" 9)) s) s`, `("x" => 9)`},
+		{`(set s ("x" => 1)) (try (eval (quote (do (set x 2) (throw "E"))) s) (e "*" => null)) s`, `("x" => 2)`},
+		{`(set s ("x" => 1 "y" => 2)) (eval (quote (delete x)) s) s`, `("y" => 2)`},
+		{`(set s ("x" => 1 "x" => 2)) (eval (quote (do (delete x) (set-local x 3))) s) s`, `("x" => 3 "x" => 2)`},
+
+		{`(seq 1 2 3)`, `3`},
+		{`(seq)`, `null`},
+	})
+}
+
+func TestControlErrors(t *testing.T) {
+	checkErrors(t, []errorTest{
+		{`(cond (when true (throw "E" "in a clause")))`, "E", "in a clause", 1},
+		{`(for (set i 0) (< i 1))`, "InvalidArgument", "for: want at least 3 arguments, got 2", 1},
+		{`(for)`, "InvalidArgument", "for: want at least 3 arguments, got 0", 1},
+		{"(for (set i 0)\n (< i 5)\n (set i (+ i 1))\n (if (= i 3) (throw \"E\" \"three\")))", "E", "three", 4},
+		{`(for (set i 0) (< i 5) (throw "E" "step") 1)`, "E", "step", 1},
+		{`(eval)`, "InvalidArgument", "eval: want 1 to 2 arguments, got 0", 1},
+		{`(eval 1 2 3)`, "InvalidArgument", "eval: want 1 to 2 arguments, got 3", 1},
+		{`(eval 1 2)`, "InvalidArgument", "eval: want a list as the scope, got 2", 1},
+		{`(eval (quote (+ 1 "a")))`, "InvalidArgument", "+:", 1},
+		{`(set e (quote (eval e))) (eval e)`, "StackOverflow", "", 1},
+		{`(set s ()) (eval (quote (set-local me s)) s)`, "InvalidArgument", "eval: a list cannot contain itself", 1},
+		{`(seq (quote))`, "InvalidArgument", "quote: want 1 argument", 1},
+	})
+}
+
+func TestForIsInterrupted(t *testing.T) {
+	_, _, err := runTimeout(t, `(for null true null)`, 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "Interrupted") {
+		t.Errorf("err = %v, want Interrupted", err)
+	}
+	_, _, err = runTimeout(t, `(for (set i 0) true (set i (+ i 1)) (try (sleep 1000) (ex "*" => 1)))`, 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "Interrupted") {
+		t.Errorf("err = %v, want Interrupted", err)
+	}
+}
+
+func TestTypes(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(boolean "false")`, `false`},
+		{`(boolean "true")`, `true`},
+		{`(boolean "TRUE")`, `true`},
+		{`(boolean "")`, `false`},
+		{`(boolean "yes")`, `false`},
+		{`(boolean 0)`, `false`},
+		{`(boolean 0.0)`, `false`},
+		{`(boolean -0.5)`, `true`},
+		{`(boolean 7)`, `true`},
+		{`(boolean (1 2))`, `true`},
+		{`(boolean ())`, `false`},
+		{`(boolean null)`, `false`},
+		{`(boolean false)`, `false`},
+		{`(boolean (quote x))`, `true`},
+		{`(boolean (function () 1))`, `true`},
+
+		{`(type-of "Brain4it")`, `"string"`},
+		{`(type-of "")`, `"string"`},
+		{`(type-of 45)`, `"number"`},
+		{`(type-of 4.5)`, `"number"`},
+		{`(type-of NaN)`, `"number"`},
+		{`(type-of (quote alfa))`, `"reference"`},
+		{`(type-of (quote a/b/0))`, `"reference"`},
+		{`(type-of null)`, `"null"`},
+		{`(type-of undefined-variable)`, `"null"`},
+		{`(type-of true)`, `"boolean"`},
+		{`(type-of (1 2))`, `"list"`},
+		{`(type-of ())`, `"list"`},
+		{`(type-of ("a" => 1))`, `"list"`},
+		{`(type-of (function (x) x))`, `"list"`},
+		{`(typeof 1)`, `"number"`},
+
+		{`(subtype-of 7.4)`, `"double"`},
+		{`(subtype-of 1.0)`, `"double"`},
+		{`(subtype-of 1)`, `"integer"`},
+		{`(subtype-of 0)`, `"integer"`},
+		{`(subtype-of 2147483647)`, `"integer"`},
+		{`(subtype-of -2147483648)`, `"integer"`},
+		{`(subtype-of 2147483648)`, `"long"`},
+		{`(subtype-of -2147483649)`, `"long"`},
+		{`(subtype-of (* 65536 65536))`, `"long"`},
+		{`(subtype-of "s")`, `"string"`},
+		{`(subtype-of null)`, `"null"`},
+		{`(subtype-of false)`, `"boolean"`},
+		{`(subtype-of (quote +))`, `"hard-reference"`},
+		{`(subtype-of (quote print))`, `"hard-reference"`},
+		{`(subtype-of (quote seq))`, `"hard-reference"`},
+		{`(subtype-of (reference "do"))`, `"hard-reference"`},
+		{`(subtype-of (quote x))`, `"soft-reference"`},
+		{`(subtype-of (quote a/b))`, `"soft-reference"`},
+		{`(set f (function (x) x)) (subtype-of (quote f))`, `"soft-reference"`},
+		{`(subtype-of (function (x) x))`, `"function-list"`},
+		{`(subtype-of (quote (function (x) x)))`, `"function-list"`},
+		{`(subtype-of (quote (+ 1 2)))`, `"code-list"`},
+		{`(subtype-of (quote (function)))`, `"function-list"`},
+		{`(subtype-of (1 2))`, `"data-list"`},
+		{`(subtype-of ())`, `"data-list"`},
+		{`(subtype-of (quote (x 1)))`, `"data-list"`},
+		{`(subtype-of ((1 2) +))`, `"data-list"`},
+		{`(subtype-of (quote ("a" => + 1)))`, `"code-list"`},
+		{`(subtype-of ((quote +) 1))`, `"data-list"`},
+	})
+	checkErrors(t, []errorTest{
+		{`(boolean)`, "InvalidArgument", "boolean: want 1 argument, got 0", 1},
+		{`(boolean 1 2)`, "InvalidArgument", "boolean: want 1 argument, got 2", 1},
+		{`(type-of)`, "InvalidArgument", "type-of: want 1 argument, got 0", 1},
+		{`(typeof 1 2)`, "InvalidArgument", "typeof: want 1 argument, got 2", 1},
+		{`(subtype-of)`, "InvalidArgument", "subtype-of: want 1 argument, got 0", 1},
+		{`(type-of (throw "E" "m"))`, "E", "m", 1},
+	})
+}
+
+// TestTypesOfForeignValues covers values only Go puts in: byte arrays,
+// which brain4it has no type name for, and library functions.
+func TestTypesOfForeignValues(t *testing.T) {
+	in := New(nil)
+	in.SetGlobal("b", []byte("xy"))
+	in.Define("kafka-x", func(context.Context, *kafkabpl.List) (any, error) { return nil, nil })
+	got, _, err := run(t, in, `(list (type-of b) (subtype-of b) (boolean b)
+ (subtype-of (quote kafka-x)) (subtype-of (quote (kafka-x 1))) (subtype-of (reference "kafka-x")))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `(null null true "hard-reference" "code-list" "hard-reference")`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestVariables(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(exists counter)`, `false`},
+		{`(set counter null) (exists counter)`, `true`},
+		{`(local a) (exists a)`, `true`},
+		{`(set a ("b" => (10 20))) (list (exists a/b) (exists a/b/0) (exists a/b/1) (exists a/b/2) (exists a/c) (exists a/c/0) (exists a/b/x) (exists a/b/99999999999999999999))`,
+			`(true true true false false false false false)`},
+		{`(set a ("b" => (10 null))) (exists a/b/1)`, `true`},
+		{`(set x 1) (exists x/0)`, `false`},
+		{`(exists x/0)`, `false`},
+		{`(exists (reference "x"))`, `false`},
+		{`(set x 1) (exists (reference "x"))`, `true`},
+		{`(set a ("b" => 1)) (exists (reference ("a" "b")))`, `true`},
+		{`(set f (function (p) (list (exists p) (exists q)))) (f null)`, `(true false)`},
+		{`(set q 1) (set f (function () (exists q))) (f)`, `true`},
+		{`(local z) (set f (function () (exists z))) (f)`, `false`},
+
+		{`(set x 1) (list (delete x) (exists x) (delete x) x)`, `(true false false null)`},
+		{`(delete nothing)`, `false`},
+		{`(local a) (list (delete a) (exists a))`, `(true false)`},
+		// the local first, then the global
+		{`(set x 1) (set f (function (x) (delete x) x)) (list (f 2) x)`, `(1 1)`},
+		{`(set x 1) (set f (function (x) (list (delete x) (delete x) (delete x)))) (list (f 2) (exists x))`, `((true true false) false)`},
+		{`(set a ("b" => (10 20 30) "c" => 1)) (list (delete a/b/1) a)`, `(true ("b" => (10 30) "c" => 1))`},
+		{`(set a ("b" => (10 20 30) "c" => 1)) (list (delete a/c) a)`, `(true ("b" => (10 20 30)))`},
+		{`(set a ("k" => 1 "k" => 2)) (delete a/k) a`, `("k" => 2)`},
+		{`(set a (1 2)) (list (delete a/2) a)`, `(false (1 2))`},
+		{`(set a (1 2)) (list (delete a/z) a)`, `(false (1 2))`},
+		{`(set a (1 2)) (list (delete a/z/0) a)`, `(false (1 2))`},
+		{`(set x 1) (list (delete x/0) x)`, `(false 1)`},
+		{`(set a (1 2)) (delete (reference ("a" 0))) a`, `(2)`},
+
+		// brain4it's example: set-local shadows the global in the function
+		{`(set y 23) (set fn (function (x) (set-local y (+ x 23)))) (list (fn 7) y)`, `(30 23)`},
+		{`(set-local z 4) z`, `4`},
+		{`(set-local z 4) (set f (function () z)) (f)`, `null`},
+		{`(set z 1) (set-local z 4) (list z (delete z) z)`, `(4 true 1)`},
+		{`(set-local (reference "w") 5) w`, `5`},
+		{`(set f (function () (set-local v 1) (set v 2) v)) (list (f) v)`, `(2 null)`},
+
+		{`(reference "persons")`, `persons`},
+		{`(reference (quote alfa))`, `alfa`},
+		{`(reference "persons/5/name")`, `persons/5/name`},
+		{`(reference ("persons" 5 "name"))`, `persons/5/name`},
+		{`(reference ("persons" 5.0 0))`, `persons/5/0`},
+		{`(reference ("x"))`, `x`},
+		{`(reference "+")`, `+`},
+		{`(set a ("b" => (10 20))) (eval (reference ("a" "b" 1)))`, `20`},
+		{`(type-of (reference "x"))`, `"reference"`},
+	})
+}
+
+func TestVariablesErrors(t *testing.T) {
+	checkErrors(t, []errorTest{
+		{`(exists)`, "InvalidArgument", "exists: want 1 argument, got 0", 1},
+		{`(exists a b)`, "InvalidArgument", "exists: want 1 argument, got 2", 1},
+		{`(exists 1)`, "InvalidArgument", "exists: want a variable name or a reference, got 1", 1},
+		{`(exists "x")`, "InvalidArgument", `exists: want a variable name or a reference, got the string "x"`, 1},
+		{`(exists (list 1))`, "InvalidArgument", "got a list of 1 element", 1},
+		{`(exists null)`, "InvalidArgument", "got null", 1},
+		{`(exists (throw "E" "m"))`, "E", "m", 1},
+		{`(delete)`, "InvalidArgument", "delete: want 1 argument, got 0", 1},
+		{`(delete 5)`, "InvalidArgument", "delete: want a variable name or a reference, got 5", 1},
+		{`(set-local x)`, "InvalidArgument", "set-local: want 2 arguments, got 1", 1},
+		{`(set-local 1 2)`, "InvalidArgument", "set-local: want a variable name or a reference, got 1", 1},
+		{`(set-local a/b 1)`, "InvalidArgument", "set-local: a/b is a path, want a variable name", 1},
+		{`(reference)`, "InvalidArgument", "reference: want 1 argument, got 0", 1},
+		{`(reference 5)`, "InvalidArgument", "reference: want a string, a list or a reference, got 5", 1},
+		{`(reference null)`, "InvalidArgument", "got null", 1},
+		{`(reference "")`, "InvalidArgument", `reference: the string "" is not a reference`, 1},
+		{`(reference "a b")`, "InvalidArgument", "is not a reference", 1},
+		{`(reference "12")`, "InvalidArgument", "is not a reference", 1},
+		{`(reference "true")`, "InvalidArgument", "is not a reference", 1},
+		{`(reference "(x)")`, "InvalidArgument", "is not a reference", 1},
+		{`(reference ())`, "InvalidArgument", "reference: an empty list is no path", 1},
+		{`(reference ("Hello friend" "John Connor"))`, "InvalidArgument", `reference: path part 1, the string "Hello friend", cannot be written in a path`, 1},
+		{`(reference (5 "x"))`, "InvalidArgument", "reference: path part 1 is 5, want a variable name", 1},
+		{`(reference ("a" -1))`, "InvalidArgument", "reference: path part 2 is -1, want a name or an index from 0", 1},
+		{`(reference ("a" 1.5))`, "InvalidArgument", "path part 2 is 1.5", 1},
+		{`(reference ("a" "1"))`, "InvalidArgument", "path part 2", 1},
+		{`(reference ("a" "b/c"))`, "InvalidArgument", "path part 2", 1},
+		{`(reference ("a" ""))`, "InvalidArgument", "path part 2", 1},
+		{`(reference ("a" null))`, "InvalidArgument", "path part 2 is null", 1},
+		{`(reference ("a" (1)))`, "InvalidArgument", "path part 2 is a list of 1 element", 1},
+	})
+}
+
+func TestParse(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(parse "(1 2 3)")`, `(1 2 3)`},
+		{`(parse "(+ 1 2)")`, `(+ 1 2)`},
+		{`(parse "42")`, `42`},
+		{`(parse " x ")`, `x`},
+		{`(parse "\"s\"")`, `"s"`},
+		{`(parse "(\"a\" => 1 b => (2))")`, `("a" => 1 "b" => (2))`},
+		{`(parse "")`, `null`},
+		{"(parse \"  \\n \")", `null`},
+		{`(parse null)`, `null`},
+		{`(parse "null")`, `null`},
+		{`(parse "(1)" null)`, `(1)`},
+		{`(parse "(1)" "bpl")`, `(1)`},
+		{`(parse "(1)" "other")`, `(1)`},
+		{`(set l (parse "(1)")) (push l 2) (list l (parse "(1)"))`, `((1 2) (1))`},
+
+		{`(parse "[2, 4, 6]" "json")`, `(2 4 6)`},
+		{`(parse "{\"a\": 1, \"b\": [true, null, 2.5, \"s\", {}]}" "json")`, `("a" => 1 "b" => (true null 2.5 "s" ()))`},
+		{`(parse "{\"a\":1,\"b\":2,\"a\":3}" "json")`, `("a" => 3 "b" => 2)`},
+		{`(parse "{\"\": 1}" "json")`, `(1)`},
+		{`(parse "[]" "json")`, `()`},
+		{`(parse "5" "json")`, `5`},
+		{`(parse "-5.0" "json")`, `-5`},
+		{`(subtype-of (parse "-5.0" "json"))`, `"double"`},
+		{`(parse "1e400" "json")`, `Infinity`},
+		{`(parse "12345678901234567890" "json")`, `1.2345678901234567E19`},
+		{`(parse " \"x\\n\" " "json")`, `"x\n"`},
+		{`(parse "" "json")`, `null`},
+		{`(parse "null" "json")`, `null`},
+		{`(parse "[[[1]]]" "json")`, `(((1)))`},
+	})
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	checkErrors(t, []errorTest{
+		{`(parse)`, "InvalidArgument", "parse: want 1 to 2 arguments, got 0", 1},
+		{`(parse "(1")`, "InvalidArgument", "parse: line 1, column", 1},
+		{`(parse ")")`, "InvalidArgument", "parse: line 1, column 1: unexpected )", 1},
+		{`(parse "1 2")`, "InvalidArgument", "parse: want one expression, got 2", 1},
+		{`(parse 5)`, "InvalidArgument", "parse: want a string, got 5", 1},
+		{`(parse (1))`, "InvalidArgument", "parse: want a string, got a list of 1 element", 1},
+		{`(parse "1" 2)`, "InvalidArgument", `parse: want a format such as "json", got 2`, 1},
+		{`(parse "<a/>" "xml")`, "InvalidArgument", "parse: the xml format is not supported", 1},
+		{`(parse "[1," "json")`, "InvalidArgument", "parse: JSON: the text ends too soon", 1},
+		{`(parse "[1] 2" "json")`, "InvalidArgument", "parse: JSON: text after the value", 1},
+		{`(parse "{\"a\" 1}" "json")`, "InvalidArgument", "parse: JSON:", 1},
+		{`(parse "]" "json")`, "InvalidArgument", "parse: JSON:", 1},
+		{`(parse "(1)" "json")`, "InvalidArgument", "parse: JSON:", 1},
+		{`(parse "` + deep + `" "json")`, "InvalidArgument", "parse: JSON: arrays and objects nest too deep", 1},
+	})
+}
+
+func TestScopes(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(global-scope)`, `()`},
+		{`(set b 2) (set a 1) (global-scope)`, `("a" => 1 "b" => 2)`},
+		{`(set a 1) (local x) (set-local y 1) (global-scope)`, `("a" => 1)`},
+		// a copy: changing it changes no variable
+		{`(set a 1) (put (global-scope) "a" 5) (put (global-scope) "n" 5) (list a n)`, `(1 null)`},
+		// but its values are the variables' own
+		{`(set l (list 1)) (push (get (global-scope) "l") 2) l`, `(1 2)`},
+		{`(set f (function () (global-scope))) (set a 1) (f)`, `("a" => 1 "f" => (function () (global-scope)))`},
+
+		{`(local-scope)`, `()`},
+		{`(local a b) (set a 8) (set b 6) (local-scope)`, `("a" => 8 "b" => 6)`},
+		{`(local b a) (set g 1) (local-scope 0)`, `("a" => null "b" => null)`},
+		{`(set f (function (x y) (local-scope))) (f 1)`, `("x" => 1 "y" => null)`},
+		{`(set f (function args (local-scope))) (f 1 2)`, `("args" => (1 2))`},
+		{`(local a) (set f (function () (local-scope))) (f)`, `()`},
+		{`(local a) (set a 1) (put (local-scope) "a" 2) a`, `1`},
+		{`(local-scope -1)`, `null`},
+		{`(local-scope -0.5)`, `()`},
+		{`(local-scope 0.5)`, `()`},
+	})
+	checkErrors(t, []errorTest{
+		{`(global-scope 1)`, "InvalidArgument", "global-scope: want 0 arguments, got 1", 1},
+		{`(local-scope 1 2)`, "InvalidArgument", "local-scope: want 0 to 1 argument, got 2", 1},
+		{`(local-scope 1)`, "InvalidArgument", "local-scope: depth 1: a function cannot see its callers' scopes", 1},
+		{`(local-scope "x")`, "InvalidArgument", `local-scope: want a depth, got the string "x"`, 1},
+		{`(local-scope null)`, "InvalidArgument", "local-scope: want a depth, got null", 1},
+	})
+}
+
+func TestFunctions(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(functions "do|seq")`, `(do seq)`},
+		{`(functions "type.*")`, `(type-of typeof)`},
+		{`(functions "ty")`, `()`},
+		{`(functions "nothing-matches-this")`, `()`},
+		{`(functions "se[qt]|if")`, `(if seq set)`},
+		{`(type-of (get (functions "do") 0))`, `"reference"`},
+		{`(= (functions) (functions null) (functions ".*"))`, `true`},
+	})
+	checkErrors(t, []errorTest{
+		{`(functions "(")`, "InvalidArgument", `functions: pattern the string "("`, 1},
+		{`(functions "a)|(b")`, "InvalidArgument", "functions: pattern", 1},
+		{`(functions 1)`, "InvalidArgument", "functions: want a pattern string, got 1", 1},
+		{`(functions "a" "b")`, "InvalidArgument", "functions: want 0 to 1 argument, got 2", 1},
+	})
+}
+
+// TestFunctionsListsWhatIsRegistered checks that functions reads the
+// builtins and library functions at run time: every one, once, in order.
+func TestFunctionsListsWhatIsRegistered(t *testing.T) {
+	in := New(nil)
+	nop := func(context.Context, *kafkabpl.List) (any, error) { return nil, nil }
+	in.Define("kafka-b", nop)
+	in.Define("kafka-a", nop)
+	in.Define("print", nop) // a builtin's name: listed once
+	got, _, err := run(t, in, `(functions)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"kafka-a", "kafka-b"}
+	for name := range builtins {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	want := "(" + strings.Join(names, " ") + ")"
+	if got != want {
+		t.Errorf("(functions) = %s, want %s", got, want)
+	}
+	for _, name := range []string{"cond", "for", "eval", "functions", "seq", "typeof", "do", "+", "list"} {
+		if !slices.Contains(names, name) {
+			t.Errorf("%s is not a builtin", name)
+		}
+	}
+	if got, _, err := run(t, in, `(functions "kafka-.*|print")`); err != nil || got != `(kafka-a kafka-b print)` {
+		t.Errorf(`(functions "kafka-.*|print") = %s, %v`, got, err)
 	}
 }
