@@ -9,9 +9,10 @@ import (
 )
 
 // Functions returns the BPL function table, to register in a BPL runtime:
-// the seed's names (kafka-create, kafka-send, kafka-poll, kafka-destroy,
-// ...) and those of brain4it's Java Kafka library (kafka-producer,
-// kafka-consumer, kafka-delete-app), so its scripts run unchanged. Each
+// the names of the library's first proposal (kafka-create, kafka-send,
+// kafka-poll, kafka-destroy, ...) and those of brain4it's own Java Kafka
+// library (kafka-producer, kafka-consumer, kafka-delete-app), so that its
+// scripts run unchanged. Each
 // function is a thin adapter over the typed methods of l: it checks and
 // converts the arguments, calls the method and converts the result. Errors
 // start with the function's name. The map is new on every call.

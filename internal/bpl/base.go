@@ -38,20 +38,22 @@ func init() {
 		"function": biFunction,
 		"call":     biCall,
 
-		"cond":         biCond,
-		"for":          biFor,
-		"eval":         biEval,
-		"boolean":      biBoolean,
-		"type-of":      biTypeOf,
-		"subtype-of":   biSubtypeOf,
-		"exists":       biExists,
-		"delete":       biDelete,
-		"set-local":    biSetLocal,
-		"reference":    biReference,
-		"parse":        biParse,
-		"global-scope": biGlobalScope,
-		"local-scope":  biLocalScope,
-		"functions":    biFunctions,
+		"cond":           biCond,
+		"for":            biFor,
+		"eval":           biEval,
+		"boolean":        biBoolean,
+		"type-of":        biTypeOf,
+		"subtype-of":     biSubtypeOf,
+		"exists":         biExists,
+		"delete":         biDelete,
+		"set-local":      biSetLocal,
+		"reference-list": biReferenceList,
+		"help":           biHelp,
+		"reference":      biReference,
+		"parse":          biParse,
+		"global-scope":   biGlobalScope,
+		"local-scope":    biLocalScope,
+		"functions":      biFunctions,
 
 		// brain4it's old names, kept for old scripts
 		"seq":    biDo,
@@ -965,4 +967,70 @@ func biFunctions(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		l.Append(kafkabpl.Reference(name))
 	}
 	return l, nil
+}
+
+// (reference-list x) gives the parts of the reference x as a list, the
+// inverse of reference: (reference-list persons/5/name) is ("persons" 5
+// "name"), (reference-list x) is ("x"). A part of digits is an index,
+// given as a number. x is taken as written, or from an expression in
+// parentheses whose value is a reference, as exists takes it.
+func biReferenceList(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	name, err := t.varArg(f, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	segs := pathOf(name)
+	if segs == nil {
+		return kafkabpl.NewList(name), nil
+	}
+	out := &kafkabpl.List{}
+	for _, s := range segs {
+		if i, ok := pathIndex(s); ok && i >= 0 {
+			out.Append(int64(i))
+		} else {
+			out.Append(s)
+		}
+	}
+	return out, nil
+}
+
+// (help name) gives the documentation of the function name as text: for a
+// builtin, the comment it is documented with in this evaluator's source;
+// for a library function (kafka-send, ...), where to read its
+// documentation; null for a name that is no function. name is taken as
+// written, or from an expression whose value is a reference or a string.
+// brain4it's "format" and "language" arguments are accepted; the text is
+// English, and "format" => "list" is not supported.
+func biHelp(t *task, f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	var name string
+	switch arg := call.At(1).(type) {
+	case kafkabpl.Reference:
+		name = string(arg)
+	default:
+		v, err := t.eval(f, arg)
+		if err != nil {
+			return nil, err
+		}
+		switch v := v.(type) {
+		case kafkabpl.Reference:
+			name = string(v)
+		case string:
+			name = v
+		default:
+			return nil, t.errorf(f, "InvalidArgument", "help: want a function name, got %s", describe(v))
+		}
+	}
+	if text, ok := helpText[name]; ok {
+		return text, nil
+	}
+	if t.in.libFunc(name) != nil {
+		return name + " is a library function: its documentation is the kafkabpl package's (go doc github.com/brain4it/kafkabpl) and the README.", nil
+	}
+	return nil, nil
 }

@@ -565,3 +565,38 @@ func TestFunctionsListsWhatIsRegistered(t *testing.T) {
 		t.Errorf(`(functions "kafka-.*|print") = %s, %v`, got, err)
 	}
 }
+
+func TestReferenceList(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(reference-list alfa)`, `("alfa")`},
+		{`(reference-list persons/5/name)`, `("persons" 5 "name")`},
+		{`(reference-list (reference "a/b"))`, `("a" "b")`},
+		{`(reference-list (reference ("persons" 5 "name")))`, `("persons" 5 "name")`},
+	})
+	checkErrors(t, []errorTest{
+		{`(reference-list)`, "InvalidArgument", "reference-list: want 1 argument, got 0", 1},
+		{`(reference-list 5)`, "InvalidArgument", "reference-list: want a variable name or a reference, got 5", 1},
+		{`(reference-list "x")`, "InvalidArgument", "want a variable name or a reference", 1},
+	})
+}
+
+func TestHelp(t *testing.T) {
+	in := New(nil)
+	in.Define("kafka-send", func(context.Context, *kafkabpl.List) (any, error) { return nil, nil })
+	for src, want := range map[string]string{
+		`(help first)`:             `"(first list) gives the first element of list, null when it is empty or\nnull."`,
+		`(help (quote first))`:     `"(first list) gives the first element of list, null when it is empty or\nnull."`,
+		`(help "first")`:           `"(first list) gives the first element of list, null when it is empty or\nnull."`,
+		`(help "no-such")`:         `null`,
+		`(size (help kafka-send))`: `131`,
+	} {
+		got, _, err := run(t, in, src)
+		if err != nil || got != want {
+			t.Errorf("%s = %s, %v; want %s", src, got, err, want)
+		}
+	}
+	checkErrors(t, []errorTest{
+		{`(help 5)`, "InvalidArgument", "help: want a function name, got 5", 1},
+		{`(help)`, "InvalidArgument", "help: want 1 argument, got 0", 1},
+	})
+}

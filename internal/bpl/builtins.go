@@ -3,6 +3,7 @@ package bpl
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/brain4it/kafkabpl"
 )
@@ -56,3 +57,36 @@ func plural(n int, what string) string {
 
 // fname is the name a call was made with, for messages.
 func fname(call *kafkabpl.List) string { return kafkabpl.Format(call.At(0)) }
+
+// coreNames are the functions of brain4it's core library (CoreLibrary),
+// with the old names it has under its skynet-names setting. A call whose
+// head is one of them and that is not a builtin here raises NotImplemented
+// (with the reason, from notImplemented) rather than evaluate to itself as
+// data, which would let a script run on with wrong values.
+var coreNames = strings.Fields(`
+	### != * + ++ - -- / < <= = == === > >= and append apply assert bit-and
+	bit-not bit-or bit-shift bit-xor boolean call clear clone concat cond date
+	delete div do downcase empty eval executors exists find findstr first for
+	for-each foreach format-date function functions get get-name getname
+	global-scope has help http if indexof insert kill last length list ln local
+	local-scope locate locate-string log match match-string merge mod
+	name-index names not notify number or parse parse-date pop push put
+	put-name putname quote random reference reference-list remove
+	replace-string reverse seq set set-local size sleep sort spawn split string
+	sublist substr substring subtype-of sync system throw timer-cancel
+	timer-schedule timer-tasks trim try type-of typeof upcase wait watch when
+	while`)
+
+// notImplemented says why a brain4it core function is left out.
+var notImplemented = map[string]string{
+	"system": "it runs operating-system commands, which kafkabpl's scripts may not do",
+}
+
+// isCore reports whether name is a function of brain4it's core library.
+var isCore = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range coreNames {
+		m[n] = true
+	}
+	return m
+}()

@@ -232,6 +232,9 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 	if b == nil {
 		if lf = t.in.libFunc(name); lf == nil {
 			if fv, ok = t.lookup(f, name).(kafkabpl.Callable); !ok {
+				if isCore[name] {
+					return nil, t.notImplemented(f, l, name)
+				}
 				return copyData(l), nil
 			}
 		}
@@ -388,4 +391,17 @@ func elementAt(l *kafkabpl.List, s string) any {
 	}
 	v, _ := l.Get(s)
 	return v
+}
+
+// notImplemented is the exception of a call of a brain4it core function
+// that this evaluator does not have.
+func (t *task) notImplemented(f *frame, call *kafkabpl.List, name string) error {
+	if line := f.src.lines[call]; line > 0 {
+		t.line = line
+	}
+	why := notImplemented[name]
+	if why == "" {
+		why = "not implemented yet"
+	}
+	return t.errorf(f, "NotImplemented", "%s: brain4it's core function is not available here: %s", name, why)
 }

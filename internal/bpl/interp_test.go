@@ -374,3 +374,29 @@ func TestTryJavaNames(t *testing.T) {
 		{`(try (/ 1 0) (ex "IllegalArgumentException" => 1))`, "DivisionByZero", "", 1},
 	})
 }
+
+// TestCoreNames checks that every function of brain4it's core library is
+// a builtin, except those left out on purpose, and that calling one of
+// those is an exception rather than data.
+func TestCoreNames(t *testing.T) {
+	var missing []string
+	for _, name := range coreNames {
+		if builtins[name] == nil && notImplemented[name] == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("brain4it core functions neither implemented nor explained: %v", missing)
+	}
+	for name := range notImplemented {
+		if builtins[name] != nil {
+			t.Errorf("%s is implemented but listed in notImplemented", name)
+		}
+	}
+	checkErrors(t, []errorTest{
+		{`(system "ls")`, "NotImplemented", "system: brain4it's core function is not available here: it runs operating-system commands", 1},
+		{"1\n(set x (system \"ls\"))", "NotImplemented", "system:", 2},
+	})
+	// a name brain4it's core does not have is still data
+	checkValues(t, []valueTest{{`(no-such-function 1)`, `(no-such-function 1)`}})
+}
