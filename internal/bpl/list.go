@@ -1505,7 +1505,6 @@ func (m *matcher) run(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, name s
 	return false, nil
 }
 
-
 // (merge list variables) gives a copy of list, at every depth, in which
 // each reference that names an element of the list variables is replaced by
 // that element's value; an unnamed reference ending in ... whose value is
