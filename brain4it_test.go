@@ -76,7 +76,7 @@ func TestBrain4itReplay(t *testing.T) {
 func TestBrain4itUnknownKeys(t *testing.T) {
 	lib := newLib(t)
 	var warnings strings.Builder
-	lib.SetWarningOutput(&warnings)
+	lib.SetLogOutput(&warnings)
 	servers := "127.0.0.1:1"
 	c := mustCall(t, lib, "kafka-consumer", servers, nv{"offset-reset", "earliest"}, nv{"max-poll-records", 3}).(string)
 	if cfg := handleConfig(t, lib, c); cfg.maxPollRecords != 3 || cfg.autoOffsetReset != resetLatest {

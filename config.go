@@ -54,6 +54,7 @@ type config struct {
 	sendTimeout     time.Duration
 
 	// every kind
+	given          map[string]bool // the keys the user gave, by canonical name
 	requestTimeout time.Duration
 	tls            *tls.Config
 	sasl           sasl.Mechanism
@@ -305,6 +306,7 @@ func parseConfigAs(d dialect, v any, extra *List, warn func(msg string)) (*confi
 		return nil, errorf(ErrInvalidConfig, "config: %v", err)
 	}
 	c := defaultConfigOf(d)
+	c.given = map[string]bool{}
 	seen := map[*configKey]string{} // key -> the spelling used, for errors
 	apply := func(name string, val any) error {
 		k := configKeyByName[strings.ToLower(name)]
@@ -321,6 +323,7 @@ func parseConfigAs(d dialect, v any, extra *List, warn func(msg string)) (*confi
 			return errorf(ErrInvalidConfig, "config keys %q and %q are the same key; give one", prev, name)
 		}
 		seen[k] = name
+		c.given[k.name] = true
 		if bv, err := toValue(val); err == nil { // a Go list may hold ints
 			val = bv
 		}
@@ -757,6 +760,9 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 	case Producer:
 		opts = append(opts, c.producerOpts()...)
 	case Consumer:
+		opts = append(opts, c.consumerOpts()...)
+	case Stream:
+		opts = append(opts, c.producerOpts()...)
 		opts = append(opts, c.consumerOpts()...)
 	}
 	return opts

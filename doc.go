@@ -153,7 +153,7 @@
 // (acks 1, no retries), which lose messages when a broker fails; acks
 // "all" with idempotence is what Java's client defaults to now. Under
 // brain4it's names a key that is not in this table is ignored with a
-// warning (see [Library.SetWarningOutput]), as brain4it ignores keys it
+// warning (see [Library.SetLogOutput]), as brain4it ignores keys it
 // does not read; kafka-create fails on it.
 //
 // The default assignment strategies, range then roundrobin, let a kafkabpl

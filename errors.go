@@ -77,8 +77,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // passed too), "Closed", "DeserializationError", "NotSubscribed",
 // "Interrupted" (the call's
 // context was cancelled), or "KafkaError" for anything the brokers or the
-// client reported, ErrNotCommitted among them.
+// client reported, ErrNotCommitted among them. An error that has an
+// ExceptionType() string method (a BPL runtime's exception, raised by a
+// function value the library called) is of that type.
 func ErrorType(err error) string {
+	var typed interface{ ExceptionType() string }
+	if errors.As(err, &typed) {
+		return typed.ExceptionType()
+	}
 	switch {
 	case errors.Is(err, ErrUnknownHandle):
 		return "UnknownHandle"

@@ -29,6 +29,11 @@ func (lib *Library) Functions() map[string]Func {
 		"kafka-unsubscribe": lib.bplUnsubscribe,
 		"kafka-commit":      lib.bplCommit,
 		"kafka-seek":        lib.bplSeek,
+
+		"kafka-stream":        lib.bplStream,
+		"kafka-stream-status": lib.bplStreamStatus,
+		"kafka-output":        bplOutput,
+		"kafka-outputs":       bplOutputs,
 	}
 	lib.addAdminFunctions(m)
 	return m

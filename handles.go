@@ -14,15 +14,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Kind is what a handle is: a producer, a consumer or an admin client.
+// Kind is what a handle is: a producer, a consumer, an admin client or a
+// stream.
 type Kind string
 
-// The kinds of handle, as kafka-create names them. A handle's id starts with
-// the kind's first letter: p, c or a.
+// The kinds of handle, as kafka-create names them (streams are made by
+// [Library.Stream]). A handle's id starts with the kind's first letter: p,
+// c, a or s.
 const (
 	Producer Kind = "producer"
 	Consumer Kind = "consumer"
 	Admin    Kind = "admin"
+	Stream   Kind = "stream"
 )
 
 // handle is one live client. Its kgo client is safe for concurrent use; what
@@ -41,7 +44,8 @@ type handle struct {
 	cancel context.CancelFunc
 	calls  sync.WaitGroup
 
-	cons *consumerState // consumers only
+	cons   *consumerState // consumers only
+	stream *stream        // streams only
 }
 
 // newID returns a fresh handle id: the kind's letter and 32 hex digits.
@@ -63,7 +67,7 @@ func kindOfID(id string) Kind {
 			return ""
 		}
 	}
-	for _, k := range []Kind{Producer, Consumer, Admin} {
+	for _, k := range []Kind{Producer, Consumer, Admin, Stream} {
 		if id[0] == k[0] {
 			return k
 		}

@@ -21,32 +21,33 @@ type Library struct {
 	handles map[string]*handle
 	closed  bool
 
-	warnMu   sync.Mutex
-	warnings io.Writer
+	logMu  sync.Mutex
+	logOut io.Writer
 }
 
 // New returns an empty Library. Close it to destroy what is left in it.
-// Its warnings go to standard error (see [Library.SetWarningOutput]).
+// Its log goes to standard error (see [Library.SetLogOutput]).
 func New() *Library {
-	return &Library{handles: make(map[string]*handle), warnings: os.Stderr}
+	return &Library{handles: make(map[string]*handle), logOut: os.Stderr}
 }
 
-// SetWarningOutput sets where the library writes warnings, one line each:
-// today only brain4it's functions kafka-producer and kafka-consumer warn,
-// about a config key they ignore. The default is standard error; nil
-// discards them.
-func (lib *Library) SetWarningOutput(w io.Writer) {
-	lib.warnMu.Lock()
-	defer lib.warnMu.Unlock()
-	lib.warnings = w
+// SetLogOutput sets where the library writes what a user running scripts
+// should see without asking, one line each, starting with the function's
+// name: warnings from brain4it's functions kafka-producer and
+// kafka-consumer about a config key they ignore, and streams starting,
+// failing and stopping. The default is standard error; nil discards it.
+func (lib *Library) SetLogOutput(w io.Writer) {
+	lib.logMu.Lock()
+	defer lib.logMu.Unlock()
+	lib.logOut = w
 }
 
-// warn writes one warning line for BPL function fn.
-func (lib *Library) warn(fn, msg string) {
-	lib.warnMu.Lock()
-	defer lib.warnMu.Unlock()
-	if lib.warnings != nil {
-		fmt.Fprintf(lib.warnings, "%s: warning: %s\n", fn, msg)
+// log writes one line for BPL function fn.
+func (lib *Library) log(fn, msg string) {
+	lib.logMu.Lock()
+	defer lib.logMu.Unlock()
+	if lib.logOut != nil {
+		fmt.Fprintf(lib.logOut, "%s: %s\n", fn, msg)
 	}
 }
 
@@ -80,7 +81,7 @@ func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any
 	if kind != Producer && kind != Consumer && kind != Admin {
 		return "", newError(fn, errorf(ErrInvalidArgument, "kind %s: want \"producer\", \"consumer\" or \"admin\"", describe(string(kind))))
 	}
-	cfg, err := parseConfigAs(d, config, extra, func(msg string) { lib.warn(fn, msg) })
+	cfg, err := parseConfigAs(d, config, extra, func(msg string) { lib.log(fn, "warning: "+msg) })
 	if err != nil {
 		return "", newError(fn, err)
 	}
@@ -181,6 +182,8 @@ func (h *handle) close(ctx context.Context) error {
 		err = h.flush(ctx)
 	case Consumer:
 		err = h.cons.leave(ctx)
+	case Stream:
+		err = h.stream.stop(ctx)
 	}
 	h.cl.Close()
 	return err

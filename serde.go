@@ -62,8 +62,14 @@ func lookupSerde(name string) *serde {
 // The error names both; it is only formatted on failure, as this is the
 // send path.
 func (s *serde) encodeAt(v any, pos int, part string) ([]byte, error) {
-	if v == nil {
+	switch v.(type) {
+	case nil:
 		return nil, nil
+	case string, []byte, int64, float64, bool, *List:
+	default: // a Go value (int, []string, map[string]any, ...) as its BPL value
+		if bv, err := toValue(v); err == nil {
+			v = bv
+		}
 	}
 	b, err := s.encode(v)
 	if err != nil {

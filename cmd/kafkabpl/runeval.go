@@ -82,7 +82,7 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	}
 
 	lib := kafkabpl.New()
-	lib.SetWarningOutput(stderr)
+	lib.SetLogOutput(stderr)
 	in := bpl.New(stdout)
 	in.SetErrorOutput(stderr)
 	for fname, f := range lib.Functions() {

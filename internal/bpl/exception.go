@@ -47,6 +47,11 @@ func (e *Exception) Error() string {
 	return s
 }
 
+// ExceptionType returns the exception's type, so that kafkabpl.ErrorType
+// of an error wrapping it (a stream's transform that threw, say) is the
+// type the script raised.
+func (e *Exception) ExceptionType() string { return e.Type }
+
 // Unwrap returns the Go error the exception came from: a library
 // function's error, or the context's error for Interrupted; nil otherwise.
 func (e *Exception) Unwrap() error { return e.cause }

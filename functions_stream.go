@@ -1,0 +1,260 @@
+package kafkabpl
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The BPL side of streams: kafka-stream, kafka-stream-status, and the
+// values a transform returns, kafka-output and kafka-outputs.
+
+const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "config-key" => value ...)`
+
+// streamNames are kafka-stream's own named arguments; any other is a config
+// key.
+var streamNames = []string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic"}
+
+func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-stream", l, 1, 1, streamUsage, nil)
+	if err != nil {
+		return nil, err
+	}
+	spec := StreamSpec{}
+	config := &List{}
+	for name, v := range a.named.All() {
+		if !slices.Contains(streamNames, name) {
+			config.AppendNamed(name, v)
+			continue
+		}
+		switch name {
+		case "from":
+			if spec.From, err = a.topics(v, `"from"`); err != nil {
+				return nil, err
+			}
+		case "to":
+			if spec.To, err = a.strValue(v, `"to"`); err != nil {
+				return nil, err
+			}
+		case "dead-letter-topic":
+			if spec.DeadLetterTopic, err = a.strValue(v, `"dead-letter-topic"`); err != nil {
+				return nil, err
+			}
+		case "transform":
+			fn, ok := v.(Callable)
+			if !ok {
+				return nil, a.errorf(`"transform": want a function, such as (function (in) ...), got %s`, describe(v))
+			}
+			spec.Transform = bplTransform(fn)
+		case "guarantee":
+			s, err := a.strValue(v, `"guarantee"`)
+			if err != nil {
+				return nil, err
+			}
+			switch strings.ToLower(s) {
+			case "exactly-once":
+				spec.Guarantee = ExactlyOnce
+			case "at-least-once":
+				spec.Guarantee = AtLeastOnce
+			default:
+				return nil, a.errorf(`"guarantee": want "exactly-once" or "at-least-once", got %s`, describe(v))
+			}
+		case "on-error":
+			s, err := a.strValue(v, `"on-error"`)
+			if err != nil {
+				return nil, err
+			}
+			switch strings.ToLower(s) {
+			case "stop":
+				spec.OnError = StopOnError
+			case "skip":
+				spec.OnError = SkipOnError
+			case "dead-letter":
+				spec.OnError = DeadLetterOnError
+			default:
+				return nil, a.errorf(`"on-error": want "stop", "skip" or "dead-letter", got %s`, describe(v))
+			}
+		}
+	}
+	if spec.To == "" {
+		return nil, a.errorf(`"to": want the output topic; usage: %s`, streamUsage)
+	}
+	return lib.stream(ctx, "kafka-stream", a.pos[0], config, spec)
+}
+
+// strValue reads a named argument's string.
+func (a *args) strValue(v any, what string) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", a.errorf("%s: want a string, got %s", what, describe(v))
+	}
+	return s, nil
+}
+
+// bplTransform adapts a BPL function to a Transform: it gets the input as
+// a record list and returns null (no output), a kafka-output or
+// kafka-outputs value, or any other value, which is one output to the
+// stream's "to" with the input's key.
+func bplTransform(fn Callable) Transform {
+	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
+		v, err := fn.Call(ctx, NewList(in.List()))
+		if err != nil {
+			return nil, err
+		}
+		switch v := v.(type) {
+		case nil:
+			return nil, nil
+		case *streamOutputs:
+			outs := make([]StreamOutput, len(v.outs))
+			for i, o := range v.outs {
+				outs[i] = o.StreamOutput
+				if !o.keySet {
+					outs[i].Key = in.Key()
+				}
+			}
+			return outs, nil
+		case *List:
+			for _, e := range v.Values() {
+				if _, ok := e.(*streamOutputs); ok {
+					return nil, errorf(ErrInvalidArgument, "the transform returned a list holding a kafka-output: to write several messages, return (kafka-outputs ...)")
+				}
+			}
+		}
+		return []StreamOutput{{Message: Message{Key: in.Key(), Value: v}}}, nil
+	}
+}
+
+// streamOutputs is what kafka-output and kafka-outputs return: messages a
+// transform writes. It is a value of its own, never a list, so that a list
+// a transform returns is always one message's value.
+type streamOutputs struct {
+	outs []streamOutput
+}
+
+// streamOutput is one output; keySet says whether the transform set the
+// key (to null, maybe) or leaves the input's.
+type streamOutput struct {
+	StreamOutput
+	keySet bool
+}
+
+// String prints the outputs as the call that makes them.
+func (o *streamOutputs) String() string {
+	var b strings.Builder
+	if len(o.outs) != 1 {
+		b.WriteString("(kafka-outputs")
+	}
+	for i, out := range o.outs {
+		if len(o.outs) != 1 || i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("(kafka-output ")
+		b.WriteString(Format(out.Value))
+		if out.Topic != "" {
+			fmt.Fprintf(&b, ` "topic" => %s`, Format(out.Topic))
+		}
+		if out.keySet {
+			fmt.Fprintf(&b, ` "key" => %s`, Format(out.Key))
+		}
+		if out.Partition != nil {
+			fmt.Fprintf(&b, ` "partition" => %d`, *out.Partition)
+		}
+		if len(out.Headers) > 0 {
+			h := &List{}
+			for _, hd := range out.Headers {
+				h.AppendNamed(hd.Key, string(hd.Value))
+			}
+			fmt.Fprintf(&b, ` "headers" => %s`, Format(h))
+		}
+		b.WriteByte(')')
+	}
+	if len(o.outs) != 1 {
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+const outputUsage = `(kafka-output value "topic" => t "key" => k "partition" => p "headers" => ("h" => v ...) "timestamp" => ms)`
+
+// bplOutput is (kafka-output value ...): one message with its own topic,
+// key, partition, headers or timestamp.
+func bplOutput(_ context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-output", l, 1, 1, outputUsage, []string{"topic", "key", "partition", "headers", "timestamp"})
+	if err != nil {
+		return nil, err
+	}
+	var o streamOutput
+	o.Value = a.pos[0]
+	fields := &List{}
+	for name, v := range a.named.All() {
+		switch name {
+		case "topic":
+			if o.Topic, err = a.strValue(v, `"topic"`); err != nil {
+				return nil, err
+			}
+		case "key":
+			o.keySet = true
+			fields.AppendNamed(name, v)
+		default:
+			fields.AppendNamed(name, v)
+		}
+	}
+	if err := a.recordFields(&o.Message, fields, 0, []string{"key", "partition", "headers", "timestamp"}); err != nil {
+		return nil, err
+	}
+	return &streamOutputs{outs: []streamOutput{o}}, nil
+}
+
+// bplOutputs is (kafka-outputs a b ...): several messages, each a value
+// (to "to" with the input's key) or a kafka-output.
+func bplOutputs(_ context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-outputs", l, 0, 1<<20, "(kafka-outputs value-or-output ...)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	out := &streamOutputs{}
+	for _, v := range a.pos {
+		if o, ok := v.(*streamOutputs); ok {
+			out.outs = append(out.outs, o.outs...)
+			continue
+		}
+		out.outs = append(out.outs, streamOutput{StreamOutput: StreamOutput{Message: Message{Value: v}}})
+	}
+	return out, nil
+}
+
+func (lib *Library) bplStreamStatus(ctx context.Context, l *List) (any, error) {
+	_, id, err := readIDArgs("kafka-stream-status", l, 1, 1, "(kafka-stream-status id)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	st, err := lib.StreamStatus(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return st.List(), nil
+}
+
+// List returns the status as kafka-stream-status shows it: ("state" =>
+// "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
+// "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n
+// "last-error" => "..." or null).
+func (st *StreamStatus) List() *List {
+	l := &List{}
+	l.AppendNamed("state", string(st.State))
+	l.AppendNamed("processed", st.Processed)
+	l.AppendNamed("produced", st.Produced)
+	l.AppendNamed("dropped", st.Dropped)
+	l.AppendNamed("skipped", st.Skipped)
+	l.AppendNamed("dead-lettered", st.DeadLettered)
+	l.AppendNamed("lag", st.Lag)
+	l.AppendNamed("transactions", st.Transactions)
+	l.AppendNamed("aborted", st.Aborted)
+	var last any
+	if st.LastError != nil {
+		last = st.LastError.Error()
+	}
+	l.AppendNamed("last-error", last)
+	return l
+}

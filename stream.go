@@ -1,0 +1,663 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Streams: a transform between topics, run by the library on goroutines of
+// its own, exactly once through Kafka transactions or at least once.
+
+// Guarantee is what a stream promises about each input's outputs.
+type Guarantee int8
+
+const (
+	// ExactlyOnce (the default) reads, transforms, writes and commits the
+	// input offsets in one Kafka transaction (franz-go's
+	// GroupTransactSession): outputs become visible to read_committed
+	// consumers when the transaction commits, and a crash or rebalance
+	// aborts it and rewinds, so each input is reflected in the output
+	// exactly once. The stream reads its inputs read_committed.
+	ExactlyOnce Guarantee = iota
+	// AtLeastOnce writes the outputs, waits for the brokers to acknowledge
+	// them, then commits the inputs: a crash may write an input's outputs
+	// again, never lose them. It needs no transactions and costs less.
+	AtLeastOnce
+)
+
+// String returns "exactly-once" or "at-least-once".
+func (g Guarantee) String() string {
+	if g == AtLeastOnce {
+		return "at-least-once"
+	}
+	return "exactly-once"
+}
+
+// OnError is what a stream does with an input it cannot process: one that
+// cannot be deserialized, one whose transform fails, or one whose output
+// cannot be serialized.
+type OnError int8
+
+const (
+	// StopOnError (the default) stops the stream: its state becomes
+	// failed, with the error, and nothing from that input on is committed
+	// (under exactly-once, the open transaction is aborted), so a stream
+	// started again after a fix reads it again.
+	StopOnError OnError = iota
+	// SkipOnError counts the input as skipped and goes on.
+	SkipOnError
+	// DeadLetterOnError writes the input's original key, value and headers
+	// to the dead-letter topic, with headers saying what went wrong (see
+	// [StreamSpec]), and goes on. Under exactly-once it is written in the
+	// same transaction as the other outputs.
+	DeadLetterOnError
+)
+
+// String returns "stop", "skip" or "dead-letter".
+func (o OnError) String() string {
+	switch o {
+	case SkipOnError:
+		return "skip"
+	case DeadLetterOnError:
+		return "dead-letter"
+	}
+	return "stop"
+}
+
+// StreamOutput is one message a stream's transform writes: to Topic (the
+// stream's To when empty), with the key, value, headers and partition of
+// its Message, serialized by the stream's serializers.
+type StreamOutput struct {
+	Topic string
+	Message
+}
+
+// Transform is a stream's work on one input record: the messages to write
+// for it, in order (none filters the input out), or an error, which the
+// stream's OnError policy handles. The transforms of one stream run one at
+// a time, in input order within each partition; ctx ends when the stream is
+// destroyed without time to finish.
+type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
+
+// StreamSpec is what a stream does.
+//
+// The dead-letter record of an input carries its original key, value and
+// headers, then these headers: "dlq-error" (the error's text),
+// "dlq-error-type" (its BPL type: DeserializationError, InvalidArgument, a
+// BPL exception's type, ...), "dlq-source-topic", "dlq-source-partition"
+// and "dlq-source-offset".
+type StreamSpec struct {
+	From            []string  // the input topics; at least one
+	To              string    // the output topic of outputs that name none
+	Transform       Transform // required
+	Guarantee       Guarantee // ExactlyOnce by default
+	OnError         OnError   // StopOnError by default
+	DeadLetterTopic string    // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
+}
+
+// StreamState is where a stream is in its life.
+type StreamState string
+
+// The states of a stream.
+const (
+	StreamRunning StreamState = "running"
+	StreamStopped StreamState = "stopped" // destroyed, cleanly
+	StreamFailed  StreamState = "failed"  // stopped by an error: see LastError
+)
+
+// StreamStatus is a stream's state and counts since it started. Counts
+// cover committed work only: what an aborted transaction did is counted
+// again when its inputs are processed again.
+type StreamStatus struct {
+	State        StreamState
+	Processed    int64 // inputs processed (filtered, skipped and dead-lettered ones included)
+	Produced     int64 // outputs written, dead-letter records not included
+	Dropped      int64 // inputs the transform filtered out (no outputs)
+	Skipped      int64 // inputs skipped by SkipOnError
+	DeadLettered int64 // inputs written to the dead-letter topic
+	Lag          int64 // the group's lag on the input topics; -1 when the brokers did not say
+	Transactions int64 // transactions committed (under at-least-once: offset commits)
+	Aborted      int64 // transactions aborted (a rebalance, or a stop)
+	LastError    error // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
+}
+
+// stream is a running stream: its client and the goroutine that runs it.
+type stream struct {
+	h    *handle
+	spec StreamSpec
+	sess *kgo.GroupTransactSession // exactly-once only
+	cl   *kgo.Client               // the session's client, or the plain one
+
+	pollCtx    context.Context // ends when the stream is told to stop
+	stopPoll   context.CancelFunc
+	workCtx    context.Context // ends when a stop must not wait any longer
+	cancelWork context.CancelFunc
+	done       chan struct{} // closed when run returns
+
+	totals counts // committed work, under atomic access
+	mu     sync.Mutex
+	state  StreamState
+	err    error // the failure, or the last skipped or dead-lettered error
+	log    func(msg string)
+}
+
+// counts is a tally of stream work.
+type counts struct {
+	processed, produced, dropped, skipped, deadLettered, transactions, aborted atomic.Int64
+}
+
+// batchCounts is the work of one batch, added to the totals once it is
+// committed.
+type batchCounts struct {
+	processed, produced, dropped, skipped, deadLettered int64
+	lastErr                                             error
+}
+
+// Stream starts a stream that reads spec.From, runs spec.Transform on each
+// input and writes its outputs, in a consumer group, and returns its handle
+// id ("s" and 32 hex digits).
+//
+// config is read like a consumer's and a producer's together (servers,
+// serializers, deserializers, security, ...). "group" is required: it is
+// the stream's application id, and several processes started with the same
+// group share the input partitions (Kafka's group protocol distributes
+// them), which is how a stream grows past one machine. A stream reads from
+// the earliest offset when its group has committed none, unless
+// "auto-offset-reset" says otherwise. Under exactly-once, "acks" must be
+// "all" and idempotence on (the defaults).
+//
+// Outputs of one input partition are written in input order. The stream
+// runs until [Library.Destroy], which finishes the batch in hand, commits
+// it (or aborts it when ctx ends first), and leaves the group; or until it
+// fails ([StreamFailed]: an input it could not process under StopOnError,
+// or a write the brokers refused); its state and counts are in
+// [Library.StreamStatus]. Starting dials nothing and returns at once.
+//
+// Hazard: an output the brokers refuse (too large, say, or to a topic that
+// cannot be created) fails the stream, whatever OnError says: it is not a
+// fault of the input, and the transaction it was in is aborted.
+func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (string, error) {
+	return lib.stream(ctx, "kafka-stream", config, nil, spec)
+}
+
+// stream is Stream for BPL function fn, with config keys given as named
+// arguments in extra.
+func (lib *Library) stream(_ context.Context, fn string, config any, extra *List, spec StreamSpec) (string, error) {
+	if err := spec.check(); err != nil {
+		return "", newError(fn, err)
+	}
+	cfg, err := parseConfig(config, extra)
+	if err != nil {
+		return "", newError(fn, err)
+	}
+	if !cfg.given["group"] {
+		return "", newError(fn, errorf(ErrInvalidConfig, `config: a stream needs a "group", its application id (processes with the same group share the work)`))
+	}
+	if !cfg.given["auto-offset-reset"] {
+		cfg.autoOffsetReset = resetEarliest
+	}
+	if spec.Guarantee == ExactlyOnce && (cfg.acks != kgo.AllISRAcks() || !cfg.idempotence) {
+		return "", newError(fn, errorf(ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
+	}
+	s, err := newStream(cfg, spec, func(msg string) { lib.log(fn, msg) })
+	if err != nil {
+		return "", newError(fn, err)
+	}
+	if !lib.add(s.h) {
+		s.cl.Close()
+		return "", newError(fn, errorf(ErrClosed, "library closed"))
+	}
+	s.log(fmt.Sprintf("stream %s running: from %v to %q, %s, on error %s, group %q", s.h.id, spec.From, spec.To, spec.Guarantee, spec.OnError, cfg.group))
+	go s.run()
+	return s.h.id, nil
+}
+
+// check validates a spec.
+func (spec *StreamSpec) check() error {
+	if len(spec.From) == 0 {
+		return errorf(ErrInvalidArgument, `"from": want at least one input topic`)
+	}
+	for _, t := range spec.From {
+		if err := topicname.Check(t); err != nil {
+			return errorf(ErrInvalidArgument, `"from": %v`, err)
+		}
+	}
+	if err := topicname.Check(spec.To); err != nil {
+		return errorf(ErrInvalidArgument, `"to": %v`, err)
+	}
+	if spec.DeadLetterTopic != "" {
+		if err := topicname.Check(spec.DeadLetterTopic); err != nil {
+			return errorf(ErrInvalidArgument, `"dead-letter-topic": %v`, err)
+		}
+	}
+	if spec.Transform == nil {
+		return errorf(ErrInvalidArgument, `"transform": want a function`)
+	}
+	if spec.Guarantee != ExactlyOnce && spec.Guarantee != AtLeastOnce {
+		return errorf(ErrInvalidArgument, "guarantee %d: want ExactlyOnce or AtLeastOnce", spec.Guarantee)
+	}
+	if spec.OnError < StopOnError || spec.OnError > DeadLetterOnError {
+		return errorf(ErrInvalidArgument, "on-error %d: want StopOnError, SkipOnError or DeadLetterOnError", spec.OnError)
+	}
+	return nil
+}
+
+// newStream makes a stream's handle and client; it dials nothing.
+func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) {
+	h := &handle{id: newID(Stream), kind: Stream, cfg: cfg, net: &reachability{servers: joinServers(cfg.servers)}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	s := &stream{h: h, spec: spec, state: StreamRunning, done: make(chan struct{}), log: log}
+	h.stream = s
+	s.pollCtx, s.stopPoll = context.WithCancel(context.Background())
+	s.workCtx, s.cancelWork = context.WithCancel(context.Background())
+	opts := cfg.kgoOpts(Stream, h.net)
+	opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	var err error
+	if spec.Guarantee == ExactlyOnce {
+		opts = append(opts,
+			kgo.TransactionalID(cfg.group+"-"+h.id),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		)
+		if s.sess, err = kgo.NewGroupTransactSession(opts...); err == nil {
+			s.cl = s.sess.Client()
+		}
+	} else {
+		opts = append(opts, kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll())
+		s.cl, err = kgo.NewClient(opts...)
+	}
+	if err != nil {
+		s.stopPoll()
+		s.cancelWork()
+		h.cancel()
+		return nil, wrapf(ErrInvalidConfig, err, "config")
+	}
+	h.cl = s.cl
+	h.adm = kadm.NewClient(s.cl)
+	return s, nil
+}
+
+// run polls, processes and commits batches until the stream stops.
+func (s *stream) run() {
+	defer close(s.done)
+	for s.pollCtx.Err() == nil {
+		var fetches kgo.Fetches
+		if s.sess != nil {
+			fetches = s.sess.PollRecords(s.pollCtx, s.h.cfg.maxPollRecords)
+		} else {
+			fetches = s.cl.PollRecords(s.pollCtx, s.h.cfg.maxPollRecords)
+		}
+		if fetches.IsClientClosed() || s.pollCtx.Err() != nil && fetches.NumRecords() == 0 {
+			break
+		}
+		fetches.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				s.setErr(wrapf(errKafka, err, "topic %q partition %d", t, p))
+			}
+		})
+		var err error
+		if s.sess != nil {
+			err = s.transact(fetches.Records())
+		} else {
+			err = s.atLeastOnce(fetches.Records())
+		}
+		if err != nil {
+			s.fail(err)
+			break
+		}
+	}
+	if s.sess == nil {
+		s.cl.AllowRebalance()
+	}
+}
+
+// transact processes one batch in one transaction.
+func (s *stream) transact(recs []*kgo.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := s.sess.Begin(); err != nil {
+		return wrapf(errKafka, err, "begin transaction")
+	}
+	var pr produced
+	b, _, stopErr := s.process(recs, pr.produce(s))
+	flushErr := s.cl.Flush(s.workCtx)
+	produceErr := pr.err()
+	commit := stopErr == nil && flushErr == nil && produceErr == nil
+	committed, err := s.sess.End(s.workCtx, kgo.TransactionEndTry(commit))
+	switch {
+	case committed:
+		s.add(b)
+		s.totals.transactions.Add(1)
+	default:
+		s.totals.aborted.Add(1)
+	}
+	switch {
+	case stopErr != nil:
+		return stopErr
+	case produceErr != nil:
+		return produceErr
+	case flushErr != nil && s.workCtx.Err() != nil:
+		return errorf(ErrTimeout, "stopped before the batch in hand could be written; its transaction was aborted")
+	case flushErr != nil:
+		return wrapf(errKafka, flushErr, "write")
+	case err != nil:
+		return wrapf(errKafka, err, "end transaction")
+	}
+	return nil
+}
+
+// atLeastOnce processes one batch: it writes the outputs, waits for the
+// brokers to acknowledge them, then commits the inputs it processed.
+func (s *stream) atLeastOnce(recs []*kgo.Record) error {
+	defer s.cl.AllowRebalance()
+	if len(recs) == 0 {
+		return nil
+	}
+	var pr produced
+	b, done, stopErr := s.process(recs, pr.produce(s))
+	if err := s.cl.Flush(s.workCtx); err != nil {
+		return errorf(ErrTimeout, "stopped before the outputs of the batch in hand were acknowledged; their inputs stay uncommitted")
+	}
+	if err := pr.err(); err != nil {
+		return err
+	}
+	if len(done) > 0 {
+		ctx, cancel := context.WithTimeout(s.workCtx, s.h.cfg.requestTimeout)
+		defer cancel()
+		if err := s.cl.CommitRecords(ctx, done...); err != nil {
+			return s.h.requestError(ctx, err)
+		}
+		s.totals.transactions.Add(1)
+	}
+	s.add(b)
+	return stopErr
+}
+
+// produced collects what the brokers said of a batch's writes.
+type produced struct {
+	mu    sync.Mutex
+	first error
+}
+
+func (p *produced) produce(s *stream) func(r *kgo.Record) {
+	return func(r *kgo.Record) {
+		s.cl.Produce(s.workCtx, r, func(r *kgo.Record, err error) {
+			if err != nil {
+				p.mu.Lock()
+				if p.first == nil {
+					p.first = wrapf(errKafka, err, "write to topic %q", r.Topic)
+				}
+				p.mu.Unlock()
+			}
+		})
+	}
+}
+
+func (p *produced) err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.first
+}
+
+// process transforms recs in order, handing each output and dead-letter
+// record to write. It returns the batch's counts, the records processed
+// (for an at-least-once commit), and the error that stops the stream, if
+// one did: then the records from that one on are not processed.
+func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCounts, []*kgo.Record, error) {
+	var b batchCounts
+	done := make([]*kgo.Record, 0, len(recs))
+	for _, kr := range recs {
+		in := &Record{kr, s.h.cfg}
+		outs, err := s.transformOne(in)
+		if err != nil {
+			switch s.spec.OnError {
+			case StopOnError:
+				return b, done, err
+			case SkipOnError:
+				b.skipped++
+			case DeadLetterOnError:
+				write(s.deadLetter(kr, err))
+				b.deadLettered++
+			}
+			b.lastErr = err
+		} else {
+			if len(outs) == 0 {
+				b.dropped++
+			}
+			for _, o := range outs {
+				write(o)
+			}
+			b.produced += int64(len(outs))
+		}
+		b.processed++
+		done = append(done, kr)
+	}
+	return b, done, nil
+}
+
+// transformOne runs the transform on one input and serializes its outputs;
+// the error, if any, names the input.
+func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
+	where := func(err error) error {
+		return &streamInputError{topic: in.Topic(), partition: in.Partition(), offset: in.Offset(), err: err}
+	}
+	if err := in.Err(); err != nil {
+		return nil, where(err)
+	}
+	outs, err := s.spec.Transform(s.workCtx, in)
+	if err != nil {
+		return nil, where(err)
+	}
+	recs := make([]*kgo.Record, len(outs))
+	for i, o := range outs {
+		r, err := s.record(o, i+1)
+		if err != nil {
+			return nil, where(err)
+		}
+		recs[i] = r
+	}
+	return recs, nil
+}
+
+// record serializes output pos of an input.
+func (s *stream) record(o StreamOutput, pos int) (*kgo.Record, error) {
+	topic := o.Topic
+	if topic == "" {
+		topic = s.spec.To
+	} else if err := topicname.Check(topic); err != nil {
+		return nil, errorf(ErrInvalidArgument, "output %d: %v", pos, err)
+	}
+	key, err := s.h.cfg.keySer.encodeAt(o.Key, pos, "key")
+	if err != nil {
+		return nil, err
+	}
+	val, err := s.h.cfg.valSer.encodeAt(o.Value, pos, "")
+	if err != nil {
+		return nil, err
+	}
+	r := &kgo.Record{Topic: topic, Key: key, Value: val, Partition: -1, Timestamp: o.Timestamp}
+	if o.Partition != nil {
+		if r.Partition = *o.Partition; r.Partition < 0 {
+			return nil, errorf(ErrInvalidArgument, "output %d: partition %d is negative", pos, r.Partition)
+		}
+	} else if s.h.cfg.partitioner.manual() {
+		return nil, errorf(ErrInvalidArgument, "output %d has no partition and the partitioner is \"manual\"", pos)
+	}
+	for _, hd := range o.Headers {
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: hd.Key, Value: hd.Value})
+	}
+	return r, nil
+}
+
+// deadLetter is the dead-letter record of input r, which failed with err.
+func (s *stream) deadLetter(r *kgo.Record, err error) *kgo.Record {
+	topic := s.spec.DeadLetterTopic
+	if topic == "" {
+		topic = r.Topic + ".dlq"
+	}
+	cause := err
+	var ie *streamInputError
+	if errors.As(err, &ie) {
+		cause = ie.err
+	}
+	headers := append([]kgo.RecordHeader(nil), r.Headers...)
+	headers = append(headers,
+		kgo.RecordHeader{Key: "dlq-error", Value: []byte(cause.Error())},
+		kgo.RecordHeader{Key: "dlq-error-type", Value: []byte(ErrorType(cause))},
+		kgo.RecordHeader{Key: "dlq-source-topic", Value: []byte(r.Topic)},
+		kgo.RecordHeader{Key: "dlq-source-partition", Value: []byte(strconv.FormatInt(int64(r.Partition), 10))},
+		kgo.RecordHeader{Key: "dlq-source-offset", Value: []byte(strconv.FormatInt(r.Offset, 10))},
+	)
+	return &kgo.Record{Topic: topic, Key: r.Key, Value: r.Value, Headers: headers, Partition: -1}
+}
+
+// streamInputError is the failure of one input: where it was, and why.
+type streamInputError struct {
+	topic     string
+	partition int32
+	offset    int64
+	err       error
+}
+
+func (e *streamInputError) Error() string {
+	return fmt.Sprintf("topic %q partition %d offset %d: %v", e.topic, e.partition, e.offset, e.err)
+}
+
+func (e *streamInputError) Unwrap() error { return e.err }
+
+// add adds a committed batch to the totals.
+func (s *stream) add(b batchCounts) {
+	s.totals.processed.Add(b.processed)
+	s.totals.produced.Add(b.produced)
+	s.totals.dropped.Add(b.dropped)
+	s.totals.skipped.Add(b.skipped)
+	s.totals.deadLettered.Add(b.deadLettered)
+	if b.lastErr != nil {
+		s.setErr(b.lastErr)
+	}
+}
+
+func (s *stream) setErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == StreamRunning {
+		s.err = err
+	}
+}
+
+// fail stops the stream with err. An error that comes of destroy having
+// given up waiting for the batch in hand is no failure: that batch was
+// abandoned, and is only logged.
+func (s *stream) fail(err error) {
+	s.mu.Lock()
+	abandoned := s.workCtx.Err() != nil
+	if s.state == StreamRunning && !abandoned {
+		s.state, s.err = StreamFailed, err
+	}
+	s.mu.Unlock()
+	if abandoned {
+		s.log(fmt.Sprintf("stream %s: the batch in hand was abandoned: %v", s.h.id, err))
+		return
+	}
+	s.log(fmt.Sprintf("stream %s failed: %v", s.h.id, err))
+}
+
+// status returns the stream's state and counts; the lag is asked of the
+// brokers, within request-timeout.
+func (s *stream) status(ctx context.Context) *StreamStatus {
+	s.mu.Lock()
+	st := &StreamStatus{State: s.state, LastError: s.err}
+	s.mu.Unlock()
+	st.Processed = s.totals.processed.Load()
+	st.Produced = s.totals.produced.Load()
+	st.Dropped = s.totals.dropped.Load()
+	st.Skipped = s.totals.skipped.Load()
+	st.DeadLettered = s.totals.deadLettered.Load()
+	st.Transactions = s.totals.transactions.Load()
+	st.Aborted = s.totals.aborted.Load()
+	st.Lag = -1
+	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
+	defer cancel()
+	if lags, err := s.h.adm.Lag(ctx, s.h.cfg.group); err == nil {
+		if l, ok := lags[s.h.cfg.group]; ok && l.Error() == nil {
+			st.Lag = 0
+			for _, t := range s.spec.From {
+				st.Lag += l.Lag.TotalByTopic()[t].Lag
+			}
+		}
+	}
+	return st
+}
+
+// StreamStatus returns a stream's state and counts. It asks the brokers
+// for the group's lag, within request-timeout; Lag is -1 when they do not
+// answer.
+func (lib *Library) StreamStatus(ctx context.Context, id string) (*StreamStatus, error) {
+	h, err := lib.acquire(id, Stream)
+	if err != nil {
+		return nil, newError("kafka-stream-status", err)
+	}
+	defer h.calls.Done()
+	return h.stream.status(ctx), nil
+}
+
+// stop stops the stream for destroy: it finishes and commits the batch in
+// hand, then leaves the group, each within request-timeout or until ctx
+// ends (then the open transaction is aborted). A stream that had failed
+// stops too; its failure stays in its status.
+func (s *stream) stop(ctx context.Context) error {
+	s.stopPoll()
+	wait := time.NewTimer(s.h.cfg.requestTimeout)
+	defer wait.Stop()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+	case <-wait.C:
+	}
+	s.cancelWork() // a batch still in hand is aborted now
+	<-s.done
+	s.mu.Lock()
+	failed := s.state == StreamFailed
+	if !failed {
+		s.state = StreamStopped
+	}
+	err := s.err
+	s.mu.Unlock()
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.h.cfg.requestTimeout)
+	defer cancel()
+	s.cl.LeaveGroupContext(lctx)
+	st := fmt.Sprintf("processed %d, produced %d, dropped %d, skipped %d, dead-lettered %d, %d transactions, %d aborted",
+		s.totals.processed.Load(), s.totals.produced.Load(), s.totals.dropped.Load(), s.totals.skipped.Load(),
+		s.totals.deadLettered.Load(), s.totals.transactions.Load(), s.totals.aborted.Load())
+	if failed {
+		s.log(fmt.Sprintf("stream %s stopped after failing (%v): %s", s.h.id, err, st))
+		return nil
+	}
+	s.log(fmt.Sprintf("stream %s stopped: %s", s.h.id, st))
+	return nil
+}
+
+// Streams returns the ids of the library's streams, running or not, that
+// are not destroyed yet.
+func (lib *Library) Streams() []string {
+	lib.mu.RLock()
+	defer lib.mu.RUnlock()
+	var ids []string
+	for id, h := range lib.handles {
+		if h.kind == Stream {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

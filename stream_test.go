@@ -1,0 +1,291 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// readAll reads n records from topics, read_committed, from the beginning,
+// and fails the test if they do not come within 20 s or more come.
+func readAll(t *testing.T, lib *Library, servers string, n int, topics ...string) []Record {
+	t.Helper()
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{
+		"servers": servers, "topics": topics, "auto-offset-reset": "earliest",
+		"isolation-level": "read_committed", "group": "reader-" + newID(Consumer)[1:9],
+	}))
+	defer lib.Destroy(ctx, c)
+	var recs []Record
+	deadline := time.Now().Add(20 * time.Second)
+	for len(recs) < n && time.Now().Before(deadline) {
+		res := must[*Polled](t)(lib.Poll(ctx, c, 500*time.Millisecond))
+		for _, tr := range res.Topics {
+			recs = append(recs, tr.Records...)
+		}
+	}
+	if len(recs) != n {
+		t.Fatalf("read %d records from %v, want %d", len(recs), topics, n)
+	}
+	// Nothing more: a short poll finds no extra record.
+	if res := must[*Polled](t)(lib.Poll(ctx, c, 300*time.Millisecond)); res.Len() != 0 {
+		t.Fatalf("read %d records more than the %d expected", res.Len(), n)
+	}
+	return recs
+}
+
+// streamLib is newLib with the library's log going to the test's log.
+func streamLib(t *testing.T) *Library {
+	lib := newLib(t)
+	lib.SetLogOutput(testLog{t})
+	return lib
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// waitStream waits until the stream's status satisfies ok, and returns it.
+func waitStream(t *testing.T, lib *Library, id string, ok func(*StreamStatus) bool) *StreamStatus {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := must[*StreamStatus](t)(lib.StreamStatus(testCtx(t), id))
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream status never as wanted: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func values(recs []Record) string {
+	var vs []string
+	for i := range recs {
+		vs = append(vs, fmt.Sprint(recs[i].Value()))
+	}
+	return strings.Join(vs, " ")
+}
+
+func sendValues(t *testing.T, lib *Library, servers, topic string, msgs ...Message) {
+	t.Helper()
+	p := must[string](t)(lib.Create(testCtx(t), Producer, servers))
+	if n, err := lib.Send(testCtx(t), p, []string{topic}, msgs); err != nil || n != len(msgs) {
+		t.Fatalf("send: %d, %v", n, err)
+	}
+	lib.Destroy(testCtx(t), p)
+}
+
+// TestStreamForms runs each kind of transform, under both guarantees.
+func TestStreamForms(t *testing.T) {
+	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
+		t.Run(g.String(), func(t *testing.T) {
+			servers := newCluster(t)
+			lib := streamLib(t)
+			sendValues(t, lib, servers, "in", Message{Key: "k1", Value: "a"}, Message{Key: "k2", Value: "b"}, Message{Value: "c"})
+			upper := func(_ context.Context, r *Record) ([]StreamOutput, error) {
+				v := r.Value().(string)
+				switch v {
+				case "a": // identity with a new value, key kept
+					return []StreamOutput{{Message: Message{Key: r.Key(), Value: strings.ToUpper(v)}}}, nil
+				case "b": // fan-out, re-keyed, one to another topic
+					return []StreamOutput{
+						{Message: Message{Key: "x", Value: "b1"}},
+						{Topic: "side", Message: Message{Key: "y", Value: "b2"}},
+					}, nil
+				}
+				return nil, nil // filter
+			}
+			id := must[string](t)(lib.Stream(testCtx(t), map[string]any{"servers": servers, "group": "forms"},
+				StreamSpec{From: []string{"in"}, To: "out", Transform: upper, Guarantee: g}))
+			st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 3 })
+			out := readAll(t, lib, servers, 2, "out")
+			if values(out) != "A b1" || out[0].Key() != "k1" || out[1].Key() != "x" {
+				t.Errorf("out: %s keys %v %v", values(out), out[0].Key(), out[1].Key())
+			}
+			side := readAll(t, lib, servers, 1, "side")
+			if side[0].Value() != "b2" || side[0].Key() != "y" {
+				t.Errorf("side: %v %v", side[0].Key(), side[0].Value())
+			}
+			if st.Produced != 3 || st.Dropped != 1 || st.Skipped != 0 || st.DeadLettered != 0 || st.State != StreamRunning || st.LastError != nil {
+				t.Errorf("status %+v", st)
+			}
+			if g == ExactlyOnce && (st.Transactions < 1 || st.Aborted != 0) {
+				t.Errorf("exactly-once: %d transactions, %d aborted", st.Transactions, st.Aborted)
+			}
+			if ok, err := lib.Destroy(testCtx(t), id); !ok || err != nil {
+				t.Errorf("destroy: %v %v", ok, err)
+			}
+			if _, err := lib.StreamStatus(testCtx(t), id); !errors.Is(err, ErrUnknownHandle) {
+				t.Errorf("status after destroy: %v", err)
+			}
+		})
+	}
+}
+
+// poisonTransform fails on "poison" and passes other values on.
+func poisonTransform(_ context.Context, r *Record) ([]StreamOutput, error) {
+	if r.Value() == "poison" {
+		return nil, errors.New("cannot digest poison")
+	}
+	return []StreamOutput{{Message: Message{Key: r.Key(), Value: r.Value()}}}, nil
+}
+
+// TestStreamOnError puts a poison message between good ones, under each
+// policy and both guarantees.
+func TestStreamOnError(t *testing.T) {
+	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
+		for _, policy := range []OnError{StopOnError, SkipOnError, DeadLetterOnError} {
+			t.Run(g.String()+"/"+policy.String(), func(t *testing.T) {
+				servers := newCluster(t, kfake.SeedTopics(1, "in"))
+				lib := streamLib(t)
+				sendValues(t, lib, servers, "in",
+					Message{Key: "k", Value: "one"}, Message{Key: "k", Value: "two"},
+					Message{Key: "p", Value: "poison", Headers: []Header{{"origin", []byte("sensor-9")}}},
+					Message{Key: "k", Value: "three"})
+				id := must[string](t)(lib.Stream(testCtx(t), map[string]any{"servers": servers, "group": "g", "max-poll-records": 1},
+					StreamSpec{From: []string{"in"}, To: "out", Transform: poisonTransform, Guarantee: g, OnError: policy}))
+				switch policy {
+				case StopOnError:
+					st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.State == StreamFailed })
+					if st.Processed != 2 || !strings.Contains(fmt.Sprint(st.LastError), `topic "in" partition 0 offset 2: cannot digest poison`) {
+						t.Errorf("stopped: %+v", st)
+					}
+					if got := values(readAll(t, lib, servers, 2, "out")); got != "one two" {
+						t.Errorf("out %s", got)
+					}
+					// Nothing from the poison on is committed: a new
+					// stream in the group starts at it.
+					lib.Destroy(testCtx(t), id)
+					id2 := must[string](t)(lib.Stream(testCtx(t), map[string]any{"servers": servers, "group": "g"},
+						StreamSpec{From: []string{"in"}, To: "out2", Transform: func(_ context.Context, r *Record) ([]StreamOutput, error) {
+							return []StreamOutput{{Message: Message{Value: r.Value()}}}, nil
+						}, Guarantee: g}))
+					waitStream(t, lib, id2, func(st *StreamStatus) bool { return st.Processed == 2 })
+					if got := values(readAll(t, lib, servers, 2, "out2")); got != "poison three" {
+						t.Errorf("after a restart: %s", got)
+					}
+				case SkipOnError:
+					st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 4 })
+					if st.Skipped != 1 || st.Produced != 3 || st.State != StreamRunning || st.LastError == nil {
+						t.Errorf("skipped: %+v", st)
+					}
+					if got := values(readAll(t, lib, servers, 3, "out")); got != "one two three" {
+						t.Errorf("out %s", got)
+					}
+				case DeadLetterOnError:
+					st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 4 })
+					if st.DeadLettered != 1 || st.Produced != 3 || st.State != StreamRunning {
+						t.Errorf("dead-lettered: %+v", st)
+					}
+					if got := values(readAll(t, lib, servers, 3, "out")); got != "one two three" {
+						t.Errorf("out %s", got)
+					}
+					dl := readAll(t, lib, servers, 1, "in.dlq")[0]
+					want := map[string]string{
+						"origin": "sensor-9", "dlq-error": "cannot digest poison", "dlq-error-type": "KafkaError",
+						"dlq-source-topic": "in", "dlq-source-partition": "0", "dlq-source-offset": "2",
+					}
+					got := map[string]string{}
+					for _, h := range dl.Headers() {
+						got[h.Key] = string(h.Value)
+					}
+					if fmt.Sprint(got) != fmt.Sprint(want) || string(dl.KeyBytes()) != "p" || string(dl.ValueBytes()) != "poison" {
+						t.Errorf("dead letter: key %q value %q headers %v", dl.KeyBytes(), dl.ValueBytes(), got)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestStreamUndecodable sends a value the stream's deserializer cannot
+// read: it goes to the dead-letter topic named in the spec, with its type.
+func TestStreamUndecodable(t *testing.T) {
+	servers := newCluster(t)
+	lib := streamLib(t)
+	ip := must[string](t)(lib.Create(testCtx(t), Producer, map[string]any{"servers": servers, "value-serializer": "Integer"}))
+	must[int](t)(lib.Send(testCtx(t), ip, []string{"nums"}, []Message{{Value: 1}}))
+	sendValues(t, lib, servers, "nums", Message{Value: "xyz"})
+	must[int](t)(lib.Send(testCtx(t), ip, []string{"nums"}, []Message{{Value: 2}}))
+	double := func(_ context.Context, r *Record) ([]StreamOutput, error) {
+		return []StreamOutput{{Message: Message{Value: r.Value().(int64) * 2}}}, nil
+	}
+	id := must[string](t)(lib.Stream(testCtx(t), map[string]any{"servers": servers, "group": "g", "value-deserializer": "Integer", "value-serializer": "Integer"},
+		StreamSpec{From: []string{"nums"}, To: "doubled", Transform: double, OnError: DeadLetterOnError, DeadLetterTopic: "bad-nums"}))
+	waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 3 })
+	dl := readAll(t, lib, servers, 1, "bad-nums")[0]
+	headers := map[string]string{}
+	for _, h := range dl.Headers() {
+		headers[h.Key] = string(h.Value)
+	}
+	if string(dl.ValueBytes()) != "xyz" || headers["dlq-error-type"] != "DeserializationError" || !strings.Contains(headers["dlq-error"], "the Integer deserializer cannot decode 3 bytes") {
+		t.Errorf("dead letter %q %v", dl.ValueBytes(), headers)
+	}
+	if got := readAll(t, lib, servers, 2, "doubled"); fmt.Sprint(got[0].ValueBytes(), got[1].ValueBytes()) != "[0 0 0 2] [0 0 0 4]" {
+		t.Errorf("doubled: % x, % x", got[0].ValueBytes(), got[1].ValueBytes())
+	}
+}
+
+// TestStreamOrder checks that the outputs of each input partition keep
+// the input order, with several partitions and a key per partition.
+func TestStreamOrder(t *testing.T) {
+	servers := newCluster(t, kfake.SeedTopics(4, "in"), kfake.SeedTopics(4, "out"))
+	lib := streamLib(t)
+	var msgs []Message
+	for i := range 400 {
+		msgs = append(msgs, Message{Key: fmt.Sprint("k", i%8), Value: fmt.Sprint(i)})
+	}
+	sendValues(t, lib, servers, "in", msgs...)
+	id := must[string](t)(lib.Stream(testCtx(t), map[string]any{"servers": servers, "group": "g", "max-poll-records": 37},
+		StreamSpec{From: []string{"in"}, To: "out", Transform: poisonTransform}))
+	waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 400 })
+	last := map[any]int{}
+	for i, r := range readAll(t, lib, servers, 400, "out") {
+		var n int
+		fmt.Sscan(r.Value().(string), &n)
+		if prev, ok := last[r.Key()]; ok && n <= prev {
+			t.Fatalf("record %d: key %v value %d after %d", i, r.Key(), n, prev)
+		}
+		last[r.Key()] = n
+	}
+}
+
+// TestStreamBadSpec checks the errors of a spec or config a stream cannot
+// run with.
+func TestStreamBadSpec(t *testing.T) {
+	lib := streamLib(t)
+	id := func(_ context.Context, r *Record) ([]StreamOutput, error) { return nil, nil }
+	ok := StreamSpec{From: []string{"in"}, To: "out", Transform: id}
+	for _, tt := range []struct {
+		name   string
+		config any
+		spec   StreamSpec
+		kind   error
+		msg    string
+	}{
+		{"no group", "127.0.0.1:1", ok, ErrInvalidConfig, `a stream needs a "group"`},
+		{"no from", map[string]any{"servers": "127.0.0.1:1", "group": "g"}, StreamSpec{To: "out", Transform: id}, ErrInvalidArgument, `"from": want at least one input topic`},
+		{"bad to", map[string]any{"servers": "127.0.0.1:1", "group": "g"}, StreamSpec{From: []string{"in"}, To: "a b", Transform: id}, ErrInvalidArgument, `"to": invalid topic name "a b"`},
+		{"no transform", map[string]any{"servers": "127.0.0.1:1", "group": "g"}, StreamSpec{From: []string{"in"}, To: "out"}, ErrInvalidArgument, `"transform": want a function`},
+		{"acks 1", map[string]any{"servers": "127.0.0.1:1", "group": "g", "acks": 1}, ok, ErrInvalidConfig, `exactly-once stream needs "acks" "all"`},
+	} {
+		_, err := lib.Stream(testCtx(t), tt.config, tt.spec)
+		if !errors.Is(err, tt.kind) || !strings.Contains(fmt.Sprint(err), tt.msg) || !strings.HasPrefix(fmt.Sprint(err), "kafka-stream: ") {
+			t.Errorf("%s: %v, want %v containing %q", tt.name, err, tt.kind, tt.msg)
+		}
+	}
+	if len(lib.Streams()) != 0 {
+		t.Errorf("failed starts left streams: %v", lib.Streams())
+	}
+}
