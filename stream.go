@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -648,16 +649,52 @@ func (s *stream) stop(ctx context.Context) error {
 }
 
 // Streams returns the ids of the library's streams, running or not, that
-// are not destroyed yet.
+// are not destroyed yet, sorted.
 func (lib *Library) Streams() []string {
+	var ids []string
+	for _, s := range lib.streams() {
+		ids = append(ids, s.h.id)
+	}
+	return ids
+}
+
+// RunningStreams returns how many of the library's streams are running.
+func (lib *Library) RunningStreams() int {
+	n := 0
+	for _, s := range lib.streams() {
+		s.mu.Lock()
+		if s.state == StreamRunning {
+			n++
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// FailedStreams returns the errors of the library's streams that failed
+// and are not destroyed yet, each naming its stream, in id order.
+func (lib *Library) FailedStreams() []error {
+	var errs []error
+	for _, s := range lib.streams() {
+		s.mu.Lock()
+		if s.state == StreamFailed {
+			errs = append(errs, fmt.Errorf("stream %s failed: %w", s.h.id, s.err))
+		}
+		s.mu.Unlock()
+	}
+	return errs
+}
+
+// streams returns the library's live streams, in id order.
+func (lib *Library) streams() []*stream {
 	lib.mu.RLock()
 	defer lib.mu.RUnlock()
-	var ids []string
-	for id, h := range lib.handles {
+	var out []*stream
+	for _, h := range lib.handles {
 		if h.kind == Stream {
-			ids = append(ids, id)
+			out = append(out, h.stream)
 		}
 	}
-	slices.Sort(ids)
-	return ids
+	slices.SortFunc(out, func(a, b *stream) int { return strings.Compare(a.h.id, b.h.id) })
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/bpl"
@@ -19,9 +20,11 @@ The variable kafka-servers holds --servers, else the embedded cluster's
 servers, else $KAFKA_SERVERS. With --embedded a cluster starts first on
 127.0.0.1 (from port 9092, so scripts naming localhost:9092 run unchanged),
 creating topics on first use with one partition. An uncaught exception
-prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1. Executors
-(spawn) and timer tasks (timer-schedule) the script leaves run on after its
-last expression, until they end or SIGINT/SIGTERM stops them.`,
+prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1. Streams
+(kafka-stream), executors (spawn) and timer tasks (timer-schedule) the
+script leaves run on after its last expression, until they end or
+SIGINT/SIGTERM stops them (streams cleanly: the batch in hand is
+committed); a stream that failed makes the command exit 1.`,
 }
 
 var evalUsage = usage{
@@ -96,12 +99,14 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 			fmt.Fprintln(stdout, kafkabpl.Format(v))
 		}
 	})
-	// What the script spawned or scheduled goes on after its last
-	// expression, until it ends or the user stops the command.
-	if runErr == nil && in.Busy() > 0 {
-		fmt.Fprintf(stderr, "%s: the script's executors and timer tasks run on; Ctrl-C stops them\n", name)
-		in.Wait(ctx)
+	// What the script started goes on after its last expression, until
+	// it ends or the user stops the command: its streams, executors and
+	// timer tasks.
+	if runErr == nil && (in.Busy() > 0 || lib.RunningStreams() > 0) {
+		fmt.Fprintf(stderr, "%s: the script's streams, executors and timer tasks run on; Ctrl-C stops them\n", name)
+		waitStarted(ctx, in, lib)
 	}
+	failed := lib.FailedStreams()
 	in.Close()
 	// Destroying what the script left delivers what its producers buffered
 	// and commits what its consumers polled.
@@ -119,11 +124,30 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	case runErr != nil:
 		fmt.Fprintf(stderr, "error: %v\n", runErr)
 		return exitFail
-	case closeErr != nil:
-		printCloseErrors(stderr, file, closeErr)
+	case closeErr != nil || len(failed) > 0:
+		for _, err := range failed {
+			fmt.Fprintf(stderr, "error: %s: %v (%s: at the end of the run)\n", kafkabpl.ErrorType(err), err, file)
+		}
+		if closeErr != nil {
+			printCloseErrors(stderr, file, closeErr)
+		}
 		return exitFail
 	}
 	return exitOK
+}
+
+// waitStarted waits until the script's streams, executors and timer tasks
+// have all ended, or ctx has (a signal).
+func waitStarted(ctx context.Context, in *bpl.Interp, lib *kafkabpl.Library) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for in.Busy() > 0 || lib.RunningStreams() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // printCloseErrors reports what the script left and could not be
