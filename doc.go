@@ -5,7 +5,8 @@
 // and admin clients behind string handles, with typed methods that mirror
 // the BPL functions: [Library.Create], [Library.Send], [Library.Poll],
 // [Library.Subscribe], [Library.Commit], [Library.Seek], [Library.Destroy]
-// and the admin calls. For BPL runtimes, [Library.Functions] returns the
+// and the admin calls, and streams between topics ([Library.Stream]). For
+// BPL runtimes, [Library.Functions] returns the
 // table of BPL functions, thin adapters over those methods, to register
 // under their names. The command kafkabpl (cmd/kafkabpl) runs BPL scripts
 // with that table, and can start an embedded Kafka-compatible cluster
@@ -23,7 +24,7 @@
 //
 // # BPL functions
 //
-// Handles are strings: "p", "c" or "a" and 32 hex digits. An admin target is
+// Handles are strings: "p", "c", "a" or "s" (a stream) and 32 hex digits. An admin target is
 // an admin handle or a config. Every error message starts with the
 // function's name, and scripts see errors as exceptions typed by
 // [ErrorType].
@@ -92,6 +93,47 @@
 // and a message that cannot be deserialized always comes in this form, with
 // its raw key and value and an "error" element saying why: it is never
 // dropped and never stalls the consumer.
+//
+// # Streams
+//
+// A stream reads topics, runs a BPL function on each message and writes
+// what it returns, on goroutines of its own while the script goes on:
+//
+//	(kafka-stream config "from" => topics "to" => topic "transform" => fn)   returns a handle "s..."
+//	    named: "guarantee" => "exactly-once" (default) | "at-least-once"
+//	           "on-error" => "stop" (default) | "skip" | "dead-letter"
+//	           "dead-letter-topic" => t (default: "<input topic>.dlq")
+//	           and any config key, as kafka-create takes it; "group" is required
+//	(kafka-stream-status id)
+//	    ("state" => "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
+//	     "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n "last-error" => null)
+//	(kafka-destroy id)                     commits the batch in hand, leaves the group
+//
+// config is read like a consumer's and a producer's together. "group" is
+// the stream's application id: processes started with the same group
+// share the input partitions. The transform gets the input as a record
+// list ("topic" "partition" "offset" "timestamp" "key" "value"
+// "headers") and returns:
+//
+//	null                                   nothing is written (a filter)
+//	any other value, lists included        one message to "to", with the input's key
+//	(kafka-output v "topic" => t "key" => k "partition" => p "headers" => (...) "timestamp" => ms)
+//	                                       one message with its own topic, key (null: none), ...
+//	(kafka-outputs a b ...)                several messages, each a value or a kafka-output
+//
+// kafka-output and kafka-outputs return values of their own kind, never
+// lists, so a list a transform returns (a JSON array, say) is always one
+// message's value. Under exactly-once (see [ExactlyOnce]) a batch's
+// outputs, its dead letters and its input offsets are committed in one
+// transaction; under at-least-once the outputs are acknowledged before the
+// inputs are committed. An input that cannot be deserialized, a transform
+// that throws and an output that cannot be serialized are handled by
+// "on-error": stop (the stream fails, nothing from that input on is
+// committed), skip, or dead-letter (the input's key, value and headers,
+// with headers dlq-error, dlq-error-type, dlq-source-topic,
+// dlq-source-partition and dlq-source-offset). The outputs of one input
+// partition are written in input order. kafkabpl run keeps running while
+// a script's streams run, and exits 1 when one failed.
 //
 // # Subscribing is deterministic
 //

@@ -231,7 +231,7 @@ func equalValues(a, b any) bool {
 // named list in sorted key order.
 func toValue(v any) (any, error) {
 	switch v := v.(type) {
-	case nil, bool, int64, float64, string, []byte, *List, Callable, Reference:
+	case nil, bool, int64, float64, string, []byte, *List, Callable, Reference, *streamOutputs:
 		return v, nil
 	case int:
 		return int64(v), nil

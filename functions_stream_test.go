@@ -1,0 +1,152 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// goFunc is a BPL function value written in Go, as a runtime hands one to
+// the library.
+type goFunc func(ctx context.Context, args *List) (any, error)
+
+func (f goFunc) Call(ctx context.Context, args *List) (any, error) { return f(ctx, args) }
+
+// returning is a transform that ignores its input and gives v.
+func returning(v any) goFunc {
+	return func(context.Context, *List) (any, error) { return v, nil }
+}
+
+// TestBPLTransformForms checks how the value a BPL transform returns
+// becomes outputs, and that a list value is never taken for outputs.
+func TestBPLTransformForms(t *testing.T) {
+	lib := New()
+	in := &Record{&kgo.Record{Topic: "in", Key: []byte("k"), Value: []byte("v")}, defaultConfig()}
+	out := func(args ...any) any { return mustCall(t, lib, "kafka-output", args...) }
+	outs := func(args ...any) any { return mustCall(t, lib, "kafka-outputs", args...) }
+	jsonArray := NewList(int64(1), int64(2))
+	for _, tt := range []struct {
+		name   string
+		result any
+		want   string // the outputs: topic|key|value, space-separated
+	}{
+		{"null filters", nil, ""},
+		{"a value keeps the key", "V", `|k|"V"`},
+		{"a list is one value", jsonArray, "|k|(1 2)"},
+		{"a named list is one value", bplList(t, nv{"topic", "x"}, nv{"key", "y"}), `|k|("topic" => "x" "key" => "y")`},
+		{"kafka-output sets topic and key", out("V", nv{"topic", "side"}, nv{"key", "K"}), `side|K|"V"`},
+		{"kafka-output with a null key", out("V", nv{"key", nil}), `|<nil>|"V"`},
+		{"kafka-output keeps the key", out(jsonArray), "|k|(1 2)"},
+		{"kafka-outputs fans out", outs("a", out("b", nv{"topic", "t2"}), jsonArray), `|k|"a" t2|k|"b" |k|(1 2)`},
+		{"kafka-outputs of nothing filters", outs(), ""},
+	} {
+		got, err := bplTransform(returning(tt.result))(testCtx(t), in)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		var s []string
+		for _, o := range got {
+			s = append(s, fmt.Sprintf("%s|%v|%s", o.Topic, o.Key, Format(o.Value)))
+		}
+		if strings.Join(s, " ") != tt.want {
+			t.Errorf("%s: outputs %q, want %q", tt.name, strings.Join(s, " "), tt.want)
+		}
+	}
+	// A kafka-output inside a list would be written as text: refused.
+	_, err := bplTransform(returning(NewList(out("a"))))(testCtx(t), in)
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "return (kafka-outputs ...)") {
+		t.Errorf("a list holding a kafka-output: %v", err)
+	}
+	// The function's error is the transform's.
+	boom := goFunc(func(context.Context, *List) (any, error) { return nil, errors.New("boom") })
+	if _, err := bplTransform(boom)(testCtx(t), in); err == nil || err.Error() != "boom" {
+		t.Errorf("error: %v", err)
+	}
+	// The function gets the record list.
+	var arg *List
+	seen := goFunc(func(_ context.Context, args *List) (any, error) { arg = args; return nil, nil })
+	bplTransform(seen)(testCtx(t), in)
+	if got := Format(arg); !strings.HasPrefix(got, `(("topic" => "in" "partition" => 0 "offset" => 0 "timestamp" => `) || !strings.HasSuffix(got, `"key" => "k" "value" => "v" "headers" => ()))`) {
+		t.Errorf("the transform got %s", got)
+	}
+}
+
+// TestBPLOutputPrints checks that kafka-output values print as the calls
+// that make them.
+func TestBPLOutputPrints(t *testing.T) {
+	lib := New()
+	o := mustCall(t, lib, "kafka-output", "v", nv{"topic", "t"}, nv{"key", "k"}, nv{"partition", 2}, nv{"headers", bplList(t, nv{"h", "x"})})
+	if got := Format(o); got != `(kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x"))` {
+		t.Errorf("kafka-output prints %s", got)
+	}
+	if got := Format(mustCall(t, lib, "kafka-outputs", 1, o)); got != `(kafka-outputs (kafka-output 1) (kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x")))` {
+		t.Errorf("kafka-outputs prints %s", got)
+	}
+}
+
+// TestBPLStreamArgs checks kafka-stream's and kafka-output's bad inputs.
+func TestBPLStreamArgs(t *testing.T) {
+	lib := New()
+	fn := returning(nil)
+	servers := "127.0.0.1:1"
+	for _, tt := range []struct {
+		name string
+		fn   string
+		args []any
+		kind error
+		msg  string
+	}{
+		{"no to", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"transform", fn}}, ErrInvalidArgument, `kafka-stream: "to": want the output topic`},
+		{"transform not a function", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", "upcase"}}, ErrInvalidArgument, `"transform": want a function`},
+		{"bad guarantee", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"guarantee", "maybe"}}, ErrInvalidArgument, `"guarantee": want "exactly-once" or "at-least-once", got "maybe"`},
+		{"bad on-error", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"on-error", "ignore"}}, ErrInvalidArgument, `"on-error": want "stop", "skip" or "dead-letter"`},
+		{"bad from", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", 5}, nv{"to", "out"}, nv{"transform", fn}}, ErrInvalidArgument, `"from": want a topic name or a list of them, got 5`},
+		{"unknown config key", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"lingr", 5}}, ErrInvalidConfig, `unknown config key "lingr" (did you mean "linger"?)`},
+		{"no group", "kafka-stream", []any{servers, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}}, ErrInvalidConfig, `a stream needs a "group"`},
+		{"output's bad field", "kafka-output", []any{"v", nv{"partitions", 1}}, ErrInvalidArgument, `unknown named argument "partitions" (did you mean "partition"?)`},
+		{"output's bad topic", "kafka-output", []any{"v", nv{"topic", 1}}, ErrInvalidArgument, `"topic": want a string, got 1`},
+		{"status of a producer", "kafka-stream-status", []any{"p0123456789abcdef0123456789abcdef"}, ErrUnknownHandle, "unknown producer id"},
+	} {
+		_, err := call(t, lib, tt.fn, tt.args...)
+		if !errors.Is(err, tt.kind) || !strings.Contains(fmt.Sprint(err), tt.msg) {
+			t.Errorf("%s: %v, want %v containing %q", tt.name, err, tt.kind, tt.msg)
+		}
+	}
+}
+
+// TestBPLStream runs a stream through the BPL functions, its transform a
+// function value, and reads its status list.
+func TestBPLStream(t *testing.T) {
+	servers := newCluster(t)
+	lib := streamLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "in", bplList(t, nv{"a", "1"}, nv{"b", "2"}, nv{"c", "3"}))
+	twice := goFunc(func(_ context.Context, args *List) (any, error) {
+		r := args.At(0).(*List)
+		v, _ := r.Get("value")
+		if v == "2" {
+			return nil, nil
+		}
+		return mustCall(t, lib, "kafka-outputs", v, mustCall(t, lib, "kafka-output", v, nv{"topic", "copies"})), nil
+	})
+	s := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", twice}, nv{"guarantee", "at-least-once"}).(string)
+	if !strings.HasPrefix(s, "s") || kindOfID(s) != Stream {
+		t.Fatalf("kafka-stream returned %q", s)
+	}
+	waitStream(t, lib, s, func(st *StreamStatus) bool { return st.Processed == 3 })
+	st := mustCall(t, lib, "kafka-stream-status", s).(*List)
+	if got := Format(st); got != `("state" => "running" "processed" => 3 "produced" => 4 "dropped" => 1 "skipped" => 0 "dead-lettered" => 0 "lag" => 0 "transactions" => 1 "aborted" => 0 "last-error" => null)` {
+		t.Errorf("status %s", got)
+	}
+	if got := values(readAll(t, lib, servers, 2, "copies")); got != "1 3" {
+		t.Errorf("copies: %s", got)
+	}
+	if mustCall(t, lib, "kafka-destroy", s) != true {
+		t.Error("kafka-destroy of a stream did not return true")
+	}
+}
