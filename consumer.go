@@ -140,9 +140,11 @@ type consumerState struct {
 
 	// uncommitted holds the partitions the group took from this member
 	// (lost, or revoked) while they had records a poll returned and no
-	// commit covered; those records go to the next owner again. The next
-	// commit reports them, once.
-	uncommitted partitions[bool]
+	// commit covered, each with the offset after the last such record:
+	// those records go to the next owner again. The next commit reports
+	// them, once, unless the group gave them back to this member and the
+	// commit now covers them (see reclaimed).
+	uncommitted partitions[int64]
 	// deleted holds the topics deleted through this Library and not
 	// assigned since: their records are gone, so losing them is no loss.
 	deleted map[string]bool
@@ -163,7 +165,7 @@ func newConsumerState(h *handle) *consumerState {
 		seeks:        partitions[kgo.Offset]{},
 		assigned:     partitions[bool]{},
 		unpositioned: partitions[bool]{},
-		uncommitted:  partitions[bool]{},
+		uncommitted:  partitions[int64]{},
 	}
 	cs.wakeCtx, cs.wake = context.WithCancel(context.Background())
 	return cs

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The consumer in its group: kgo's callbacks when partitions are
@@ -64,14 +66,25 @@ func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[stri
 	gone := func(t string, p int32) bool { return slices.Contains(lost[t], p) }
 	// What the latest poll returned from them is not committed either,
 	// and is never marked now: the partitions' next owner reads it again.
-	pending := func(t string, p int32) bool {
-		return slices.ContainsFunc(cs.pending, func(r *kgo.Record) bool { return r.Topic == t && r.Partition == p })
-	}
+	// uncommitted keeps, for each, the offset after the last record a
+	// poll returned: the group has those records back unless its
+	// committed offset reaches it.
 	for t, ps := range lost {
 		for _, p := range ps {
-			_, isMarked := marked[t][p]
-			if (isMarked || pending(t, p)) && !cs.deleted[t] {
-				cs.uncommitted.set(t, p, true)
+			next := int64(-1)
+			if m, isMarked := marked[t][p]; isMarked {
+				next = m.Offset
+			}
+			for _, r := range cs.pending {
+				if r.Topic == t && r.Partition == p {
+					next = max(next, r.Offset+1)
+				}
+			}
+			if prev, ok := cs.uncommitted[t][p]; ok {
+				next = max(next, prev)
+			}
+			if next >= 0 && !cs.deleted[t] {
+				cs.uncommitted.set(t, p, next)
 			}
 		}
 	}
@@ -204,8 +217,19 @@ func (cs *consumerState) commit(ctx context.Context) error {
 	}
 	cs.mu.Lock()
 	lost := cs.uncommitted
-	cs.uncommitted = partitions[bool]{}
+	cs.uncommitted = partitions[int64]{}
+	var back []string // topics of lost partitions the group gave back to this consumer
+	for t, ps := range lost {
+		for p := range ps {
+			if cs.assigned.has(t, p) && !slices.Contains(back, t) {
+				back = append(back, t)
+			}
+		}
+	}
 	cs.mu.Unlock()
+	if len(back) > 0 {
+		cs.reclaimed(ctx, lost, back)
+	}
 	if len(lost) == 0 {
 		return nil
 	}
@@ -215,6 +239,28 @@ func (cs *consumerState) commit(ctx context.Context) error {
 	}
 	return errorf(ErrNotCommitted, "%s: this consumer lost them (the group rebalanced, or its session ended) before the records it polled from them were committed; those records will be delivered again",
 		strings.Join(where, ", "))
+}
+
+// reclaimed drops from lost the partitions the group gave back to this
+// consumer and whose committed offset, after this consumer's commit, is
+// past what it had polled from them before losing them: their records
+// did not go back to the group, so they will not be delivered again. (A
+// member that gets its partitions back in the same rebalance carries on
+// where it was.) When the brokers cannot say, lost stays as it is.
+func (cs *consumerState) reclaimed(ctx context.Context, lost partitions[int64], topics []string) {
+	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
+	defer cancel()
+	committed, err := cs.h.adm.FetchOffsetsForTopics(ctx, cs.h.cfg.group, topics...)
+	if err != nil {
+		return
+	}
+	lost.removeIf(func(t string, p int32) bool {
+		cs.mu.Lock()
+		mine := cs.assigned.has(t, p)
+		cs.mu.Unlock()
+		o, ok := committed.Lookup(t, p)
+		return mine && ok && o.Err == nil && o.At >= lost[t][p]
+	})
 }
 
 // commitPolled commits what was polled and is still this consumer's,
@@ -242,18 +288,79 @@ func (cs *consumerState) markPending() {
 }
 
 // leave commits what was polled when auto-commit is on, then leaves the
-// group, each within request-timeout. The caller closes the client. Like
-// Java's close, it does not report records lost to an earlier rebalance:
-// only kafka-commit promises that everything polled is committed.
-func (cs *consumerState) leave(ctx context.Context) error {
-	var err error
-	if cs.h.cfg.autoCommit {
+// group (see handle.leaveGroup), each within request-timeout. Like Java's
+// close, it does not report records lost to an earlier rebalance: only
+// kafka-commit promises that everything polled is committed.
+func (cs *consumerState) leave(ctx context.Context) (detached bool, err error) {
+	cs.mu.Lock()
+	owns := len(cs.assigned) > 0
+	cs.mu.Unlock()
+	if cs.h.cfg.autoCommit && owns { // in a rebalance it owns nothing: nothing to commit
 		err = cs.commitPolled(ctx)
 	}
-	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
-	defer cancel()
-	if lerr := cs.h.cl.LeaveGroupContext(ctx); lerr != nil && err == nil && ctx.Err() != nil {
-		err = cs.h.requestError(ctx, lerr)
+	detached, lerr := cs.h.leaveGroup(ctx)
+	if err == nil {
+		err = lerr
 	}
-	return err
+	return detached, err
+}
+
+// leaveGroup leaves the handle's group within request-timeout. The caller
+// closes the client: in the background when leaveGroup says detached.
+//
+// kgo leaves only once a join or sync in flight is over, and a group in a
+// rebalance waits for every member it knows, a dead one included, until
+// that one's session ends (45 s by default): a leave then would wait as
+// long, and a client closed meanwhile would never leave, holding up the
+// next rebalance in turn. So when kgo has not left within leaveGrace, the
+// handle sends a LeaveGroup of its own, which the coordinator takes in any
+// state. The join in flight may still hold kgo's own leave, and so the
+// client's Close, until the group is done with it: then leaveGroup says
+// detached.
+func (h *handle) leaveGroup(ctx context.Context) (detached bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.requestTimeout)
+	defer cancel()
+	member, _ := h.cl.GroupMetadata()
+	left := make(chan error, 1)
+	go func() { left <- h.cl.LeaveGroupContext(ctx) }()
+	var lerr error
+	select {
+	case lerr = <-left:
+	case <-time.After(leaveGrace):
+		if member != "" {
+			err = h.leaveNow(ctx, member)
+		}
+		select {
+		case lerr = <-left:
+		case <-time.After(leaveGrace):
+			return true, err
+		}
+	}
+	if lerr != nil && err == nil && ctx.Err() != nil {
+		err = h.requestError(ctx, lerr)
+	}
+	return false, err
+}
+
+// leaveGrace is how long leave lets kgo leave the group before it sends a
+// LeaveGroup of its own.
+var leaveGrace = time.Second
+
+// leaveNow asks the group's coordinator to take member out of the group.
+func (h *handle) leaveNow(ctx context.Context, member string) error {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = h.cfg.group
+	req.MemberID = member
+	m := kmsg.NewLeaveGroupRequestMember()
+	m.MemberID = member
+	m.Reason = kmsg.StringPtr("kafkabpl: destroyed while the group rebalances")
+	req.Members = append(req.Members, m)
+	resp, err := req.RequestWith(ctx, h.cl)
+	if err != nil {
+		return wrapf(ErrTimeout, h.requestError(ctx, err), "group %q: could not leave", h.cfg.group)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
+		return wrapf(errKafka, err, "group %q: leaving", h.cfg.group)
+	}
+	return nil
 }

@@ -181,9 +181,18 @@ func (h *handle) close(ctx context.Context) error {
 	case Producer:
 		err = h.flush(ctx)
 	case Consumer:
-		err = h.cons.leave(ctx)
+		var detached bool
+		if detached, err = h.cons.leave(ctx); detached {
+			// It left the group, but kgo holds the client until the
+			// rebalance it was in is over: close it then.
+			go h.cl.Close()
+			return err
+		}
 	case Stream:
-		err = h.stream.stop(ctx)
+		if err = h.stream.stop(ctx); h.stream.detached {
+			go h.cl.Close()
+			return err
+		}
 	}
 	h.cl.Close()
 	return err

@@ -144,6 +144,7 @@ type stream struct {
 	workCtx    context.Context // ends when a stop must not wait any longer
 	cancelWork context.CancelFunc
 	done       chan struct{} // closed when run returns
+	detached   bool          // stop left the group but kgo still holds the client
 
 	totals counts // committed work, under atomic access
 	mu     sync.Mutex
@@ -634,9 +635,7 @@ func (s *stream) stop(ctx context.Context) error {
 	}
 	err := s.err
 	s.mu.Unlock()
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.h.cfg.requestTimeout)
-	defer cancel()
-	s.cl.LeaveGroupContext(lctx)
+	s.detached, _ = s.h.leaveGroup(context.WithoutCancel(ctx))
 	st := fmt.Sprintf("processed %d, produced %d, dropped %d, skipped %d, dead-lettered %d, %d transactions, %d aborted",
 		s.totals.processed.Load(), s.totals.produced.Load(), s.totals.dropped.Load(), s.totals.skipped.Load(),
 		s.totals.deadLettered.Load(), s.totals.transactions.Load(), s.totals.aborted.Load())

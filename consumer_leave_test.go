@@ -1,0 +1,118 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// rawMember is a group member made of bare JoinGroup and SyncGroup
+// requests, which never heartbeats: a member whose process died, for the
+// coordinator, until its session times out.
+type rawMember struct {
+	cl       *kgo.Client
+	group    string
+	memberID string
+}
+
+// join joins group, waiting for the join to complete (a rebalance), and
+// syncs; it returns the join's error code.
+func (m *rawMember) join(ctx context.Context, topics []string, session time.Duration) error {
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Topics = topics
+	for {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group = m.group
+		req.MemberID = m.memberID
+		req.SessionTimeoutMillis = int32(session.Milliseconds())
+		req.RebalanceTimeoutMillis = int32(session.Milliseconds())
+		req.ProtocolType = "consumer"
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name = "range"
+		p.Metadata = meta.AppendTo(nil)
+		req.Protocols = append(req.Protocols, p)
+		resp, err := req.RequestWith(ctx, m.cl)
+		if err != nil {
+			return err
+		}
+		m.memberID = resp.MemberID
+		if err := kerr.ErrorForCode(resp.ErrorCode); errors.Is(err, kerr.MemberIDRequired) {
+			continue // join again, with the id
+		} else if err != nil {
+			return err
+		}
+		sync := kmsg.NewPtrSyncGroupRequest()
+		sync.Group = m.group
+		sync.MemberID = m.memberID
+		sync.Generation = resp.Generation
+		_, err = sync.RequestWith(ctx, m.cl)
+		return err
+	}
+}
+
+// TestDestroyDuringRebalance destroys a consumer while its group waits,
+// in a rebalance, for a member that died: destroy must take it out of the
+// group at once, with a LeaveGroup the coordinator sees, not wait out the
+// dead member's session.
+func TestDestroyDuringRebalance(t *testing.T) {
+	c := newKfake(t, kfake.SeedTopics(2, "t"))
+	servers := strings.Join(c.ListenAddrs(), ",")
+	var mu sync.Mutex
+	var left []string
+	c.ControlKey(int16(kmsg.LeaveGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range req.(*kmsg.LeaveGroupRequest).Members {
+			left = append(left, m.MemberID)
+		}
+		return nil, nil, false
+	})
+	lib := newLib(t)
+	ctx := testCtx(t)
+	a := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "heartbeat-interval": 500}))
+	sendValues(t, lib, servers, "t", Message{Value: "x"})
+	for n := 0; n == 0; {
+		n = must[*Polled](t)(lib.Poll(ctx, a, time.Second)).Len()
+	}
+	h := must[*handle](t)(lib.acquire(a, Consumer))
+	aID, _ := h.cl.GroupMetadata()
+	h.calls.Done()
+
+	// A member joins and dies: it never heartbeats again.
+	raw := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...)))
+	defer raw.Close()
+	ghost := &rawMember{cl: raw, group: "g"}
+	if err := ghost.join(ctx, []string{"t"}, 20*time.Second); err != nil {
+		t.Fatalf("ghost join: %v", err)
+	}
+	// Another member joins: the group rebalances and waits for the dead
+	// one until its session ends, 20 s from now.
+	late := &rawMember{cl: raw, group: "g"}
+	go late.join(ctx, []string{"t"}, 20*time.Second)
+	time.Sleep(time.Second) // the join has begun; nothing to wait on that says so
+
+	start := time.Now()
+	ok, err := lib.Destroy(ctx, a)
+	took := time.Since(start)
+	if !ok || err != nil {
+		t.Errorf("destroy: %v %v", ok, err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("destroy took %v: it waited for the rebalance", took)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(left, aID) {
+		t.Errorf("the coordinator saw no LeaveGroup from %s (saw %v)", aID, left)
+	}
+}
