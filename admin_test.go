@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,18 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// newAdminKfake starts a 3-broker cluster that, unlike newKfake's, does not
-// create topics on first use: what exists is what the admin functions made.
-func newAdminKfake(t testing.TB, opts ...kfake.Opt) (*kfake.Cluster, string) {
-	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3), kfake.DefaultNumPartitions(1)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c, strings.Join(c.ListenAddrs(), ",")
-}
-
+// The admin tests run on three brokers that create no topic on first use:
+// what exists is what the admin functions made.
 // wantFormat fails the test unless v prints as want.
 func wantFormat(t testing.TB, what string, v any, want string) {
 	t.Helper()
@@ -42,7 +33,8 @@ func wantFormat(t testing.TB, what string, v any, want string) {
 // TestAdminTopics runs the topic functions through the BPL table on an
 // admin handle and on configs, checking each result's exact shape.
 func TestAdminTopics(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
 
@@ -92,7 +84,7 @@ func TestAdminTopics(t *testing.T) {
 	// describe-cluster: kfake's id, its last broker as controller, and
 	// the brokers in id order with the addresses they listen on.
 	var brokers []string
-	for i, addr := range c.ListenAddrs() {
+	for i, addr := range cluster.Addrs() {
 		host, port, _ := strings.Cut(addr, ":")
 		brokers = append(brokers, fmt.Sprintf(`("id" => %d "host" => %q "port" => %s)`, i, host, port))
 	}
@@ -131,7 +123,8 @@ func names(l *List) *List {
 
 // TestAdminGoAPI checks the typed results of the Go methods.
 func TestAdminGoAPI(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
@@ -184,7 +177,8 @@ func TestAdminGoAPI(t *testing.T) {
 // error names each failed one with its reason (reachable with errors.Is)
 // and says what happened to the others.
 func TestAdminTopicErrors(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
@@ -237,7 +231,7 @@ func TestAdminTopicErrors(t *testing.T) {
 
 // TestAdminBadInputs checks targets and arguments that are wrong.
 func TestAdminBadInputs(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers)
@@ -297,7 +291,8 @@ func TestAdminBadInputs(t *testing.T) {
 // TestAdminLeaderChanges checks that describe-topics shows leaders moved
 // by the cluster.
 func TestAdminLeaderChanges(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
@@ -365,7 +360,7 @@ func TestAdminLeaderChanges(t *testing.T) {
 // TestAdminGroupLag follows a group's lag down to 0 as a consumer catches
 // up and commits.
 func TestAdminGroupLag(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
@@ -473,7 +468,7 @@ func TestAdminGroupLag(t *testing.T) {
 // TestAdminUncommittedLag checks the shape of a partition the group has
 // committed nothing to: committed is null and the whole partition is lag.
 func TestAdminUncommittedLag(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	mustCall(t, lib, "kafka-create-topics", servers, "u", nv{"partitions", 2})
@@ -499,7 +494,7 @@ func TestAdminUncommittedLag(t *testing.T) {
 // consumer of the Library know, creates it again, and checks both keep
 // working with the new topic.
 func TestAdminRecreatedTopic(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
 	mustCall(t, lib, "kafka-create-topics", a, "re", nv{"partitions", 3})
@@ -627,7 +622,7 @@ func TestAdminSilentBroker(t *testing.T) {
 
 // TestAdminClosedLibrary checks admin calls after Close.
 func TestAdminClosedLibrary(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := New()
 	ctx := context.Background()
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
@@ -644,7 +639,7 @@ func TestAdminClosedLibrary(t *testing.T) {
 // TestAdminConcurrent runs admin calls on one handle from many goroutines
 // while the handle is destroyed: each call succeeds or fails cleanly.
 func TestAdminConcurrent(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
@@ -732,7 +727,8 @@ func staleTopic(n int) func() kmsg.MetadataResponseTopic {
 // describe-topics or list-topics saw the topic missing, the old partition
 // count, or the deleted topic still there.
 func TestAdminWaitsForMetadata(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
 	const lag = 3 // stale answers before the change shows
@@ -765,7 +761,8 @@ func TestAdminWaitsForMetadata(t *testing.T) {
 // does on a cluster no group has used yet while it creates the offsets
 // topic, instead of failing at once.
 func TestAdminDescribeGroupWaitsForCoordinator(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	const refusals = 3
 	var refused atomic.Int32

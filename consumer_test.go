@@ -10,16 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestSubscribeIsDeterministic repeats subscribe -> send -> poll on fresh
 // topics with the default "latest" reset: not one message may be missed.
 func TestSubscribeIsDeterministic(t *testing.T) {
-	servers := newCluster(t)
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	const rounds = 60
@@ -45,7 +45,7 @@ func TestSubscribeIsDeterministic(t *testing.T) {
 // TestSubscribeLatestSkipsOlder checks the other half of "latest": what
 // was in a topic before subscribing is not delivered.
 func TestSubscribeLatestSkipsOlder(t *testing.T) {
-	servers := newCluster(t)
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	mustCall(t, lib, "kafka-send", p, "t", []any{"old1", "old2"})
@@ -62,7 +62,7 @@ func TestSubscribeLatestSkipsOlder(t *testing.T) {
 }
 
 func TestPollRecordsFormat(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest"})
@@ -78,7 +78,7 @@ func TestPollRecordsFormat(t *testing.T) {
 // delivered with its position and the reason, and does not stall the
 // messages after it.
 func TestPollUndecodable(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "nums"))
+	servers := newCluster(t, embedded.Topics("nums")).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers) // String serializer
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "value-deserializer": "Integer", "auto-offset-reset": "earliest"})
@@ -105,7 +105,7 @@ func TestPollUndecodable(t *testing.T) {
 }
 
 func TestPollTimeouts(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
@@ -141,7 +141,7 @@ func TestPollTimeouts(t *testing.T) {
 // TestPollTopicsKeepsOthers checks that the three-argument poll returns only
 // its topics and keeps records of other subscribed topics for later.
 func TestPollTopicsKeepsOthers(t *testing.T) {
-	servers := newCluster(t)
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers)
@@ -158,7 +158,7 @@ func TestPollTopicsKeepsOthers(t *testing.T) {
 }
 
 func TestSubscribeUnsubscribe(t *testing.T) {
-	servers := newCluster(t)
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers)
 	steps := []struct {
@@ -187,7 +187,7 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 // TestGroupSharesWork checks that consumers of one group split a topic's
 // partitions: every message is delivered exactly once among them.
 func TestGroupSharesWork(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "work"))
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("work")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "workers", "topics": "work", "auto-offset-reset": "earliest"}
@@ -253,7 +253,7 @@ func TestGroupSharesWork(t *testing.T) {
 func TestCommitThenRestart(t *testing.T) {
 	for _, auto := range []bool{false, true} {
 		t.Run(fmt.Sprintf("auto-commit=%v", auto), func(t *testing.T) {
-			servers := newCluster(t, kfake.SeedTopics(1, "t"))
+			servers := newCluster(t, embedded.Topics("t")).Servers()
 			lib := newLib(t)
 			cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": auto}
 			p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -279,7 +279,7 @@ func TestCommitThenRestart(t *testing.T) {
 // TestNoCommitRedelivers checks the other side: without a commit, and with
 // auto-commit off, a new consumer of the group reads the messages again.
 func TestNoCommitRedelivers(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "auto-commit": false}
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -294,7 +294,7 @@ func TestNoCommitRedelivers(t *testing.T) {
 }
 
 func TestSeek(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -377,7 +377,7 @@ func hasPartitions(t *testing.T, lib *Library, id string) bool {
 // a partition, in offset order with none missing.
 func TestPollOrder(t *testing.T) {
 	// Three brokers lead the partitions, so fetches arrive in any order.
-	servers := newCluster(t, kfake.NumBrokers(3), kfake.SeedTopics(6, "t"))
+	servers := newCluster(t, embedded.Brokers(3), embedded.Partitions(6), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -412,7 +412,7 @@ func TestPollOrder(t *testing.T) {
 // does not see a transaction's records until it commits; a
 // read_uncommitted one sees them at once.
 func TestIsolationLevel(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}
 	dirty := mustCall(t, lib, "kafka-create", "consumer", cfg)
@@ -443,18 +443,6 @@ func TestIsolationLevel(t *testing.T) {
 	if got := Format(pollUntil(t, lib, clean.(string), nil, 1)["t"]); got != `("pending")` {
 		t.Errorf("read_committed after the commit got %s", got)
 	}
-}
-
-// newSeededCluster starts a kfake cluster that creates no topic on its
-// own, holding topics of the given number of partitions.
-func newSeededCluster(t testing.TB, partitions int32, topics ...string) string {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return strings.Join(c.ListenAddrs(), ",")
 }
 
 // checkNoOffset checks that err is a poll's error for partitions with no
@@ -512,7 +500,7 @@ func pollValues(t *testing.T, lib *Library, c string, n int, onErr func(error)) 
 // the partition, until a seek gives it a position; then it reads from
 // there, and what it commits is where the group's next consumer resumes.
 func TestOffsetResetNone(t *testing.T) {
-	servers := newSeededCluster(t, 1, "t")
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -596,7 +584,7 @@ func polledValues(res *Polled) []string {
 // as usual, never held up by the second, whose error polls report when
 // they have no records to return, until a seek gives it a position.
 func TestOffsetResetNoneMixed(t *testing.T) {
-	servers := newSeededCluster(t, 2, "t")
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -683,7 +671,7 @@ func TestOffsetResetNoneMixed(t *testing.T) {
 // polled but did not commit may come again after a rebalance, as with
 // Java's consumer.)
 func TestSeekNotReplayed(t *testing.T) {
-	servers := newSeededCluster(t, 2, "t")
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -735,7 +723,7 @@ func TestSeekNotReplayed(t *testing.T) {
 // the same fetch as records is not dropped: the records come first, and
 // the next poll fails with the error, naming its partition.
 func TestPollKeepsErrorWithRecords(t *testing.T) {
-	servers := newSeededCluster(t, 2, "t")
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
@@ -770,7 +758,7 @@ func TestPollKeepsErrorWithRecords(t *testing.T) {
 // must fail naming them (as Java's CommitFailedException does), not
 // return true; and the records it polled are delivered again, as it says.
 func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": false}
@@ -826,7 +814,7 @@ func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
 // the partitions are revoked, so the commit after the rebalance succeeds
 // and nothing is delivered again.
 func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest"}
@@ -854,7 +842,7 @@ func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
 // poll, a commit, a seek or destroy), never while it may still be working
 // on it: a crash then redelivers those records instead of losing them.
 func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -891,11 +879,8 @@ func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
 // group error reads when taken for a partition's), and the commit does not
 // claim success: nothing it polled was committed.
 func TestBrokerGoneMidGroup(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	servers := strings.Join(c.ListenAddrs(), ",")
+	cluster := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("t"))
+	servers := cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -903,7 +888,7 @@ func TestBrokerGoneMidGroup(t *testing.T) {
 	cons := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t",
 		"auto-offset-reset": "earliest", "request-timeout": 3000, "session-timeout": 6000, "heartbeat-interval": 500}))
 	pollValues(t, lib, cons, 2, nil)
-	c.Close()
+	cluster.Close()
 
 	var pollErr error
 	for deadline := time.Now().Add(20 * time.Second); pollErr == nil && time.Now().Before(deadline); {
@@ -925,7 +910,7 @@ func TestBrokerGoneMidGroup(t *testing.T) {
 // partition only joins the next fetch, so it used to come seconds late,
 // often after a 3 s poll; the fetch wait is now Java's 500 ms.
 func TestSeekPastEnd(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "sk"))
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("sk")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "sk"}))
@@ -949,7 +934,7 @@ func TestSeekPastEnd(t *testing.T) {
 // assignment that cannot come; a topic that does not exist yet may still
 // be sought.
 func TestSeekMissingPartition(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "sk"))
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("sk")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "sk"}))

@@ -4,28 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/brain4it/kafkabpl/embedded"
 )
-
-// exampleCluster starts an in-process Kafka-compatible cluster on free
-// loopback ports, creating topics on first use with one partition, and
-// returns its servers.
-func exampleCluster() (servers string, stop func()) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		panic(err)
-	}
-	return strings.Join(c.ListenAddrs(), ","), c.Close
-}
 
 // A producer and a consumer through the typed Go API.
 func ExampleLibrary_Send() {
-	servers, stop := exampleCluster()
-	defer stop()
+	cluster, err := embedded.Start(embedded.Port(0)) // free ports of 127.0.0.1
+	if err != nil {
+		panic(err)
+	}
+	defer cluster.Close()
+	servers := cluster.Servers()
 	ctx := context.Background()
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)
@@ -63,8 +55,12 @@ func ExampleLibrary_Send() {
 // The BPL functions, called from Go as a BPL runtime would call them. The
 // poll result is a BPL list: each message is its value, named by its key.
 func ExampleLibrary_Functions() {
-	servers, stop := exampleCluster()
-	defer stop()
+	cluster, err := embedded.Start(embedded.Port(0)) // free ports of 127.0.0.1
+	if err != nil {
+		panic(err)
+	}
+	defer cluster.Close()
+	servers := cluster.Servers()
 	ctx := context.Background()
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)

@@ -2,26 +2,22 @@ package kafkabpl
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/brain4it/kafkabpl/embedded"
 )
 
-// newCluster starts an in-process kfake cluster that behaves like a stock
-// broker (topics created on first use, one partition) and returns its
-// servers, comma-joined. It listens on 127.0.0.1 only.
-func newCluster(t testing.TB, opts ...kfake.Opt) string {
+// newCluster starts an in-process cluster with the embedded package, as
+// the kafkabpl command does, on free ports of 127.0.0.1, and closes it at
+// the end of the test. With no options it behaves like a stock broker: one
+// broker, topics created on first use with one partition. Tests add what
+// they need: Brokers(3), NoAutoCreate() (what exists is what the test
+// made), Partitions(n) with Topics(...), KfakeOptions(...) for SASL or TLS.
+// Kfake() reaches kfake's control functions (faults, moving leaders).
+func newCluster(t testing.TB, opts ...embedded.Option) *embedded.Cluster {
 	t.Helper()
-	c := newKfake(t, opts...)
-	return strings.Join(c.ListenAddrs(), ",")
-}
-
-func newKfake(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
-	t.Helper()
-	base := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1)}
-	c, err := kfake.NewCluster(append(base, opts...)...)
+	c, err := embedded.Start(append([]embedded.Option{embedded.Port(0)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
