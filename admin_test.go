@@ -644,6 +644,7 @@ func TestAdminConcurrent(t *testing.T) {
 	ctx := testCtx(t)
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
 	var wg sync.WaitGroup
+	var done atomic.Int32 // topics created, described and deleted
 	for i := range 8 {
 		wg.Go(func() {
 			for j := range 20 {
@@ -661,10 +662,13 @@ func TestAdminConcurrent(t *testing.T) {
 					}
 					return
 				}
+				done.Add(1)
 			}
 		})
 	}
-	time.Sleep(5 * time.Millisecond) // while the calls run
+	// Destroyed while the calls run: once some went through, with most
+	// of the 160 rounds still to come.
+	waitFor(t, "the first admin calls", func() bool { return done.Load() >= 8 })
 	must[bool](t)(lib.Destroy(ctx, a))
 	wg.Wait()
 }

@@ -487,7 +487,8 @@ func pollValues(t *testing.T, lib *Library, c string, n int, onErr func(error)) 
 				return got
 			}
 			onErr(err)
-			time.Sleep(10 * time.Millisecond) // such a poll may not wait
+			// Such a poll may fail without waiting: pace the next.
+			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		got = append(got, polledValues(res)...)
@@ -856,7 +857,9 @@ func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
 		return Format(v)
 	}
 	// Twenty auto-commit intervals while the caller "works": nothing
-	// committed.
+	// committed. A fixed sleep, not a wait for a condition: what it shows
+	// is that nothing happens, and no event marks the moment after which
+	// an auto-commit can no longer come.
 	time.Sleep(2 * time.Second)
 	if got := committed(); got != `("t" => (("partition" => 0 "committed" => null "end" => 3 "lag" => 3)))` {
 		t.Errorf("while the caller works on what it polled: %s; want nothing committed", got)

@@ -2,6 +2,8 @@ package kafkabpl
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +44,46 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// waitFor checks cond every 10 ms until it holds, or fails the test after
+// 20 s, saying what it waited for.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitInside waits until a goroutine the test started (not one of another
+// test running in parallel) is inside the package's function fn, named as
+// stack traces name it, such as "(*consumerState).fetch": a call that
+// blocks, caught while it is in flight.
+func waitInside(t *testing.T, fn string) {
+	t.Helper()
+	in := "\ngithub.com/brain4it/kafkabpl." + fn + "("
+	by := "\ncreated by github.com/brain4it/kafkabpl." + t.Name() + " in goroutine "
+	waitFor(t, fn+" to run", func() bool {
+		buf := make([]byte, 1<<16)
+		for {
+			n := runtime.Stack(buf, true)
+			if n < len(buf) {
+				buf = buf[:n]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, in) && strings.Contains(g, by) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func must[T any](t testing.TB) func(T, error) T {

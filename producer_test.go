@@ -254,13 +254,31 @@ func TestDestroyFinishesSends(t *testing.T) {
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
 	var sent int
 	var sendErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { sent, sendErr = lib.Send(ctx, p, []string{"t"}, []Message{{Value: "last words"}}) })
-	time.Sleep(50 * time.Millisecond) // the send is lingering now
+	sendDone := make(chan struct{})
+	go func() {
+		defer close(sendDone)
+		sent, sendErr = lib.Send(ctx, p, []string{"t"}, []Message{{Value: "last words"}})
+	}()
+	// Destroy while the record lingers in the producer's buffer. (Should
+	// the machine be so slow that the send finished first, the test
+	// still checks the message arrived.)
+	waitFor(t, "the send to linger", func() bool {
+		select {
+		case <-sendDone:
+			return true
+		default:
+		}
+		h, err := lib.acquire(p, Producer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.calls.Done()
+		return h.cl.BufferedProduceRecords() > 0
+	})
 	if ok, err := lib.Destroy(ctx, p); !ok || err != nil {
 		t.Fatalf("destroy: %v %v", ok, err)
 	}
-	wg.Wait()
+	<-sendDone
 	if sent != 1 || sendErr != nil {
 		t.Fatalf("send during destroy: %d %v", sent, sendErr)
 	}
@@ -338,7 +356,7 @@ func TestDestroyDuringPoll(t *testing.T) {
 		_, err := lib.Poll(ctx, c, 30*time.Second)
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitInside(t, "(*consumerState).fetch") // the poll waits for records
 	start := time.Now()
 	if ok, err := lib.Destroy(ctx, c); !ok || err != nil {
 		t.Fatalf("destroy: %v %v", ok, err)
