@@ -33,6 +33,7 @@ func wantFormat(t testing.TB, what string, v any, want string) {
 // TestAdminTopics runs the topic functions through the BPL table on an
 // admin handle and on configs, checking each result's exact shape.
 func TestAdminTopics(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
@@ -123,6 +124,7 @@ func names(l *List) *List {
 
 // TestAdminGoAPI checks the typed results of the Go methods.
 func TestAdminGoAPI(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
@@ -177,6 +179,7 @@ func TestAdminGoAPI(t *testing.T) {
 // error names each failed one with its reason (reachable with errors.Is)
 // and says what happened to the others.
 func TestAdminTopicErrors(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
@@ -231,6 +234,7 @@ func TestAdminTopicErrors(t *testing.T) {
 
 // TestAdminBadInputs checks targets and arguments that are wrong.
 func TestAdminBadInputs(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -291,6 +295,7 @@ func TestAdminBadInputs(t *testing.T) {
 // TestAdminLeaderChanges checks that describe-topics shows leaders moved
 // by the cluster.
 func TestAdminLeaderChanges(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
@@ -360,6 +365,7 @@ func TestAdminLeaderChanges(t *testing.T) {
 // TestAdminGroupLag follows a group's lag down to 0 as a consumer catches
 // up and commits.
 func TestAdminGroupLag(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -468,6 +474,7 @@ func TestAdminGroupLag(t *testing.T) {
 // TestAdminUncommittedLag checks the shape of a partition the group has
 // committed nothing to: committed is null and the whole partition is lag.
 func TestAdminUncommittedLag(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -494,6 +501,7 @@ func TestAdminUncommittedLag(t *testing.T) {
 // consumer of the Library know, creates it again, and checks both keep
 // working with the new topic.
 func TestAdminRecreatedTopic(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
@@ -547,6 +555,7 @@ func TestAdminRecreatedTopic(t *testing.T) {
 // TestAdminUnreachable checks that admin calls to a server nobody listens
 // on fail with a Timeout error naming it, within the request-timeout.
 func TestAdminUnreachable(t *testing.T) {
+	t.Parallel()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": "127.0.0.1:1", "request-timeout": 300} // loopback: nothing listens on port 1
 	a := mustCall(t, lib, "kafka-create", "admin", cfg)
@@ -580,6 +589,7 @@ func TestAdminUnreachable(t *testing.T) {
 // TestAdminSilentBroker checks a server that accepts connections and never
 // answers: the call ends at the request-timeout with a Timeout error.
 func TestAdminSilentBroker(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -622,6 +632,7 @@ func TestAdminSilentBroker(t *testing.T) {
 
 // TestAdminClosedLibrary checks admin calls after Close.
 func TestAdminClosedLibrary(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := New()
 	ctx := context.Background()
@@ -639,6 +650,7 @@ func TestAdminClosedLibrary(t *testing.T) {
 // TestAdminConcurrent runs admin calls on one handle from many goroutines
 // while the handle is destroyed: each call succeeds or fails cleanly.
 func TestAdminConcurrent(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -731,6 +743,7 @@ func staleTopic(n int) func() kmsg.MetadataResponseTopic {
 // describe-topics or list-topics saw the topic missing, the old partition
 // count, or the deleted topic still there.
 func TestAdminWaitsForMetadata(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
@@ -765,6 +778,7 @@ func TestAdminWaitsForMetadata(t *testing.T) {
 // does on a cluster no group has used yet while it creates the offsets
 // topic, instead of failing at once.
 func TestAdminDescribeGroupWaitsForCoordinator(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)

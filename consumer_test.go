@@ -19,6 +19,7 @@ import (
 // TestSubscribeIsDeterministic repeats subscribe -> send -> poll on fresh
 // topics with the default "latest" reset: not one message may be missed.
 func TestSubscribeIsDeterministic(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -45,6 +46,7 @@ func TestSubscribeIsDeterministic(t *testing.T) {
 // TestSubscribeLatestSkipsOlder checks the other half of "latest": what
 // was in a topic before subscribing is not delivered.
 func TestSubscribeLatestSkipsOlder(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -62,6 +64,7 @@ func TestSubscribeLatestSkipsOlder(t *testing.T) {
 }
 
 func TestPollRecordsFormat(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -78,6 +81,7 @@ func TestPollRecordsFormat(t *testing.T) {
 // delivered with its position and the reason, and does not stall the
 // messages after it.
 func TestPollUndecodable(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("nums")).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers) // String serializer
@@ -105,6 +109,7 @@ func TestPollUndecodable(t *testing.T) {
 }
 
 func TestPollTimeouts(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -141,6 +146,7 @@ func TestPollTimeouts(t *testing.T) {
 // TestPollTopicsKeepsOthers checks that the three-argument poll returns only
 // its topics and keeps records of other subscribed topics for later.
 func TestPollTopicsKeepsOthers(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -158,6 +164,7 @@ func TestPollTopicsKeepsOthers(t *testing.T) {
 }
 
 func TestSubscribeUnsubscribe(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers)
@@ -187,6 +194,7 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 // TestGroupSharesWork checks that consumers of one group split a topic's
 // partitions: every message is delivered exactly once among them.
 func TestGroupSharesWork(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("work")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -251,8 +259,10 @@ func TestGroupSharesWork(t *testing.T) {
 // offset, with auto-commit both off (explicit kafka-commit) and on (commit
 // at destroy).
 func TestCommitThenRestart(t *testing.T) {
+	t.Parallel()
 	for _, auto := range []bool{false, true} {
 		t.Run(fmt.Sprintf("auto-commit=%v", auto), func(t *testing.T) {
+			t.Parallel()
 			servers := newCluster(t, embedded.Topics("t")).Servers()
 			lib := newLib(t)
 			cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": auto}
@@ -279,6 +289,7 @@ func TestCommitThenRestart(t *testing.T) {
 // TestNoCommitRedelivers checks the other side: without a commit, and with
 // auto-commit off, a new consumer of the group reads the messages again.
 func TestNoCommitRedelivers(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "auto-commit": false}
@@ -294,6 +305,7 @@ func TestNoCommitRedelivers(t *testing.T) {
 }
 
 func TestSeek(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -376,6 +388,7 @@ func hasPartitions(t *testing.T, lib *Library, id string) bool {
 // TestPollOrder checks that a poll lists records by partition and, within
 // a partition, in offset order with none missing.
 func TestPollOrder(t *testing.T) {
+	t.Parallel()
 	// Three brokers lead the partitions, so fetches arrive in any order.
 	servers := newCluster(t, embedded.Brokers(3), embedded.Partitions(6), embedded.Topics("t")).Servers()
 	lib := newLib(t)
@@ -412,6 +425,7 @@ func TestPollOrder(t *testing.T) {
 // does not see a transaction's records until it commits; a
 // read_uncommitted one sees them at once.
 func TestIsolationLevel(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}
@@ -501,6 +515,7 @@ func pollValues(t *testing.T, lib *Library, c string, n int, onErr func(error)) 
 // the partition, until a seek gives it a position; then it reads from
 // there, and what it commits is where the group's next consumer resumes.
 func TestOffsetResetNone(t *testing.T) {
+	// Not parallel: a poll that has nothing to wait for must end within 2 s, which a loaded machine could stretch.
 	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -585,6 +600,7 @@ func polledValues(res *Polled) []string {
 // as usual, never held up by the second, whose error polls report when
 // they have no records to return, until a seek gives it a position.
 func TestOffsetResetNoneMixed(t *testing.T) {
+	// Not parallel: a poll that has nothing to wait for must end within 2 s, which a loaded machine could stretch.
 	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -672,6 +688,7 @@ func TestOffsetResetNoneMixed(t *testing.T) {
 // polled but did not commit may come again after a rebalance, as with
 // Java's consumer.)
 func TestSeekNotReplayed(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -724,6 +741,7 @@ func TestSeekNotReplayed(t *testing.T) {
 // the same fetch as records is not dropped: the records come first, and
 // the next poll fails with the error, naming its partition.
 func TestPollKeepsErrorWithRecords(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -759,6 +777,7 @@ func TestPollKeepsErrorWithRecords(t *testing.T) {
 // must fail naming them (as Java's CommitFailedException does), not
 // return true; and the records it polled are delivered again, as it says.
 func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -815,6 +834,7 @@ func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
 // the partitions are revoked, so the commit after the rebalance succeeds
 // and nothing is delivered again.
 func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -843,6 +863,7 @@ func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
 // poll, a commit, a seek or destroy), never while it may still be working
 // on it: a crash then redelivers those records instead of losing them.
 func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -882,6 +903,7 @@ func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
 // group error reads when taken for a partition's), and the commit does not
 // claim success: nothing it polled was committed.
 func TestBrokerGoneMidGroup(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("t"))
 	servers := cluster.Servers()
 	lib := newLib(t)
@@ -913,6 +935,7 @@ func TestBrokerGoneMidGroup(t *testing.T) {
 // partition only joins the next fetch, so it used to come seconds late,
 // often after a 3 s poll; the fetch wait is now Java's 500 ms.
 func TestSeekPastEnd(t *testing.T) {
+	// Not parallel: the message must come within one 3 s poll, which a loaded machine could stretch.
 	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("sk")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -937,6 +960,7 @@ func TestSeekPastEnd(t *testing.T) {
 // assignment that cannot come; a topic that does not exist yet may still
 // be sought.
 func TestSeekMissingPartition(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("sk")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)

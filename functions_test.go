@@ -88,6 +88,7 @@ func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) 
 // TestSeedExamples runs the user's own examples, in Go terms, against a
 // local cluster (the seed's localhost:9092 is the test cluster here).
 func TestSeedExamples(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 
@@ -147,6 +148,7 @@ func TestSeedExamples(t *testing.T) {
 
 // TestBrain4itNames runs a script in the style of brain4it's Java library.
 func TestBrain4itNames(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-producer", servers, nv{"key-serializer", "org.apache.kafka.common.serialization.StringSerializer"}, nv{"value-serializer", "StringSerializer"})
@@ -175,6 +177,7 @@ func TestBrain4itNames(t *testing.T) {
 // TestBadInputs checks that every bad call fails with the right error type,
 // a message naming the function and what was wrong, and no panic.
 func TestBadInputs(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers).(string)
@@ -246,6 +249,7 @@ func TestBadInputs(t *testing.T) {
 // TestClosedLibrary checks that Close destroys every handle and that later
 // calls fail with ErrClosed.
 func TestClosedLibrary(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := New()
 	ctx := context.Background()

@@ -82,6 +82,7 @@ func TestJavaMurmur2Vectors(t *testing.T) {
 // Java's client would choose, and that the same key always goes to the
 // same partition.
 func TestKeysLandLikeJava(t *testing.T) {
+	t.Parallel()
 	const parts = 7
 	servers := newCluster(t, embedded.Partitions(parts), embedded.Topics("keyed")).Servers()
 	lib := newLib(t)
@@ -104,6 +105,7 @@ func TestKeysLandLikeJava(t *testing.T) {
 }
 
 func TestPartitionChoice(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(3), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "t"})
@@ -150,6 +152,7 @@ func TestPartitionChoice(t *testing.T) {
 // TestSendBatches checks that one call with many messages is sent in a few
 // produce requests, not one per message.
 func TestSendBatches(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Topics("bulk"))
 	kc := cluster.Kfake()
 	var produces atomic.Int64
@@ -180,6 +183,7 @@ func TestSendBatches(t *testing.T) {
 // how many were delivered and why the others were not, and keeps the Kafka
 // error reachable.
 func TestSendPartialFailure(t *testing.T) {
+	t.Parallel()
 	// No auto-creation: "missing" does not exist.
 	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("present")).Servers()
 	lib := newLib(t)
@@ -197,6 +201,7 @@ func TestSendPartialFailure(t *testing.T) {
 // TestUnreachable checks that with no broker listening every call fails in
 // bounded time with a Timeout error that names the servers.
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	const servers = "127.0.0.1:1" // loopback, where nothing listens
@@ -247,6 +252,7 @@ func TestUnreachable(t *testing.T) {
 // TestDestroyFinishesSends checks that destroying a producer while a send
 // is in flight lets the send deliver everything first.
 func TestDestroyFinishesSends(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -290,6 +296,7 @@ func TestDestroyFinishesSends(t *testing.T) {
 // TestConcurrentUse works one producer and one consumer from many
 // goroutines at once (run with -race).
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -347,6 +354,7 @@ func TestConcurrentUse(t *testing.T) {
 // TestDestroyDuringPoll checks that a poll in flight returns at once when
 // its consumer is destroyed, and that the id is unknown afterwards.
 func TestDestroyDuringPoll(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -380,6 +388,7 @@ func TestDestroyDuringPoll(t *testing.T) {
 // TestSendCallWideKey checks "key" => k: it keys every message that has no
 // name of its own; a message's name still wins.
 func TestSendCallWideKey(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
@@ -394,6 +403,7 @@ func TestSendCallWideKey(t *testing.T) {
 // value, key or header, never as Kafka's null: a null value is a tombstone,
 // which on a compacted topic deletes the key.
 func TestEmptyIsNotNull(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
@@ -430,6 +440,7 @@ func TestEmptyIsNotNull(t *testing.T) {
 // TestNumericKeysNameMessages checks that keys read by a numeric
 // deserializer name their messages with their BPL text.
 func TestNumericKeysNameMessages(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t", "key-deserializer": "Integer", "value-deserializer": "Double"})
@@ -442,6 +453,7 @@ func TestNumericKeysNameMessages(t *testing.T) {
 
 // TestCompressionRoundTrip sends and receives with every codec.
 func TestCompressionRoundTrip(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
@@ -460,6 +472,7 @@ func TestCompressionRoundTrip(t *testing.T) {
 // producer's idempotence off: the config turns it off, and the messages
 // arrive.
 func TestAcksWithoutIdempotence(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
@@ -482,6 +495,9 @@ func TestAcksWithoutIdempotence(t *testing.T) {
 // once, so a control function plays the slow broker. (A topic the
 // metadata does not list fails at once: TestSendPartialFailure.)
 func TestSendWaitsForNewTopic(t *testing.T) {
+	// Not parallel: under load its order check has failed now and then
+	// (key a's two messages swapped), before any test ran in parallel;
+	// it runs alone until that is understood.
 	for _, autoCreate := range []bool{true, false} {
 		t.Run(fmt.Sprintf("allow-auto-create-topics=%v", autoCreate), func(t *testing.T) {
 			cluster := newCluster(t, embedded.Partitions(2), embedded.Topics("new"))
@@ -522,6 +538,7 @@ func TestSendWaitsForNewTopic(t *testing.T) {
 // but its leader refuses records until send-timeout: a Timeout that says
 // so, with the Kafka error reachable.
 func TestSendTopicNeverHosted(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t, embedded.Topics("stuck"))
 	refused := refuseProduce(cluster.Kfake(), -1)
 	lib := newLib(t)
@@ -571,6 +588,7 @@ func refuseProduce(c *kfake.Cluster, n int32) *atomic.Int32 {
 // that names the setting and its value, since kgo words its own limit as
 // if the broker had refused the record.
 func TestSendTooLarge(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -586,6 +604,7 @@ func TestSendTooLarge(t *testing.T) {
 // reported them in (a batch in flight and a buffered one fail apart; the
 // full suite under -race once saw a key's two messages swap).
 func TestResendKeepsOrder(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
@@ -618,6 +637,7 @@ func TestResendKeepsOrder(t *testing.T) {
 // send-timeout, as Java's does. kfake creates topics at once, so a control
 // function plays the busy broker for the first 8 metadata requests.
 func TestSendWaitsWhileTopicIsCreated(t *testing.T) {
+	t.Parallel()
 	cluster := newCluster(t)
 	c := cluster.Kfake()
 	var answered atomic.Int32
@@ -659,6 +679,7 @@ func TestSendWaitsWhileTopicIsCreated(t *testing.T) {
 // send-timeout (the broker could be creating it), then says which topic
 // never appeared, as a Timeout that keeps the Kafka error reachable.
 func TestSendTopicNeverCreated(t *testing.T) {
+	t.Parallel()
 	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("present")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)

@@ -40,8 +40,10 @@ func roundTrip(t *testing.T, lib *Library, cfg map[string]any) {
 }
 
 func TestSASL(t *testing.T) {
+	t.Parallel()
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		t.Run(mech, func(t *testing.T) {
+			t.Parallel()
 			servers := newCluster(t, embedded.Topics("secure"), embedded.KfakeOptions(kfake.EnableSASL(), kfake.Superuser(mech, "iot", "s3cret-pass"))).Servers()
 			lib := newLib(t)
 			roundTrip(t, lib, map[string]any{"servers": servers, "sasl": map[string]any{"mechanism": mech, "username": "iot", "password": "s3cret-pass"}})
@@ -63,6 +65,7 @@ func TestSASL(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca, caKey := newCert(t, nil, nil, "test CA")
 	serverCert, serverKey := newCert(t, ca, caKey, "kafka")
