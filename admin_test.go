@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,18 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// newAdminKfake starts a 3-broker cluster that, unlike newKfake's, does not
-// create topics on first use: what exists is what the admin functions made.
-func newAdminKfake(t testing.TB, opts ...kfake.Opt) (*kfake.Cluster, string) {
-	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3), kfake.DefaultNumPartitions(1)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c, strings.Join(c.ListenAddrs(), ",")
-}
-
+// The admin tests run on three brokers that create no topic on first use:
+// what exists is what the admin functions made.
 // wantFormat fails the test unless v prints as want.
 func wantFormat(t testing.TB, what string, v any, want string) {
 	t.Helper()
@@ -42,7 +33,9 @@ func wantFormat(t testing.TB, what string, v any, want string) {
 // TestAdminTopics runs the topic functions through the BPL table on an
 // admin handle and on configs, checking each result's exact shape.
 func TestAdminTopics(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	t.Parallel()
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
 
@@ -92,7 +85,7 @@ func TestAdminTopics(t *testing.T) {
 	// describe-cluster: kfake's id, its last broker as controller, and
 	// the brokers in id order with the addresses they listen on.
 	var brokers []string
-	for i, addr := range c.ListenAddrs() {
+	for i, addr := range cluster.Addrs() {
 		host, port, _ := strings.Cut(addr, ":")
 		brokers = append(brokers, fmt.Sprintf(`("id" => %d "host" => %q "port" => %s)`, i, host, port))
 	}
@@ -131,7 +124,9 @@ func names(l *List) *List {
 
 // TestAdminGoAPI checks the typed results of the Go methods.
 func TestAdminGoAPI(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	t.Parallel()
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
@@ -184,7 +179,9 @@ func TestAdminGoAPI(t *testing.T) {
 // error names each failed one with its reason (reachable with errors.Is)
 // and says what happened to the others.
 func TestAdminTopicErrors(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	t.Parallel()
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
@@ -237,7 +234,8 @@ func TestAdminTopicErrors(t *testing.T) {
 
 // TestAdminBadInputs checks targets and arguments that are wrong.
 func TestAdminBadInputs(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	t.Parallel()
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers)
@@ -297,7 +295,9 @@ func TestAdminBadInputs(t *testing.T) {
 // TestAdminLeaderChanges checks that describe-topics shows leaders moved
 // by the cluster.
 func TestAdminLeaderChanges(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	t.Parallel()
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
@@ -365,7 +365,8 @@ func TestAdminLeaderChanges(t *testing.T) {
 // TestAdminGroupLag follows a group's lag down to 0 as a consumer catches
 // up and commits.
 func TestAdminGroupLag(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	t.Parallel()
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
@@ -473,7 +474,8 @@ func TestAdminGroupLag(t *testing.T) {
 // TestAdminUncommittedLag checks the shape of a partition the group has
 // committed nothing to: committed is null and the whole partition is lag.
 func TestAdminUncommittedLag(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	t.Parallel()
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	mustCall(t, lib, "kafka-create-topics", servers, "u", nv{"partitions", 2})
@@ -499,7 +501,8 @@ func TestAdminUncommittedLag(t *testing.T) {
 // consumer of the Library know, creates it again, and checks both keep
 // working with the new topic.
 func TestAdminRecreatedTopic(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	t.Parallel()
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
 	mustCall(t, lib, "kafka-create-topics", a, "re", nv{"partitions", 3})
@@ -552,6 +555,7 @@ func TestAdminRecreatedTopic(t *testing.T) {
 // TestAdminUnreachable checks that admin calls to a server nobody listens
 // on fail with a Timeout error naming it, within the request-timeout.
 func TestAdminUnreachable(t *testing.T) {
+	t.Parallel()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": "127.0.0.1:1", "request-timeout": 300} // loopback: nothing listens on port 1
 	a := mustCall(t, lib, "kafka-create", "admin", cfg)
@@ -585,6 +589,7 @@ func TestAdminUnreachable(t *testing.T) {
 // TestAdminSilentBroker checks a server that accepts connections and never
 // answers: the call ends at the request-timeout with a Timeout error.
 func TestAdminSilentBroker(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -627,7 +632,8 @@ func TestAdminSilentBroker(t *testing.T) {
 
 // TestAdminClosedLibrary checks admin calls after Close.
 func TestAdminClosedLibrary(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	t.Parallel()
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := New()
 	ctx := context.Background()
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
@@ -644,11 +650,13 @@ func TestAdminClosedLibrary(t *testing.T) {
 // TestAdminConcurrent runs admin calls on one handle from many goroutines
 // while the handle is destroyed: each call succeeds or fails cleanly.
 func TestAdminConcurrent(t *testing.T) {
-	_, servers := newAdminKfake(t)
+	t.Parallel()
+	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	a := must[string](t)(lib.Create(ctx, Admin, servers))
 	var wg sync.WaitGroup
+	var done atomic.Int32 // topics created, described and deleted
 	for i := range 8 {
 		wg.Go(func() {
 			for j := range 20 {
@@ -666,10 +674,13 @@ func TestAdminConcurrent(t *testing.T) {
 					}
 					return
 				}
+				done.Add(1)
 			}
 		})
 	}
-	time.Sleep(5 * time.Millisecond) // while the calls run
+	// Destroyed while the calls run: once some went through, with most
+	// of the 160 rounds still to come.
+	waitFor(t, "the first admin calls", func() bool { return done.Load() >= 8 })
 	must[bool](t)(lib.Destroy(ctx, a))
 	wg.Wait()
 }
@@ -732,7 +743,9 @@ func staleTopic(n int) func() kmsg.MetadataResponseTopic {
 // describe-topics or list-topics saw the topic missing, the old partition
 // count, or the deleted topic still there.
 func TestAdminWaitsForMetadata(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	t.Parallel()
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	a := mustCall(t, lib, "kafka-create", "admin", servers)
 	const lag = 3 // stale answers before the change shows
@@ -765,7 +778,9 @@ func TestAdminWaitsForMetadata(t *testing.T) {
 // does on a cluster no group has used yet while it creates the offsets
 // topic, instead of failing at once.
 func TestAdminDescribeGroupWaitsForCoordinator(t *testing.T) {
-	c, servers := newAdminKfake(t)
+	t.Parallel()
+	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
+	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	const refusals = 3
 	var refused atomic.Int32

@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The benchmarks compare the library with raw kgo doing the same work on
-// the same in-process cluster, in one run, so that their ratio means
-// something on a noisy machine. See BENCHMARKS.md for the commands.
+// the same in-process cluster (one per benchmark function, one broker, four
+// partitions per topic), in one run, so that their ratio means something on
+// a noisy machine. See BENCHMARKS.md for the commands.
 
 const (
 	benchBatch     = 1000   // messages per Send
@@ -24,17 +24,8 @@ const (
 
 var benchValue = strings.Repeat("x", benchValueSize)
 
-// benchCluster is one cluster for all benchmarks of a run.
-var benchCluster = sync.OnceValue(func() string {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(4), kfake.SeedTopics(4, "bench-send", "bench-drain"))
-	if err != nil {
-		panic(err)
-	}
-	return strings.Join(c.ListenAddrs(), ",")
-})
-
 func BenchmarkSend(b *testing.B) {
-	servers := benchCluster()
+	servers := newCluster(b, embedded.Partitions(4), embedded.Topics("bench-send")).Servers()
 	ctx := context.Background()
 
 	b.Run("kafkabpl", func(b *testing.B) {
@@ -84,9 +75,9 @@ func BenchmarkSend(b *testing.B) {
 	})
 }
 
-// fillDrainTopic puts benchDrain records in bench-drain, once.
-var fillDrainTopic = sync.OnceValue(func() error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(benchCluster(), ",")...))
+// fillDrainTopic puts benchDrain records in bench-drain.
+func fillDrainTopic(servers string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
 	if err != nil {
 		return err
 	}
@@ -96,11 +87,11 @@ var fillDrainTopic = sync.OnceValue(func() error {
 		recs[i] = &kgo.Record{Topic: "bench-drain", Key: []byte(fmt.Sprint(i % 100)), Value: []byte(benchValue)}
 	}
 	return cl.ProduceSync(context.Background(), recs...).FirstErr()
-})
+}
 
 func BenchmarkPoll(b *testing.B) {
-	servers := benchCluster()
-	if err := fillDrainTopic(); err != nil {
+	servers := newCluster(b, embedded.Partitions(4), embedded.Topics("bench-drain")).Servers()
+	if err := fillDrainTopic(servers); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()

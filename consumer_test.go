@@ -10,16 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestSubscribeIsDeterministic repeats subscribe -> send -> poll on fresh
 // topics with the default "latest" reset: not one message may be missed.
 func TestSubscribeIsDeterministic(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	const rounds = 60
@@ -45,7 +46,8 @@ func TestSubscribeIsDeterministic(t *testing.T) {
 // TestSubscribeLatestSkipsOlder checks the other half of "latest": what
 // was in a topic before subscribing is not delivered.
 func TestSubscribeLatestSkipsOlder(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	mustCall(t, lib, "kafka-send", p, "t", []any{"old1", "old2"})
@@ -62,7 +64,8 @@ func TestSubscribeLatestSkipsOlder(t *testing.T) {
 }
 
 func TestPollRecordsFormat(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest"})
@@ -78,7 +81,8 @@ func TestPollRecordsFormat(t *testing.T) {
 // delivered with its position and the reason, and does not stall the
 // messages after it.
 func TestPollUndecodable(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "nums"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("nums")).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers) // String serializer
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "value-deserializer": "Integer", "auto-offset-reset": "earliest"})
@@ -105,7 +109,8 @@ func TestPollUndecodable(t *testing.T) {
 }
 
 func TestPollTimeouts(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
@@ -141,7 +146,8 @@ func TestPollTimeouts(t *testing.T) {
 // TestPollTopicsKeepsOthers checks that the three-argument poll returns only
 // its topics and keeps records of other subscribed topics for later.
 func TestPollTopicsKeepsOthers(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers)
@@ -158,7 +164,8 @@ func TestPollTopicsKeepsOthers(t *testing.T) {
 }
 
 func TestSubscribeUnsubscribe(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers)
 	steps := []struct {
@@ -187,7 +194,8 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 // TestGroupSharesWork checks that consumers of one group split a topic's
 // partitions: every message is delivered exactly once among them.
 func TestGroupSharesWork(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "work"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("work")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "workers", "topics": "work", "auto-offset-reset": "earliest"}
@@ -251,9 +259,11 @@ func TestGroupSharesWork(t *testing.T) {
 // offset, with auto-commit both off (explicit kafka-commit) and on (commit
 // at destroy).
 func TestCommitThenRestart(t *testing.T) {
+	t.Parallel()
 	for _, auto := range []bool{false, true} {
 		t.Run(fmt.Sprintf("auto-commit=%v", auto), func(t *testing.T) {
-			servers := newCluster(t, kfake.SeedTopics(1, "t"))
+			t.Parallel()
+			servers := newCluster(t, embedded.Topics("t")).Servers()
 			lib := newLib(t)
 			cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": auto}
 			p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -279,7 +289,8 @@ func TestCommitThenRestart(t *testing.T) {
 // TestNoCommitRedelivers checks the other side: without a commit, and with
 // auto-commit off, a new consumer of the group reads the messages again.
 func TestNoCommitRedelivers(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "auto-commit": false}
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -294,7 +305,8 @@ func TestNoCommitRedelivers(t *testing.T) {
 }
 
 func TestSeek(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -376,8 +388,9 @@ func hasPartitions(t *testing.T, lib *Library, id string) bool {
 // TestPollOrder checks that a poll lists records by partition and, within
 // a partition, in offset order with none missing.
 func TestPollOrder(t *testing.T) {
+	t.Parallel()
 	// Three brokers lead the partitions, so fetches arrive in any order.
-	servers := newCluster(t, kfake.NumBrokers(3), kfake.SeedTopics(6, "t"))
+	servers := newCluster(t, embedded.Brokers(3), embedded.Partitions(6), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -412,7 +425,8 @@ func TestPollOrder(t *testing.T) {
 // does not see a transaction's records until it commits; a
 // read_uncommitted one sees them at once.
 func TestIsolationLevel(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}
 	dirty := mustCall(t, lib, "kafka-create", "consumer", cfg)
@@ -443,18 +457,6 @@ func TestIsolationLevel(t *testing.T) {
 	if got := Format(pollUntil(t, lib, clean.(string), nil, 1)["t"]); got != `("pending")` {
 		t.Errorf("read_committed after the commit got %s", got)
 	}
-}
-
-// newSeededCluster starts a kfake cluster that creates no topic on its
-// own, holding topics of the given number of partitions.
-func newSeededCluster(t testing.TB, partitions int32, topics ...string) string {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return strings.Join(c.ListenAddrs(), ",")
 }
 
 // checkNoOffset checks that err is a poll's error for partitions with no
@@ -499,7 +501,8 @@ func pollValues(t *testing.T, lib *Library, c string, n int, onErr func(error)) 
 				return got
 			}
 			onErr(err)
-			time.Sleep(10 * time.Millisecond) // such a poll may not wait
+			// Such a poll may fail without waiting: pace the next.
+			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		got = append(got, polledValues(res)...)
@@ -512,7 +515,8 @@ func pollValues(t *testing.T, lib *Library, c string, n int, onErr func(error)) 
 // the partition, until a seek gives it a position; then it reads from
 // there, and what it commits is where the group's next consumer resumes.
 func TestOffsetResetNone(t *testing.T) {
-	servers := newSeededCluster(t, 1, "t")
+	// Not parallel: a poll that has nothing to wait for must end within 2 s, which a loaded machine could stretch.
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -596,7 +600,8 @@ func polledValues(res *Polled) []string {
 // as usual, never held up by the second, whose error polls report when
 // they have no records to return, until a seek gives it a position.
 func TestOffsetResetNoneMixed(t *testing.T) {
-	servers := newSeededCluster(t, 2, "t")
+	// Not parallel: a poll that has nothing to wait for must end within 2 s, which a loaded machine could stretch.
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -683,7 +688,8 @@ func TestOffsetResetNoneMixed(t *testing.T) {
 // polled but did not commit may come again after a rebalance, as with
 // Java's consumer.)
 func TestSeekNotReplayed(t *testing.T) {
-	servers := newSeededCluster(t, 2, "t")
+	t.Parallel()
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -735,7 +741,8 @@ func TestSeekNotReplayed(t *testing.T) {
 // the same fetch as records is not dropped: the records come first, and
 // the next poll fails with the error, naming its partition.
 func TestPollKeepsErrorWithRecords(t *testing.T) {
-	servers := newSeededCluster(t, 2, "t")
+	t.Parallel()
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
@@ -770,7 +777,8 @@ func TestPollKeepsErrorWithRecords(t *testing.T) {
 // must fail naming them (as Java's CommitFailedException does), not
 // return true; and the records it polled are delivered again, as it says.
 func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": false}
@@ -826,7 +834,8 @@ func TestCommitAfterRebalanceSaysNotCommitted(t *testing.T) {
 // the partitions are revoked, so the commit after the rebalance succeeds
 // and nothing is delivered again.
 func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(2, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest"}
@@ -854,7 +863,8 @@ func TestCommitAfterRebalanceAutoCommit(t *testing.T) {
 // poll, a commit, a seek or destroy), never while it may still be working
 // on it: a crash then redelivers those records instead of losing them.
 func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -868,7 +878,9 @@ func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
 		return Format(v)
 	}
 	// Twenty auto-commit intervals while the caller "works": nothing
-	// committed.
+	// committed. A fixed sleep, not a wait for a condition: what it shows
+	// is that nothing happens, and no event marks the moment after which
+	// an auto-commit can no longer come.
 	time.Sleep(2 * time.Second)
 	if got := committed(); got != `("t" => (("partition" => 0 "committed" => null "end" => 3 "lag" => 3)))` {
 		t.Errorf("while the caller works on what it polled: %s; want nothing committed", got)
@@ -891,11 +903,9 @@ func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
 // group error reads when taken for a partition's), and the commit does not
 // claim success: nothing it polled was committed.
 func TestBrokerGoneMidGroup(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	servers := strings.Join(c.ListenAddrs(), ",")
+	t.Parallel()
+	cluster := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("t"))
+	servers := cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -903,7 +913,7 @@ func TestBrokerGoneMidGroup(t *testing.T) {
 	cons := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t",
 		"auto-offset-reset": "earliest", "request-timeout": 3000, "session-timeout": 6000, "heartbeat-interval": 500}))
 	pollValues(t, lib, cons, 2, nil)
-	c.Close()
+	cluster.Close()
 
 	var pollErr error
 	for deadline := time.Now().Add(20 * time.Second); pollErr == nil && time.Now().Before(deadline); {
@@ -925,7 +935,8 @@ func TestBrokerGoneMidGroup(t *testing.T) {
 // partition only joins the next fetch, so it used to come seconds late,
 // often after a 3 s poll; the fetch wait is now Java's 500 ms.
 func TestSeekPastEnd(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "sk"))
+	// Not parallel: the message must come within one 3 s poll, which a loaded machine could stretch.
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("sk")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "sk"}))
@@ -949,7 +960,8 @@ func TestSeekPastEnd(t *testing.T) {
 // assignment that cannot come; a topic that does not exist yet may still
 // be sought.
 func TestSeekMissingPartition(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "sk"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("sk")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "sk"}))

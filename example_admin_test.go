@@ -3,28 +3,23 @@ package kafkabpl_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/brain4it/kafkabpl/embedded"
 )
-
-// startCluster starts a one-broker in-process cluster on a free port of
-// 127.0.0.1 and returns it with its servers.
-func startCluster() (*kfake.Cluster, string) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		panic(err)
-	}
-	return c, strings.Join(c.ListenAddrs(), ",")
-}
 
 // The admin functions as a BPL script calls them, on an admin handle or
 // straight on the servers.
 func Example_admin() {
-	cluster, servers := startCluster()
+	// One broker that creates no topic on first use: what exists is what
+	// the admin functions made.
+	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
+	if err != nil {
+		panic(err)
+	}
 	defer cluster.Close()
+	servers := cluster.Servers()
 	ctx := context.Background()
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)
@@ -62,8 +57,14 @@ func Example_admin() {
 
 // A consumer group's lag: what it has yet to read, from what it committed.
 func ExampleLibrary_DescribeGroup() {
-	cluster, servers := startCluster()
+	// One broker that creates no topic on first use: what exists is what
+	// the admin functions made.
+	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
+	if err != nil {
+		panic(err)
+	}
 	defer cluster.Close()
+	servers := cluster.Servers()
 	ctx := context.Background()
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)

@@ -88,7 +88,8 @@ func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) 
 // TestSeedExamples runs the user's own examples, in Go terms, against a
 // local cluster (the seed's localhost:9092 is the test cluster here).
 func TestSeedExamples(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 
 	// A consumer subscribed before the sends, to see them.
@@ -147,7 +148,8 @@ func TestSeedExamples(t *testing.T) {
 
 // TestBrain4itNames runs a script in the style of brain4it's Java library.
 func TestBrain4itNames(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-producer", servers, nv{"key-serializer", "org.apache.kafka.common.serialization.StringSerializer"}, nv{"value-serializer", "StringSerializer"})
 	c := mustCall(t, lib, "kafka-consumer", servers, nv{"group-id", "g1"}, nv{"auto.offset.reset", "earliest"})
@@ -180,7 +182,8 @@ func TestBrain4itNames(t *testing.T) {
 // TestBadInputs checks that every bad call fails with the right error type,
 // a message naming the function and what was wrong, and no panic.
 func TestBadInputs(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers).(string)
 	c := mustCall(t, lib, "kafka-create", "consumer", servers).(string)
@@ -251,7 +254,8 @@ func TestBadInputs(t *testing.T) {
 // TestClosedLibrary checks that Close destroys every handle and that later
 // calls fail with ErrClosed.
 func TestClosedLibrary(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := New()
 	ctx := context.Background()
 	p := must[string](t)(lib.Create(ctx, Producer, servers))

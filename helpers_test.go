@@ -2,26 +2,24 @@ package kafkabpl
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/brain4it/kafkabpl/embedded"
 )
 
-// newCluster starts an in-process kfake cluster that behaves like a stock
-// broker (topics created on first use, one partition) and returns its
-// servers, comma-joined. It listens on 127.0.0.1 only.
-func newCluster(t testing.TB, opts ...kfake.Opt) string {
+// newCluster starts an in-process cluster with the embedded package, as
+// the kafkabpl command does, on free ports of 127.0.0.1, and closes it at
+// the end of the test. With no options it behaves like a stock broker: one
+// broker, topics created on first use with one partition. Tests add what
+// they need: Brokers(3), NoAutoCreate() (what exists is what the test
+// made), Partitions(n) with Topics(...), KfakeOptions(...) for SASL or TLS.
+// Kfake() reaches kfake's control functions (faults, moving leaders).
+func newCluster(t testing.TB, opts ...embedded.Option) *embedded.Cluster {
 	t.Helper()
-	c := newKfake(t, opts...)
-	return strings.Join(c.ListenAddrs(), ",")
-}
-
-func newKfake(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
-	t.Helper()
-	base := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1)}
-	c, err := kfake.NewCluster(append(base, opts...)...)
+	c, err := embedded.Start(append([]embedded.Option{embedded.Port(0)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +44,46 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// waitFor checks cond every 10 ms until it holds, or fails the test after
+// 20 s, saying what it waited for.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitInside waits until a goroutine the test started (not one of another
+// test running in parallel) is inside the package's function fn, named as
+// stack traces name it, such as "(*consumerState).fetch": a call that
+// blocks, caught while it is in flight.
+func waitInside(t *testing.T, fn string) {
+	t.Helper()
+	in := "\ngithub.com/brain4it/kafkabpl." + fn + "("
+	by := "\ncreated by github.com/brain4it/kafkabpl." + t.Name() + " in goroutine "
+	waitFor(t, fn+" to run", func() bool {
+		buf := make([]byte, 1<<16)
+		for {
+			n := runtime.Stack(buf, true)
+			if n < len(buf) {
+				buf = buf[:n]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, in) && strings.Contains(g, by) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func must[T any](t testing.TB) func(T, error) T {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -81,8 +82,9 @@ func TestJavaMurmur2Vectors(t *testing.T) {
 // Java's client would choose, and that the same key always goes to the
 // same partition.
 func TestKeysLandLikeJava(t *testing.T) {
+	t.Parallel()
 	const parts = 7
-	servers := newCluster(t, kfake.SeedTopics(parts, "keyed"))
+	servers := newCluster(t, embedded.Partitions(parts), embedded.Topics("keyed")).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "keyed"})
@@ -103,7 +105,8 @@ func TestKeysLandLikeJava(t *testing.T) {
 }
 
 func TestPartitionChoice(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(3, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(3), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "t"})
 	partitionsOf := func(n int) map[int64]int {
@@ -149,7 +152,9 @@ func TestPartitionChoice(t *testing.T) {
 // TestSendBatches checks that one call with many messages is sent in a few
 // produce requests, not one per message.
 func TestSendBatches(t *testing.T) {
-	kc := newKfake(t, kfake.SeedTopics(1, "bulk"))
+	t.Parallel()
+	cluster := newCluster(t, embedded.Topics("bulk"))
+	kc := cluster.Kfake()
 	var produces atomic.Int64
 	kc.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 		kc.KeepControl()
@@ -158,7 +163,7 @@ func TestSendBatches(t *testing.T) {
 	})
 	lib := newLib(t)
 	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, strings.Join(kc.ListenAddrs(), ",")))
+	p := must[string](t)(lib.Create(ctx, Producer, cluster.Servers()))
 	msgs := make([]Message, 10000)
 	for i := range msgs {
 		msgs[i].Value = fmt.Sprintf("reading %d", i)
@@ -178,15 +183,12 @@ func TestSendBatches(t *testing.T) {
 // how many were delivered and why the others were not, and keeps the Kafka
 // error reachable.
 func TestSendPartialFailure(t *testing.T) {
+	t.Parallel()
 	// No auto-creation: "missing" does not exist.
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "present"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("present")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": strings.Join(kc.ListenAddrs(), ","), "allow-auto-create-topics": false}))
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "allow-auto-create-topics": false}))
 	n, err := lib.Send(ctx, p, []string{"present", "missing"}, []Message{{Value: "a"}, {Value: "b"}})
 	if n != 2 {
 		t.Errorf("delivered %d, want 2", n)
@@ -199,6 +201,7 @@ func TestSendPartialFailure(t *testing.T) {
 // TestUnreachable checks that with no broker listening every call fails in
 // bounded time with a Timeout error that names the servers.
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	const servers = "127.0.0.1:1" // loopback, where nothing listens
@@ -249,20 +252,39 @@ func TestUnreachable(t *testing.T) {
 // TestDestroyFinishesSends checks that destroying a producer while a send
 // is in flight lets the send deliver everything first.
 func TestDestroyFinishesSends(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "linger": 300}))
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
 	var sent int
 	var sendErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { sent, sendErr = lib.Send(ctx, p, []string{"t"}, []Message{{Value: "last words"}}) })
-	time.Sleep(50 * time.Millisecond) // the send is lingering now
+	sendDone := make(chan struct{})
+	go func() {
+		defer close(sendDone)
+		sent, sendErr = lib.Send(ctx, p, []string{"t"}, []Message{{Value: "last words"}})
+	}()
+	// Destroy while the record lingers in the producer's buffer. (Should
+	// the machine be so slow that the send finished first, the test
+	// still checks the message arrived.)
+	waitFor(t, "the send to linger", func() bool {
+		select {
+		case <-sendDone:
+			return true
+		default:
+		}
+		h, err := lib.acquire(p, Producer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.calls.Done()
+		return h.cl.BufferedProduceRecords() > 0
+	})
 	if ok, err := lib.Destroy(ctx, p); !ok || err != nil {
 		t.Fatalf("destroy: %v %v", ok, err)
 	}
-	wg.Wait()
+	<-sendDone
 	if sent != 1 || sendErr != nil {
 		t.Fatalf("send during destroy: %d %v", sent, sendErr)
 	}
@@ -274,7 +296,8 @@ func TestDestroyFinishesSends(t *testing.T) {
 // TestConcurrentUse works one producer and one consumer from many
 // goroutines at once (run with -race).
 func TestConcurrentUse(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -331,7 +354,8 @@ func TestConcurrentUse(t *testing.T) {
 // TestDestroyDuringPoll checks that a poll in flight returns at once when
 // its consumer is destroyed, and that the id is unknown afterwards.
 func TestDestroyDuringPoll(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
@@ -340,7 +364,7 @@ func TestDestroyDuringPoll(t *testing.T) {
 		_, err := lib.Poll(ctx, c, 30*time.Second)
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitInside(t, "(*consumerState).fetch") // the poll waits for records
 	start := time.Now()
 	if ok, err := lib.Destroy(ctx, c); !ok || err != nil {
 		t.Fatalf("destroy: %v %v", ok, err)
@@ -364,7 +388,8 @@ func TestDestroyDuringPoll(t *testing.T) {
 // TestSendCallWideKey checks "key" => k: it keys every message that has no
 // name of its own; a message's name still wins.
 func TestSendCallWideKey(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -378,7 +403,8 @@ func TestSendCallWideKey(t *testing.T) {
 // value, key or header, never as Kafka's null: a null value is a tombstone,
 // which on a compacted topic deletes the key.
 func TestEmptyIsNotNull(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
@@ -414,7 +440,8 @@ func TestEmptyIsNotNull(t *testing.T) {
 // TestNumericKeysNameMessages checks that keys read by a numeric
 // deserializer name their messages with their BPL text.
 func TestNumericKeysNameMessages(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t", "key-deserializer": "Integer", "value-deserializer": "Double"})
 	p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "key-serializer": "Integer", "value-serializer": "Double"})
@@ -426,7 +453,8 @@ func TestNumericKeysNameMessages(t *testing.T) {
 
 // TestCompressionRoundTrip sends and receives with every codec.
 func TestCompressionRoundTrip(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
 		topic := "c-" + codec
@@ -444,7 +472,8 @@ func TestCompressionRoundTrip(t *testing.T) {
 // producer's idempotence off: the config turns it off, and the messages
 // arrive.
 func TestAcksWithoutIdempotence(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
 	for _, acks := range []any{1, 0} {
@@ -466,14 +495,17 @@ func TestAcksWithoutIdempotence(t *testing.T) {
 // once, so a control function plays the slow broker. (A topic the
 // metadata does not list fails at once: TestSendPartialFailure.)
 func TestSendWaitsForNewTopic(t *testing.T) {
+	// Not parallel: under load its order check has failed now and then
+	// (key a's two messages swapped), before any test ran in parallel;
+	// it runs alone until that is understood.
 	for _, autoCreate := range []bool{true, false} {
 		t.Run(fmt.Sprintf("allow-auto-create-topics=%v", autoCreate), func(t *testing.T) {
-			c := newKfake(t, kfake.SeedTopics(2, "new"))
+			cluster := newCluster(t, embedded.Partitions(2), embedded.Topics("new"))
 			const refusals = 8
-			refused := refuseProduce(c, refusals)
+			refused := refuseProduce(cluster.Kfake(), refusals)
 			lib := newLib(t)
 			ctx := testCtx(t)
-			servers := strings.Join(c.ListenAddrs(), ",")
+			servers := cluster.Servers()
 			p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "allow-auto-create-topics": autoCreate}))
 			msgs := []Message{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}, {Key: "a", Value: "3"}, {Key: "b", Value: "4"}}
 			if n, err := lib.Send(ctx, p, []string{"new"}, msgs); err != nil || n != len(msgs) {
@@ -506,11 +538,12 @@ func TestSendWaitsForNewTopic(t *testing.T) {
 // but its leader refuses records until send-timeout: a Timeout that says
 // so, with the Kafka error reachable.
 func TestSendTopicNeverHosted(t *testing.T) {
-	c := newKfake(t, kfake.SeedTopics(1, "stuck"))
-	refused := refuseProduce(c, -1)
+	t.Parallel()
+	cluster := newCluster(t, embedded.Topics("stuck"))
+	refused := refuseProduce(cluster.Kfake(), -1)
 	lib := newLib(t)
 	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": strings.Join(c.ListenAddrs(), ","), "send-timeout": 6000}))
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": cluster.Servers(), "send-timeout": 6000}))
 	n, err := lib.Send(ctx, p, []string{"stuck"}, []Message{{Value: "a"}})
 	if n != 0 || !errors.Is(err, ErrTimeout) || !errors.Is(err, kerr.UnknownTopicOrPartition) ||
 		!strings.Contains(err.Error(), `topic "stuck": the brokers list it but its leader did not take records within 6s`) {
@@ -555,7 +588,8 @@ func refuseProduce(c *kfake.Cluster, n int32) *atomic.Int32 {
 // that names the setting and its value, since kgo words its own limit as
 // if the broker had refused the record.
 func TestSendTooLarge(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "max-message-bytes": 1000}))
@@ -570,7 +604,8 @@ func TestSendTooLarge(t *testing.T) {
 // reported them in (a batch in flight and a buffered one fail apart; the
 // full suite under -race once saw a key's two messages swap).
 func TestResendKeepsOrder(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(1, "t"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -602,7 +637,9 @@ func TestResendKeepsOrder(t *testing.T) {
 // send-timeout, as Java's does. kfake creates topics at once, so a control
 // function plays the busy broker for the first 8 metadata requests.
 func TestSendWaitsWhileTopicIsCreated(t *testing.T) {
-	c := newKfake(t)
+	t.Parallel()
+	cluster := newCluster(t)
+	c := cluster.Kfake()
 	var answered atomic.Int32
 	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
@@ -615,7 +652,7 @@ func TestSendWaitsWhileTopicIsCreated(t *testing.T) {
 			return nil, nil, false
 		}
 		resp := req.ResponseKind().(*kmsg.MetadataResponse)
-		for i, addr := range c.ListenAddrs() {
+		for i, addr := range cluster.Addrs() {
 			host, port, _ := strings.Cut(addr, ":")
 			b := kmsg.NewMetadataResponseBroker()
 			b.NodeID, b.Host, b.Port = int32(i), host, int32(must[int](t)(strconv.Atoi(port)))
@@ -628,7 +665,7 @@ func TestSendWaitsWhileTopicIsCreated(t *testing.T) {
 	})
 	lib := newLib(t)
 	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, strings.Join(c.ListenAddrs(), ",")))
+	p := must[string](t)(lib.Create(ctx, Producer, cluster.Servers()))
 	if n, err := lib.Send(ctx, p, []string{"fresh"}, []Message{{Value: "first"}}); n != 1 || err != nil {
 		t.Errorf("sent %d: %v", n, err)
 	}
@@ -642,7 +679,8 @@ func TestSendWaitsWhileTopicIsCreated(t *testing.T) {
 // send-timeout (the broker could be creating it), then says which topic
 // never appeared, as a Timeout that keeps the Kafka error reachable.
 func TestSendTopicNeverCreated(t *testing.T) {
-	servers := newSeededCluster(t, 1, "present") // no auto-creation
+	t.Parallel()
+	servers := newCluster(t, embedded.NoAutoCreate(), embedded.Topics("present")).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "send-timeout": 2000}))

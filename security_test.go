@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -39,9 +40,11 @@ func roundTrip(t *testing.T, lib *Library, cfg map[string]any) {
 }
 
 func TestSASL(t *testing.T) {
+	t.Parallel()
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		t.Run(mech, func(t *testing.T) {
-			servers := newCluster(t, kfake.EnableSASL(), kfake.Superuser(mech, "iot", "s3cret-pass"), kfake.SeedTopics(1, "secure"))
+			t.Parallel()
+			servers := newCluster(t, embedded.Topics("secure"), embedded.KfakeOptions(kfake.EnableSASL(), kfake.Superuser(mech, "iot", "s3cret-pass"))).Servers()
 			lib := newLib(t)
 			roundTrip(t, lib, map[string]any{"servers": servers, "sasl": map[string]any{"mechanism": mech, "username": "iot", "password": "s3cret-pass"}})
 
@@ -62,6 +65,7 @@ func TestSASL(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca, caKey := newCert(t, nil, nil, "test CA")
 	serverCert, serverKey := newCert(t, ca, caKey, "kafka")
@@ -82,7 +86,7 @@ func TestTLS(t *testing.T) {
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		MinVersion:   tls.VersionTLS12,
 	}
-	servers := newCluster(t, kfake.TLS(serverTLS), kfake.SeedTopics(1, "secure"))
+	servers := newCluster(t, embedded.Topics("secure"), embedded.KfakeOptions(kfake.TLS(serverTLS))).Servers()
 	lib := newLib(t)
 	roundTrip(t, lib, map[string]any{"servers": servers, "tls": map[string]any{"ca-file": caFile, "cert-file": certFile, "key-file": keyFile}})
 
