@@ -21,6 +21,7 @@ func handleConfig(t *testing.T, lib *Library, id string) *config {
 // TestBrain4itDefaults checks that brain4it's kafka-consumer uses the
 // consumer defaults of brain4it's Java library, and kafka-create Kafka's.
 func TestBrain4itDefaults(t *testing.T) {
+	t.Parallel()
 	lib := newLib(t)
 	servers := "127.0.0.1:1" // nothing is dialed
 	b4 := handleConfig(t, lib, mustCall(t, lib, "kafka-consumer", servers).(string))
@@ -56,7 +57,8 @@ func TestBrain4itDefaults(t *testing.T) {
 // polls, never commits and is deleted leaves its group's offsets where they
 // were, so the next consumer of the group reads the same messages again.
 func TestBrain4itReplay(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-producer", servers)
 	mustCall(t, lib, "kafka-send", p, "replay", []any{"a", "b", "c"})
@@ -74,6 +76,7 @@ func TestBrain4itReplay(t *testing.T) {
 // TestBrain4itUnknownKeys checks that brain4it's names warn about a key they
 // do not know and go on, while kafka-create fails on it.
 func TestBrain4itUnknownKeys(t *testing.T) {
+	t.Parallel()
 	lib := newLib(t)
 	var warnings strings.Builder
 	lib.SetLogOutput(&warnings)
@@ -104,7 +107,8 @@ func TestBrain4itUnknownKeys(t *testing.T) {
 // TestPollNotSubscribed checks that a poll of a consumer subscribed to
 // nothing fails, under both names, rather than return () for ever.
 func TestPollNotSubscribed(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := newLib(t)
 	for _, c := range []any{
 		mustCall(t, lib, "kafka-consumer", servers),

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -64,8 +63,9 @@ func (m *rawMember) join(ctx context.Context, topics []string, session time.Dura
 // group at once, with a LeaveGroup the coordinator sees, not wait out the
 // dead member's session.
 func TestDestroyDuringRebalance(t *testing.T) {
-	c := newKfake(t, kfake.SeedTopics(2, "t"))
-	servers := strings.Join(c.ListenAddrs(), ",")
+	t.Parallel()
+	cluster := newCluster(t, embedded.Partitions(2), embedded.Topics("t"))
+	c, servers := cluster.Kfake(), cluster.Servers()
 	var mu sync.Mutex
 	var left []string
 	c.ControlKey(int16(kmsg.LeaveGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
@@ -89,7 +89,7 @@ func TestDestroyDuringRebalance(t *testing.T) {
 	h.calls.Done()
 
 	// A member joins and dies: it never heartbeats again.
-	raw := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...)))
+	raw := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...)))
 	defer raw.Close()
 	ghost := &rawMember{cl: raw, group: "g"}
 	if err := ghost.join(ctx, []string{"t"}, 20*time.Second); err != nil {

@@ -24,6 +24,7 @@ func returning(v any) goFunc {
 // TestBPLTransformForms checks how the value a BPL transform returns
 // becomes outputs, and that a list value is never taken for outputs.
 func TestBPLTransformForms(t *testing.T) {
+	t.Parallel()
 	lib := New()
 	in := &Record{&kgo.Record{Topic: "in", Key: []byte("k"), Value: []byte("v")}, defaultConfig()}
 	out := func(args ...any) any { return mustCall(t, lib, "kafka-output", args...) }
@@ -79,6 +80,7 @@ func TestBPLTransformForms(t *testing.T) {
 // TestBPLOutputPrints checks that kafka-output values print as the calls
 // that make them.
 func TestBPLOutputPrints(t *testing.T) {
+	t.Parallel()
 	lib := New()
 	o := mustCall(t, lib, "kafka-output", "v", nv{"topic", "t"}, nv{"key", "k"}, nv{"partition", 2}, nv{"headers", bplList(t, nv{"h", "x"})})
 	if got := Format(o); got != `(kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x"))` {
@@ -91,6 +93,7 @@ func TestBPLOutputPrints(t *testing.T) {
 
 // TestBPLStreamArgs checks kafka-stream's and kafka-output's bad inputs.
 func TestBPLStreamArgs(t *testing.T) {
+	t.Parallel()
 	lib := New()
 	fn := returning(nil)
 	servers := "127.0.0.1:1"
@@ -122,7 +125,8 @@ func TestBPLStreamArgs(t *testing.T) {
 // TestBPLStream runs a stream through the BPL functions, its transform a
 // function value, and reads its status list.
 func TestBPLStream(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := streamLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	mustCall(t, lib, "kafka-send", p, "in", bplList(t, nv{"a", "1"}, nv{"b", "2"}, nv{"c", "3"}))

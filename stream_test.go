@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/brain4it/kafkabpl/embedded"
 )
 
 // readAll reads n records from topics, read_committed, from the beginning,
@@ -88,9 +88,11 @@ func sendValues(t *testing.T, lib *Library, servers, topic string, msgs ...Messa
 
 // TestStreamForms runs each kind of transform, under both guarantees.
 func TestStreamForms(t *testing.T) {
+	t.Parallel()
 	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
 		t.Run(g.String(), func(t *testing.T) {
-			servers := newCluster(t)
+			t.Parallel()
+			servers := newCluster(t).Servers()
 			lib := streamLib(t)
 			sendValues(t, lib, servers, "in", Message{Key: "k1", Value: "a"}, Message{Key: "k2", Value: "b"}, Message{Value: "c"})
 			upper := func(_ context.Context, r *Record) ([]StreamOutput, error) {
@@ -144,10 +146,12 @@ func poisonTransform(_ context.Context, r *Record) ([]StreamOutput, error) {
 // TestStreamOnError puts a poison message between good ones, under each
 // policy and both guarantees.
 func TestStreamOnError(t *testing.T) {
+	t.Parallel()
 	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
 		for _, policy := range []OnError{StopOnError, SkipOnError, DeadLetterOnError} {
 			t.Run(g.String()+"/"+policy.String(), func(t *testing.T) {
-				servers := newCluster(t, kfake.SeedTopics(1, "in"))
+				t.Parallel()
+				servers := newCluster(t, embedded.Topics("in")).Servers()
 				lib := streamLib(t)
 				sendValues(t, lib, servers, "in",
 					Message{Key: "k", Value: "one"}, Message{Key: "k", Value: "two"},
@@ -212,7 +216,8 @@ func TestStreamOnError(t *testing.T) {
 // TestStreamUndecodable sends a value the stream's deserializer cannot
 // read: it goes to the dead-letter topic named in the spec, with its type.
 func TestStreamUndecodable(t *testing.T) {
-	servers := newCluster(t)
+	t.Parallel()
+	servers := newCluster(t).Servers()
 	lib := streamLib(t)
 	ip := must[string](t)(lib.Create(testCtx(t), Producer, map[string]any{"servers": servers, "value-serializer": "Integer"}))
 	must[int](t)(lib.Send(testCtx(t), ip, []string{"nums"}, []Message{{Value: 1}}))
@@ -240,7 +245,8 @@ func TestStreamUndecodable(t *testing.T) {
 // TestStreamOrder checks that the outputs of each input partition keep
 // the input order, with several partitions and a key per partition.
 func TestStreamOrder(t *testing.T) {
-	servers := newCluster(t, kfake.SeedTopics(4, "in"), kfake.SeedTopics(4, "out"))
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("in", "out")).Servers()
 	lib := streamLib(t)
 	var msgs []Message
 	for i := range 400 {
@@ -264,6 +270,7 @@ func TestStreamOrder(t *testing.T) {
 // TestStreamBadSpec checks the errors of a spec or config a stream cannot
 // run with.
 func TestStreamBadSpec(t *testing.T) {
+	t.Parallel()
 	lib := streamLib(t)
 	id := func(_ context.Context, r *Record) ([]StreamOutput, error) { return nil, nil }
 	ok := StreamSpec{From: []string{"in"}, To: "out", Transform: id}
