@@ -147,6 +147,7 @@ func BenchmarkPoll(b *testing.B) {
 				if err != nil || got == 0 {
 					b.Fatal(n, err)
 				}
+				size += got // the check below: something was read
 				n += got
 			}
 			lib.Destroy(ctx, c)

@@ -391,18 +391,20 @@ type produced struct {
 	first error
 }
 
+// produce returns the function that writes a record of the batch. One
+// promise serves every record (a func literal inside the returned one
+// allocated once per record).
 func (p *produced) produce(s *stream) func(r *kgo.Record) {
-	return func(r *kgo.Record) {
-		s.cl.Produce(s.workCtx, r, func(r *kgo.Record, err error) {
-			if err != nil {
-				p.mu.Lock()
-				if p.first == nil {
-					p.first = wrapf(errKafka, err, "write to topic %q", r.Topic)
-				}
-				p.mu.Unlock()
+	promise := func(r *kgo.Record, err error) {
+		if err != nil {
+			p.mu.Lock()
+			if p.first == nil {
+				p.first = wrapf(errKafka, err, "write to topic %q", r.Topic)
 			}
-		})
+			p.mu.Unlock()
+		}
 	}
+	return func(r *kgo.Record) { s.cl.Produce(s.workCtx, r, promise) }
 }
 
 func (p *produced) err() error {
