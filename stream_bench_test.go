@@ -31,9 +31,9 @@ const benchStreamN = 100000 // records per stream iteration
 const benchStreamIn = "bench-stream-in"
 
 // fillStreamTopic puts benchStreamN keyed records in bench-stream-in (four
-// partitions), once.
-var fillStreamTopic = sync.OnceValue(func() error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(benchCluster(), ",")...))
+// partitions) on the cluster at servers.
+func fillStreamTopic(servers string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ var fillStreamTopic = sync.OnceValue(func() error {
 		recs[i] = &kgo.Record{Topic: benchStreamIn, Key: []byte(fmt.Sprint(i % 100)), Value: []byte(benchValue)}
 	}
 	return cl.ProduceSync(context.Background(), recs...).FirstErr()
-})
+}
 
 // identity is a Go transform that writes each input's key and value to the
 // stream's output topic, as a program would write it with the Go API.
@@ -66,8 +66,8 @@ func identityBytes(_ context.Context, in *Record) ([]StreamOutput, error) {
 type streamRunner func(ctx context.Context, servers, group, out string) (stop func() (int64, error), err error)
 
 func BenchmarkStream(b *testing.B) {
-	servers := benchCluster()
-	if err := fillStreamTopic(); err != nil {
+	servers := newCluster(b).Servers()
+	if err := fillStreamTopic(servers); err != nil {
 		b.Fatal(err)
 	}
 	adminCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
