@@ -146,6 +146,10 @@ type stream struct {
 	done       chan struct{} // closed when run returns
 	detached   bool          // stop left the group but kgo still holds the client
 
+	// Used by run's goroutine only.
+	outs []*kgo.Record // transformOne's result, reused
+	slab []kgo.Record  // what newRecord hands out
+
 	totals counts // committed work, under atomic access
 	mu     sync.Mutex
 	state  StreamState
@@ -420,8 +424,10 @@ func (p *produced) err() error {
 func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCounts, []*kgo.Record, error) {
 	var b batchCounts
 	done := make([]*kgo.Record, 0, len(recs))
-	for _, kr := range recs {
-		in := &Record{kr, s.h.cfg}
+	ins := make([]Record, len(recs)) // one allocation for the batch's inputs
+	for i, kr := range recs {
+		in := &ins[i]
+		*in = Record{kr, s.h.cfg}
 		outs, err := s.transformOne(in)
 		if err != nil {
 			switch s.spec.OnError {
@@ -450,7 +456,8 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 }
 
 // transformOne runs the transform on one input and serializes its outputs;
-// the error, if any, names the input.
+// the error, if any, names the input. The slice it returns is reused by
+// the next call: write its records out first.
 func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
 	where := func(err error) error {
 		return &streamInputError{topic: in.Topic(), partition: in.Partition(), offset: in.Offset(), err: err}
@@ -462,15 +469,27 @@ func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
 	if err != nil {
 		return nil, where(err)
 	}
-	recs := make([]*kgo.Record, len(outs))
+	s.outs = s.outs[:0]
 	for i, o := range outs {
 		r, err := s.record(o, i+1)
 		if err != nil {
 			return nil, where(err)
 		}
-		recs[i] = r
+		s.outs = append(s.outs, r)
 	}
-	return recs, nil
+	return s.outs, nil
+}
+
+// newRecord returns a zeroed record for an output, from a slab that is
+// allocated 256 records at a time: kgo keeps each until its write is
+// acknowledged, which keeps its slab alive as long.
+func (s *stream) newRecord() *kgo.Record {
+	if len(s.slab) == 0 {
+		s.slab = make([]kgo.Record, 256)
+	}
+	r := &s.slab[0]
+	s.slab = s.slab[1:]
+	return r
 }
 
 // record serializes output pos of an input.
@@ -489,7 +508,8 @@ func (s *stream) record(o StreamOutput, pos int) (*kgo.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &kgo.Record{Topic: topic, Key: key, Value: val, Partition: -1, Timestamp: o.Timestamp}
+	r := s.newRecord()
+	*r = kgo.Record{Topic: topic, Key: key, Value: val, Partition: -1, Timestamp: o.Timestamp}
 	if o.Partition != nil {
 		if r.Partition = *o.Partition; r.Partition < 0 {
 			return nil, errorf(ErrInvalidArgument, "output %d: partition %d is negative", pos, r.Partition)
