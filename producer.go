@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -100,7 +101,7 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 	deadline, _ := ctx.Deadline()
 	rctx, rcancel := context.WithDeadline(ctx, deadline.Add(-min(time.Second, time.Until(deadline)/10)))
 	defer rcancel()
-	t := &tally{left: len(recs), done: make(chan struct{})}
+	t := &tally{left: len(recs), done: make(chan struct{}), recs: recs, state: make([]recordState, len(recs))}
 	promise := t.promise // one func value: a method value in the loop allocates each time
 	for i := range recs {
 		h.cl.Produce(rctx, &recs[i], promise)
@@ -135,6 +136,28 @@ type tally struct {
 	unknown    []*kgo.Record
 	unknownErr error
 	resent     bool // some were sent again
+
+	// recs are the call's records, in the call's order (message by
+	// message, each to every topic); state[i] is what became of recs[i],
+	// and errs[i] why it failed.
+	recs  []kgo.Record
+	state []recordState
+	errs  map[int]error
+}
+
+// recordState is what became of one record of a Send.
+type recordState uint8
+
+const (
+	recordPending recordState = iota // not reported yet
+	recordDelivered
+	recordFailed
+)
+
+// index returns r's position in t.recs: kgo hands back the records Send
+// gave it, which are t.recs's elements.
+func (t *tally) index(r *kgo.Record) int {
+	return int((uintptr(unsafe.Pointer(r)) - uintptr(unsafe.Pointer(&t.recs[0]))) / unsafe.Sizeof(t.recs[0]))
 }
 
 func (t *tally) promise(r *kgo.Record, err error) {
@@ -142,6 +165,7 @@ func (t *tally) promise(r *kgo.Record, err error) {
 	defer t.mu.Unlock()
 	switch {
 	case err == nil:
+		t.state[t.index(r)] = recordDelivered
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		t.unknown = append(t.unknown, r)
 		t.unknownErr = err
@@ -158,6 +182,12 @@ func (t *tally) fail(r *kgo.Record, err error) {
 	if t.failed++; t.firstErr == nil {
 		t.firstErr, t.firstTopic = err, r.Topic
 	}
+	i := t.index(r)
+	t.state[i] = recordFailed
+	if t.errs == nil {
+		t.errs = map[int]error{}
+	}
+	t.errs[i] = err
 }
 
 // stillCreating returns the records refused with UNKNOWN_TOPIC_OR_PARTITION
@@ -286,7 +316,93 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 		// its own: name the one the caller can change here.
 		msg += fmt.Sprintf(" (a record, key and headers included, must fit in the producer's max-message-bytes, %d, and in the topic's max.message.bytes)", h.cfg.maxMessageBytes)
 	}
-	return delivered, wrapf(errorKind(cause), cause, "%s", msg)
+	return delivered, &SendError{Delivered: delivered, Failed: t.failures(len(topicsOf(t.recs))), err: wrapf(errorKind(cause), cause, "%s", msg)}
+}
+
+// topicsOf returns how the records of a Send go to topics: the distinct
+// topics of its first message, in order.
+func topicsOf(recs []kgo.Record) []string {
+	var topics []string
+	for i := range recs {
+		if slices.Contains(topics, recs[i].Topic) {
+			break
+		}
+		topics = append(topics, recs[i].Topic)
+	}
+	return topics
+}
+
+// failures lists the records that failed or were not confirmed, in the
+// call's order; a message's records are nTopics in a row.
+func (t *tally) failures(nTopics int) []SendFailure {
+	var out []SendFailure
+	for i, st := range t.state {
+		if st == recordDelivered {
+			continue
+		}
+		f := SendFailure{Message: i / nTopics, Topic: t.recs[i].Topic, Err: t.errs[i]}
+		if st == recordPending {
+			f.Unconfirmed = true
+			f.Err = errorf(ErrTimeout, "not confirmed within send-timeout: it may still arrive")
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// SendError is the error of a [Library.Send] that did not deliver every
+// record: Failed says which, so that a retry can send exactly those (in
+// Go, errors.As finds it in Send's error). Its message says how many were
+// delivered and why the others were not, and it wraps the cause's
+// sentinel (ErrTimeout, or the brokers' Kafka error).
+//
+// Hazard: a record that was not confirmed in time (Unconfirmed) may still
+// be written by the brokers; sending it again may write it twice.
+type SendError struct {
+	Delivered int           // records the brokers acknowledged
+	Failed    []SendFailure // the others, in the call's order
+	err       error
+}
+
+// SendFailure is one record of a Send that the brokers did not
+// acknowledge.
+type SendFailure struct {
+	Message     int    // the message's index in Send's messages, from 0
+	Topic       string // the topic of this record of the message
+	Err         error  // why
+	Unconfirmed bool   // time ran out before the brokers answered for it
+}
+
+// Error returns the summary: how many were delivered and why the rest
+// were not.
+func (e *SendError) Error() string { return e.err.Error() }
+
+// Unwrap returns the summary's error, which wraps the cause.
+func (e *SendError) Unwrap() error { return e.err }
+
+// ExceptionFields gives a BPL exception of a partial send its failed
+// records: ("delivered" => n "failed" => (("message" => 1 "topic" => "t"
+// "error" => "..." "unconfirmed" => false) ...)), message positions from 1
+// as kafka-send's messages count them, so a script can send exactly those
+// again.
+func (e *SendError) ExceptionFields() *List {
+	failed := &List{}
+	for _, f := range e.Failed {
+		l := &List{}
+		l.AppendNamed("message", int64(f.Message+1))
+		l.AppendNamed("topic", f.Topic)
+		var msg any
+		if f.Err != nil {
+			msg = f.Err.Error()
+		}
+		l.AppendNamed("error", msg)
+		l.AppendNamed("unconfirmed", f.Unconfirmed)
+		failed.Append(l)
+	}
+	out := &List{}
+	out.AppendNamed("delivered", int64(e.Delivered))
+	out.AppendNamed("failed", failed)
+	return out
 }
 
 // errorKind returns the sentinel cause wraps, or a plain marker so that a

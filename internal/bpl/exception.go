@@ -95,7 +95,16 @@ func (t *task) fromGo(f *frame, err error) error {
 		}
 		return t.exception(f, inner.Type, err.Error(), err)
 	}
-	return t.exception(f, kafkabpl.ErrorType(err), err.Error(), err)
+	e := t.exception(f, kafkabpl.ErrorType(err), err.Error(), err)
+	// A library error may say more than its message, for a handler to
+	// use: a partial kafka-send says which messages failed.
+	var more interface{ ExceptionFields() *kafkabpl.List }
+	if errors.As(err, &more) {
+		for name, v := range more.ExceptionFields().All() {
+			e.Value.AppendNamed(name, v)
+		}
+	}
+	return e
 }
 
 // fromValue makes an exception of an exception value, a list whose first
