@@ -21,6 +21,13 @@ package main
 //   - at-least-once: an identity stream over 200 keyed text messages:
 //     all of them, in order per key, duplicates counted (none expected
 //     without a crash), and the status counts.
+//   - killed and restarted: TestStreamCrash's restart scenario on the real
+//     broker, under each guarantee: `kafkabpl run` over 20,000 keyed
+//     inputs killed with SIGKILL mid-run and started again. Under
+//     exactly-once this takes about a minute: the killed process's open
+//     transaction holds back read_committed readers of the output until
+//     the broker aborts it, at the client's transaction timeout (franz-go's
+//     default 40 s, which streams keep) plus up to Kafka's 10 s sweep.
 
 import (
 	"context"
@@ -38,11 +45,22 @@ import (
 func TestRealKafkaStream(t *testing.T) {
 	t.Parallel()
 	java := needKafka(t)
+	bin := buildBinary(t)
 	k := startKafka(t, java)
-	concurrently(t, map[string]func(*testing.T){
+	tests := map[string]func(*testing.T){
 		"exactly-once, dead letter": func(t *testing.T) { testRealStreamExactlyOnce(t, k.servers) },
 		"at-least-once":             func(t *testing.T) { testRealStreamAtLeastOnce(t, k.servers) },
-	})
+	}
+	for _, g := range []string{"exactly-once", "at-least-once"} {
+		tests["killed and restarted/"+g] = func(t *testing.T) {
+			start := time.Now()
+			r := seedCrashRig(t, bin, g, []string{k.servers}, "crash-"+g+"-")
+			crashRestart(t, r)
+			r.checkOutput(t)
+			t.Logf("took %v", time.Since(start).Round(time.Millisecond))
+		}
+	}
+	concurrently(t, tests)
 }
 
 // logWriter writes the library's log lines to the test's log.

@@ -43,9 +43,6 @@ const (
 	crashPerKey     = 200
 	crashInputs     = crashKeys * crashPerKey
 	crashPartitions = 4
-	crashIn         = "in"
-	crashOut        = "out"
-	crashGroup      = "upcase"
 )
 
 // crashScript is the script each stream process runs: its guarantee, and
@@ -151,22 +148,31 @@ func crashSecondJoins(t *testing.T, r *crashRig) {
 // crashRig is one scenario's broker, seeded input topic and script.
 type crashRig struct {
 	bin, guarantee, script string
+	in, out, group         string // topic and group names
 	servers                string
 	addrs                  []string
 	adm                    *kadm.Client
 	ctx                    context.Context
 }
 
-// newCrashRig starts a broker process, creates the input and output topics
-// (crashPartitions each) and seeds the input.
+// newCrashRig starts a broker process of its own for a scenario, and
+// seeds it as seedCrashRig does.
 func newCrashRig(t *testing.T, bin, guarantee string) *crashRig {
+	t.Helper()
+	b := startBrokerProc(t, bin, "--port", "0", "--brokers", "1", "--no-auto-create")
+	return seedCrashRig(t, bin, guarantee, b.addrs, "")
+}
+
+// seedCrashRig creates on the brokers at addrs the input and output
+// topics (crashPartitions each), named with prefix, seeds the input and
+// writes the script.
+func seedCrashRig(t *testing.T, bin, guarantee string, addrs []string, prefix string) *crashRig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
 	t.Cleanup(cancel)
-	b := startBrokerProc(t, bin, "--port", "0", "--brokers", "1", "--no-auto-create")
-	r := &crashRig{bin: bin, guarantee: guarantee, addrs: b.addrs, ctx: ctx, adm: newAdmin(t, b.addrs)}
-	r.servers = b.addrs[0]
-	for _, topic := range []string{crashIn, crashOut} {
+	r := &crashRig{bin: bin, guarantee: guarantee, addrs: addrs, servers: addrs[0], ctx: ctx, adm: newAdmin(t, addrs),
+		in: prefix + "in", out: prefix + "out", group: prefix + "upcase"}
+	for _, topic := range []string{r.in, r.out} {
 		if _, err := r.adm.CreateTopic(ctx, crashPartitions, 1, nil, topic); err != nil {
 			t.Fatalf("create topic %s: %v", topic, err)
 		}
@@ -174,14 +180,14 @@ func newCrashRig(t *testing.T, bin, guarantee string) *crashRig {
 	rs := make([]*kgo.Record, 0, crashInputs)
 	for seq := range crashPerKey {
 		for k := range crashKeys {
-			rs = append(rs, &kgo.Record{Topic: crashIn, Key: fmt.Appendf(nil, "k%d", k), Value: fmt.Appendf(nil, "k%d-%d", k, seq)})
+			rs = append(rs, &kgo.Record{Topic: r.in, Key: fmt.Appendf(nil, "k%d", k), Value: fmt.Appendf(nil, "k%d-%d", k, seq)})
 		}
 	}
-	if err := newClient(t, b.addrs).ProduceSync(ctx, rs...).FirstErr(); err != nil {
+	if err := newClient(t, addrs).ProduceSync(ctx, rs...).FirstErr(); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	r.script = filepath.Join(t.TempDir(), "upcase.bpl")
-	writeFile(t, r.script, fmt.Sprintf(crashScript, crashGroup, crashIn, crashOut, guarantee, crashThrottle))
+	writeFile(t, r.script, fmt.Sprintf(crashScript, r.group, r.in, r.out, guarantee, crashThrottle))
 	return r
 }
 
@@ -198,13 +204,13 @@ func (r *crashRig) start(t *testing.T, name string) *peerProc {
 func (r *crashRig) committed() int64 {
 	ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 	defer cancel()
-	offsets, err := r.adm.FetchOffsets(ctx, crashGroup)
+	offsets, err := r.adm.FetchOffsets(ctx, r.group)
 	if err != nil {
 		return -1
 	}
 	var n int64
 	offsets.Each(func(o kadm.OffsetResponse) {
-		if o.Err == nil && o.Topic == crashIn && o.At > 0 {
+		if o.Err == nil && o.Topic == r.in && o.At > 0 {
 			n += o.At
 		}
 	})
@@ -244,9 +250,9 @@ func (r *crashRig) waitMembers(t *testing.T, n int, procs ...*peerProc) {
 	var last string
 	for {
 		ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
-		groups, err := r.adm.DescribeGroups(ctx, crashGroup)
+		groups, err := r.adm.DescribeGroups(ctx, r.group)
 		cancel()
-		if g, ok := groups[crashGroup]; err == nil && ok && g.Err == nil {
+		if g, ok := groups[r.group]; err == nil && ok && g.Err == nil {
 			assigned := 0
 			for _, m := range g.Members {
 				if c, ok := m.Assigned.AsConsumer(); ok && len(c.Topics) > 0 && len(c.Topics[0].Partitions) > 0 {
@@ -327,7 +333,7 @@ func (r *crashRig) term(t *testing.T, p *peerProc) int64 {
 func (r *crashRig) checkOutput(t *testing.T) {
 	t.Helper()
 	start := time.Now()
-	recs := readCommitted(t, r.ctx, r.addrs, crashOut, crashInputs)
+	recs := readCommitted(t, r.ctx, r.addrs, r.out, crashInputs)
 	t.Logf("read %d output records, read_committed, in %v", len(recs), time.Since(start).Round(time.Millisecond))
 	dups := checkPerKey(t, recs, r.guarantee == "exactly-once")
 	if r.guarantee == "at-least-once" {
@@ -336,7 +342,7 @@ func (r *crashRig) checkOutput(t *testing.T) {
 	}
 	// What read_uncommitted sees beyond them was written by transactions
 	// that were aborted: by the kill, or by a rebalance.
-	all := readUncommitted(t, r.ctx, r.addrs, crashOut, len(recs))
+	all := readUncommitted(t, r.ctx, r.addrs, r.out, len(recs))
 	t.Logf("exactly-once: read_uncommitted sees %d output records, %d of them from aborted transactions", all, all-len(recs))
 }
 
