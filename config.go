@@ -53,6 +53,9 @@ type config struct {
 	allowAutoCreate bool
 	sendTimeout     time.Duration
 
+	// stream
+	transactionTimeout time.Duration
+
 	// every kind
 	given          map[string]bool // the keys the user gave, by canonical name
 	requestTimeout time.Duration
@@ -109,6 +112,7 @@ func defaultConfigOf(d dialect) *config {
 		allowAutoCreate:    true,
 		sendTimeout:        30 * time.Second,
 		requestTimeout:     30 * time.Second,
+		transactionTimeout: 10 * time.Second,
 	}
 	if d == brain4itDialect {
 		c.autoCommit = false
@@ -249,6 +253,10 @@ var configKeys = []configKey{
 	}},
 	{"send-timeout", []string{"delivery.timeout.ms"}, func(c *config, r valueReader) (err error) {
 		c.sendTimeout, err = r.millis(1)
+		return err
+	}},
+	{"transaction-timeout", []string{"transaction.timeout.ms"}, func(c *config, r valueReader) (err error) {
+		c.transactionTimeout, err = r.millis(1000)
 		return err
 	}},
 	{"request-timeout", []string{"request.timeout.ms"}, func(c *config, r valueReader) (err error) {

@@ -195,6 +195,21 @@ func TestSendPartialFailure(t *testing.T) {
 	}
 	if !errors.Is(err, kerr.UnknownTopicOrPartition) || ErrorType(err) != "KafkaError" || !strings.Contains(err.Error(), "delivered 2 of 4 records; 2 failed, the first to topic \"missing\"") {
 		t.Errorf("error %v (%s)", err, ErrorType(err))
+	} // Which records failed, so a retry can send exactly those.
+	var se *SendError
+	if !errors.As(err, &se) {
+		t.Fatalf("error %T is not a *SendError", err)
+	}
+	var failed []string
+	for _, f := range se.Failed {
+		failed = append(failed, fmt.Sprint(f.Message, f.Topic, f.Unconfirmed, errors.Is(f.Err, kerr.UnknownTopicOrPartition)))
+	}
+	if se.Delivered != 2 || strings.Join(failed, " ") != "0missingfalse true 1missingfalse true" {
+		t.Errorf("delivered %d, failed %v", se.Delivered, failed)
+	}
+	// BPL's view of it.
+	if got := Format(se.ExceptionFields()); !strings.HasPrefix(got, `("delivered" => 2 "failed" => (("message" => 1 "topic" => "missing" "error" => `) || !strings.Contains(got, `("message" => 2 "topic" => "missing"`) {
+		t.Errorf("exception fields %s", got)
 	}
 }
 

@@ -180,7 +180,10 @@ type batchCounts struct {
 // them), which is how a stream grows past one machine. A stream reads from
 // the earliest offset when its group has committed none, unless
 // "auto-offset-reset" says otherwise. Under exactly-once, "acks" must be
-// "all" and idempotence on (the defaults).
+// "all" and idempotence on (the defaults), and "transaction-timeout"
+// (default 10 s) bounds both a batch (up to max-poll-records inputs, their
+// transform and writes) and how long a crashed process's open transaction
+// holds up read_committed readers of the outputs.
 //
 // Outputs of one input partition are written in input order. The stream
 // runs until [Library.Destroy], which finishes the batch in hand, commits
@@ -272,6 +275,10 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	if spec.Guarantee == ExactlyOnce {
 		opts = append(opts,
 			kgo.TransactionalID(cfg.group+"-"+h.id),
+			// A crashed process's open transaction holds up
+			// read_committed readers of the outputs until it times
+			// out: Kafka Streams' 10 s, not kgo's 40 s.
+			kgo.TransactionTimeout(cfg.transactionTimeout),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		)
 		if s.sess, err = kgo.NewGroupTransactSession(opts...); err == nil {

@@ -400,3 +400,22 @@ func TestCoreNames(t *testing.T) {
 	// a name brain4it's core does not have is still data
 	checkValues(t, []valueTest{{`(no-such-function 1)`, `(no-such-function 1)`}})
 }
+
+// fieldsErr is a library error that says more than its message.
+type fieldsErr struct{}
+
+func (fieldsErr) Error() string { return "delivered 1 of 2 records" }
+func (fieldsErr) ExceptionFields() *kafkabpl.List {
+	return kafkabpl.NewList().AppendNamed("delivered", int64(1))
+}
+
+// TestExceptionFields checks that what a library error says beyond its
+// message reaches the handler's exception value.
+func TestExceptionFields(t *testing.T) {
+	in := New(nil)
+	in.Define("partial", func(context.Context, *kafkabpl.List) (any, error) { return nil, fieldsErr{} })
+	got, _, err := run(t, in, `(try (partial) (ex "*" => ex))`)
+	if err != nil || got != `("KafkaError" "message" => "delivered 1 of 2 records" "delivered" => 1)` {
+		t.Errorf("got %s, %v", got, err)
+	}
+}
