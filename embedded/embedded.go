@@ -20,12 +20,9 @@
 //
 // Persistence: with DataDir the cluster writes topics, records and committed
 // group offsets under a directory and reloads them on the next Start. Close
-// writes a complete snapshot. Records and group commits are also written as
-// they happen, so they survive the process being killed (kill -9). The list
-// of topics, though, is written only by Close and by explicit topic creation
-// or deletion (Topics, CreateTopics, DeleteTopics), not when a topic is
-// auto-created (a limitation of kfake): after a crash, a topic auto-created
-// since that list was last written is lost with its records. Without
+// writes a complete snapshot. Records, group commits and topics (created
+// explicitly or on first use) are also written as they happen, so they
+// survive the process being killed (kill -9). Without
 // SyncWrites, written data sits in the operating system's cache: it survives
 // the process dying but not the machine losing power. The directory's format
 // is kfake's.
@@ -199,6 +196,9 @@ func Start(opts ...Option) (*Cluster, error) {
 	c.kc = kc
 	if !cfg.noAuto {
 		kc.ControlKey(int16(kmsg.Metadata), askOldMetadataToCreate)
+		if cfg.dataDir != "" {
+			kc.ControlKey(int16(kmsg.Metadata), createPersisted(kc, int32(cfg.partitions)))
+		}
 	}
 
 	// kfake seeds topics only into an empty data dir; creating them here
@@ -232,6 +232,41 @@ func askOldMetadataToCreate(req kmsg.Request) (kmsg.Response, error, bool) {
 		m.AllowAutoTopicCreation = true
 	}
 	return nil, nil, false
+}
+
+// createPersisted returns a control function that creates the topics a
+// Metadata request asks to be created on first use, the way an explicit
+// CreateTopics does, before kfake answers the request. kfake writes its
+// topic list only on explicit creation and on Close, so a topic it
+// auto-created itself was lost, records and all, when the process was
+// killed; created so, it is written at once. Existing topics are left as
+// they are (their creation fails with TopicAlreadyExists), and so are
+// names Kafka refuses, which kfake then answers for as usual.
+func createPersisted(kc *kfake.Cluster, partitions int32) func(kmsg.Request) (kmsg.Response, error, bool) {
+	return func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		m := req.(*kmsg.MetadataRequest)
+		if !m.AllowAutoTopicCreation || len(m.Topics) == 0 {
+			return nil, nil, false
+		}
+		var topics []string
+		for _, t := range m.Topics {
+			if t.Topic != nil && topicname.Check(*t.Topic) == nil {
+				topics = append(topics, *t.Topic)
+			}
+		}
+		if len(topics) == 0 {
+			return nil, nil, false
+		}
+		// Creating goes through kfake's own loop, which is running this
+		// function: let it run meanwhile.
+		kc.SleepControl(func() {
+			for _, t := range topics {
+				kc.CreateTopic(t, partitions, nil) // TopicAlreadyExists for most
+			}
+		})
+		return nil, nil, false
+	}
 }
 
 func (cfg *config) validate() error {

@@ -5,9 +5,9 @@
 
 (set json (kafka-create "producer" (list "servers" => kafka-servers "value-serializer" => "JSON")))
 (set text (kafka-create "producer" kafka-servers))
-(kafka-send json "readings" ("s1" => ("celsius" => 20) "s2" => ("celsius" => 35) "s3" => ("celsius" => null)))
-(kafka-send text "readings" ("s4" => "{not json"))
-(kafka-send json "readings" ("s1" => ("celsius" => 22.5) "s2" => ("celsius" => 40)))
+(kafka-send json "temps" ("s1" => ("celsius" => 20) "s2" => ("celsius" => 35) "s3" => ("celsius" => null)))
+(kafka-send text "temps" ("s4" => "{not json"))
+(kafka-send json "temps" ("s1" => ("celsius" => 22.5) "s2" => ("celsius" => 40)))
 
 (### "The transform gets a reading as a record list and returns null (no")
 (### "output), a value (one output to the stream's topic, with the input's")
@@ -18,24 +18,24 @@
   (when (!= c null)
     (set reading (list "sensor" => (get in "key") "fahrenheit" => (+ 32 (/ (* c 9) 5))))
     (if (> c 30)
-      (kafka-outputs reading (kafka-output (list "sensor" => (get in "key") "celsius" => c) "topic" => "alerts"))
+      (kafka-outputs reading (kafka-output (list "sensor" => (get in "key") "celsius" => c) "topic" => "temp-alerts"))
       reading))))
 
 (set s (kafka-stream (list "servers" => kafka-servers "group" => "fahrenheit" "value-deserializer" => "JSON" "value-serializer" => "JSON")
-  "from" => "readings" "to" => "readings-f" "transform" => to-fahrenheit
-  "on-error" => "dead-letter" "dead-letter-topic" => "readings.dlq"))
+  "from" => "temps" "to" => "temps-f" "transform" => to-fahrenheit
+  "on-error" => "dead-letter" "dead-letter-topic" => "temps.dlq"))
 
 (### "Read what it wrote, as committed.")
-(set out (kafka-create "consumer" (list "servers" => kafka-servers "topics" => ("readings-f" "alerts")
+(set out (kafka-create "consumer" (list "servers" => kafka-servers "topics" => ("temps-f" "temp-alerts")
   "auto-offset-reset" => "earliest" "isolation-level" => "read_committed" "value-deserializer" => "JSON")))
-(set dlq (kafka-create "consumer" (list "servers" => kafka-servers "topics" => "readings.dlq"
+(set dlq (kafka-create "consumer" (list "servers" => kafka-servers "topics" => "temps.dlq"
   "auto-offset-reset" => "earliest" "isolation-level" => "read_committed" "poll-format" => "records")))
 (set f (list)) (set alerts (list)) (set dead (list)) (set polls 0)
 (while (and (< (+ (size f) (size alerts) (size dead)) 7) (< polls 40))
   (set got (kafka-poll out 500))
-  (set f (concat f (get got "readings-f")))
-  (set alerts (concat alerts (get got "alerts")))
-  (set dead (concat dead (get (kafka-poll dlq 100) "readings.dlq")))
+  (set f (concat f (get got "temps-f")))
+  (set alerts (concat alerts (get got "temp-alerts")))
+  (set dead (concat dead (get (kafka-poll dlq 100) "temps.dlq")))
   (set polls (+ polls 1))
   null)
 (print "fahrenheit:" f)

@@ -19,9 +19,8 @@ until SIGINT or SIGTERM, for any Kafka client (kcat, librdkafka, the Java
 client, kafka-python, kafkabpl). It prints "listening on HOST:PORT,..." on
 stdout once it accepts connections. Like a stock Kafka broker it creates
 topics on first use, with 1 partition. With --data-dir, topics, records and
-committed group offsets survive a restart. After kill -9 they survive too,
-except topics created on first use since the last clean stop or explicit
-topic creation: those are lost. Stop it with SIGINT or SIGTERM.`,
+committed group offsets survive a restart, and kill -9 too (topics created
+on first use included). Stop it with SIGINT or SIGTERM.`,
 }
 
 // brokerFlags are broker's flags, parsed.

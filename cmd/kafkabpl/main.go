@@ -21,9 +21,8 @@
 // given, and exits 0; a second signal during that kills it at once. It
 // behaves like a stock Kafka broker: topics are created on first use with 1
 // partition unless --no-auto-create or --partitions say otherwise. With
-// --data-dir, topics, records and committed group offsets survive a restart;
-// after kill -9 records and commits survive too, but topics auto-created
-// since the last clean stop or explicit topic creation are lost (see package
+// --data-dir, topics, records and committed group offsets survive a restart,
+// and kill -9 too, topics created on first use included (see package
 // embedded).
 // Besides the flags above, broker takes --sync-writes (fsync each write, for
 // durability against a machine crash) and --log-level (none, error, warn,
