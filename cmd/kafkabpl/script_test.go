@@ -160,3 +160,29 @@ func TestRunWaitsForExecutors(t *testing.T) {
 		t.Errorf("stderr %q does not say the command waits", stderr)
 	}
 }
+
+// TestRunStreamFails checks that a script whose stream fails makes the
+// command exit 1, naming the stream and the error, after saying on stderr
+// that the stream ran and stopped.
+func TestRunStreamFails(t *testing.T) {
+	t.Parallel()
+	src := `(set p (kafka-create "producer" kafka-servers))
+(kafka-send p "in" ("ok" "poison" "ok"))
+(kafka-stream (list "servers" => kafka-servers "group" => "g") "from" => "in" "to" => "out"
+  "transform" => (function (r) (if (= (get r "value") "poison") (throw "Poisoned" "cannot digest it") (get r "value"))))
+null`
+	code, _, stderr := runT(t, "eval", "--embedded", "--port", "0", src)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFail, stderr)
+	}
+	for _, want := range []string{
+		"kafka-stream: stream s", " running: from [in] to \"out\"",
+		"streams, executors and timer tasks run on",
+		` failed: topic "in" partition 0 offset 1: Poisoned: cannot digest it`,
+		"error: Poisoned: stream s",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
