@@ -106,6 +106,15 @@ func (a *args) topics(v any, what string) ([]string, error) {
 	return nil, a.errorf("%s: want a topic name or a list of them, got %s", what, describe(v))
 }
 
+// optionalTopics reads positional argument i, when given, as topics; nil
+// when it is not.
+func (a *args) optionalTopics(i int) ([]string, error) {
+	if len(a.pos) <= i {
+		return nil, nil
+	}
+	return a.topics(a.pos[i], "topics")
+}
+
 // int reads an integer (an integral float will do) in [lo, hi].
 func (a *args) int(v any, what string, lo, hi int64) (int64, error) {
 	n, ok := v.(int64)

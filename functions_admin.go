@@ -253,14 +253,12 @@ func (lib *Library) bplDescribeTopics(ctx context.Context, l *List) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	var topics []string
-	if len(a.pos) == 2 {
-		if topics, err = a.topics(a.pos[1], "topics"); err != nil {
-			return nil, err
-		}
-		if len(topics) == 0 {
-			return &List{}, nil // () names no topics, unlike leaving them out
-		}
+	topics, err := a.optionalTopics(1)
+	if err != nil {
+		return nil, err
+	}
+	if topics != nil && len(topics) == 0 {
+		return &List{}, nil // () names no topics, unlike leaving them out
 	}
 	infos, err := lib.DescribeTopics(ctx, a.pos[0], topics...)
 	if err != nil {

@@ -118,11 +118,9 @@ func (lib *Library) bplUnsubscribe(ctx context.Context, l *List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var topics []string
-	if len(a.pos) == 2 {
-		if topics, err = a.topics(a.pos[1], "topics"); err != nil {
-			return nil, err
-		}
+	topics, err := a.optionalTopics(1)
+	if err != nil {
+		return nil, err
 	}
 	sub, err := lib.Unsubscribe(ctx, id, topics)
 	if err != nil {

@@ -291,15 +291,9 @@ func biKill(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 0, 1); err != nil {
 		return nil, err
 	}
-	id := -2 // all
-	if call.Len() > 1 {
-		v, err := t.eval(f, call.At(1))
-		if err != nil {
-			return nil, err
-		}
-		if id, err = t.concID(f, "kill", v); err != nil {
-			return nil, err
-		}
+	id, err := t.optionalID(f, call, "kill")
+	if err != nil {
+		return nil, err
 	}
 	c := &t.in.conc
 	c.mu.Lock()
@@ -761,15 +755,9 @@ func biTimerCancel(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 0, 1); err != nil {
 		return nil, err
 	}
-	id := -2 // all
-	if call.Len() > 1 {
-		v, err := t.eval(f, call.At(1))
-		if err != nil {
-			return nil, err
-		}
-		if id, err = t.concID(f, "timer-cancel", v); err != nil {
-			return nil, err
-		}
+	id, err := t.optionalID(f, call, "timer-cancel")
+	if err != nil {
+		return nil, err
 	}
 	c := &t.in.conc
 	c.mu.Lock()
@@ -807,4 +795,17 @@ func biTimerTasks(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		l.AppendNamed(strconv.Itoa(id), c.timers[id].fn)
 	}
 	return l, nil
+}
+
+// optionalID reads the id argument of kill and timer-cancel: -2, for all,
+// when there is none.
+func (t *task) optionalID(f *frame, call *kafkabpl.List, fn string) (int, error) {
+	if call.Len() < 2 {
+		return -2, nil
+	}
+	v, err := t.eval(f, call.At(1))
+	if err != nil {
+		return 0, err
+	}
+	return t.concID(f, fn, v)
 }
