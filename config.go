@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -740,6 +741,12 @@ func (r valueReader) sasl() (sasl.Mechanism, error) {
 	}
 }
 
+// testDialer, when set (by this package's tests only), dials every
+// client's connections: the tests refuse any address outside 127.0.0.0/8
+// there, so that no config a test or a fuzzer makes up reaches another
+// host.
+var testDialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // kgoOpts turns the config into the options of a kgo client for kind.
 func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 	opts := []kgo.Opt{
@@ -755,6 +762,8 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 	}
 	if c.tls != nil {
 		opts = append(opts, kgo.DialTLSConfig(c.tls.Clone()))
+	} else if testDialer != nil {
+		opts = append(opts, kgo.Dialer(testDialer))
 	}
 	if c.sasl != nil {
 		opts = append(opts, kgo.SASL(c.sasl))

@@ -331,5 +331,9 @@ func FuzzFunctions(f *testing.F) {
 		if err != nil && !strings.HasPrefix(err.Error(), name+": ") {
 			t.Errorf("%s %s: error %q does not start with the function's name", name, Format(args), err)
 		}
+		// A stream would run on after the call: stop it.
+		for _, id := range lib.Streams() {
+			lib.Destroy(ctx, id)
+		}
 	})
 }

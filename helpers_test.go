@@ -2,6 +2,8 @@ package kafkabpl
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -25,6 +27,22 @@ func newCluster(t testing.TB, opts ...embedded.Option) *embedded.Cluster {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// The package's tests dial only loopback addresses: a config a test or a
+// fuzzer makes up must never reach another host.
+func init() {
+	var d net.Dialer
+	testDialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil, fmt.Errorf("tests dial loopback addresses only, not %s", addr)
+		}
+		return d.DialContext(ctx, network, addr)
+	}
 }
 
 // newLib returns a Library closed at the end of the test.
@@ -93,5 +111,13 @@ func must[T any](t testing.TB) func(T, error) T {
 			t.Fatal(err)
 		}
 		return v
+	}
+}
+
+func TestDialGuard(t *testing.T) {
+	t.Parallel()
+	// A documentation address (RFC 5737): refused before any dial.
+	if _, err := testDialer(context.Background(), "tcp", "192.0.2.1:9092"); err == nil || !strings.Contains(err.Error(), "loopback addresses only") {
+		t.Errorf("dial of a non-loopback address: %v", err)
 	}
 }
