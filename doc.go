@@ -34,7 +34,7 @@
 //	(kafka-consumer servers "key" => v ...) likewise
 //	(kafka-send id topics messages)        returns how many records were delivered
 //	    named: "key" => k "partition" => n "headers" => ("h" => "v") "timestamp" => ms "records" => true
-//	(kafka-poll id timeout-ms)             messages by topic, every subscribed topic
+//	(kafka-poll id timeout-ms)             messages by topic, every subscribed topic (none: NotSubscribed)
 //	(kafka-poll id topics timeout-ms)      subscribes first if needed; only those topics
 //	(kafka-subscribe id topics)            the subscription after the call, sorted; () unsubscribes
 //	(kafka-unsubscribe id [topics])        the remaining subscription, sorted
