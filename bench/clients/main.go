@@ -1,0 +1,274 @@
+// Command clients compares Kafka clients doing the same work on one
+// in-process kfake cluster (the project's embedded package: one broker, one
+// partition per topic, on 127.0.0.1 only): raw franz-go (kgo), the
+// library's Go API, the library's BPL function table, a BPL script run by
+// the project's evaluator, IBM sarama and segmentio kafka-go. Every round
+// runs every client once per workload, in an order that rotates between
+// rounds, and every record read back is checked. It prints, per workload,
+// each client's time as a ratio to kgo's in the same round: the median over
+// the rounds, and the lowest and highest.
+//
+// It is a module of its own so that sarama and kafka-go never become
+// dependencies of the library. Run it from this directory:
+//
+//	go run . -rounds 5
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// params is one run's workload, the same for every client.
+type params struct {
+	records  int    // records per produce and per consume
+	batch    int    // records per synchronous send call
+	sends    int    // one-record sends in the latency workload
+	servers  string // the cluster, 127.0.0.1 only
+	keys     []string
+	keyBytes [][]byte
+	value    string // every record's value (valueSize bytes)
+	valueB   []byte
+}
+
+const valueSize = 100
+
+// client is one way of talking to Kafka. Each method does the whole
+// workload, client creation included, and returns when every record is
+// acknowledged (produce, sendOne) or read and checked (consume).
+type client interface {
+	name() string
+	// produce sends p.records records, keys p.keys in order, to topic
+	// in synchronous calls of p.batch records, acks all.
+	produce(ctx context.Context, p *params, topic string) error
+	// consume reads the p.records records of topic from its start with a
+	// new consumer group, checking each with chk, then closes.
+	consume(ctx context.Context, p *params, topic, group string, chk *checker) error
+	// sendOne sends p.sends records one per synchronous call.
+	sendOne(ctx context.Context, p *params, topic string) error
+}
+
+type workload struct {
+	key, title string
+	store      bool // false: the broker acknowledges without storing
+	run        func(ctx context.Context, c client, p *params, topic string) error
+}
+
+func main() {
+	records := flag.Int("records", 200000, "records per produce and per consume")
+	batch := flag.Int("batch", 1000, "records per synchronous send call")
+	sends := flag.Int("sends", 2000, "one-record sends in the latency workload")
+	rounds := flag.Int("rounds", 5, "interleaved rounds; the table shows medians")
+	only := flag.String("clients", "", "comma-separated client names to run besides kgo (default all)")
+	handles := flag.Int("handles", 100, "idle handles of each kind for the memory table (0: skip)")
+	flag.Parse()
+	if *records <= 0 || *batch <= 0 || *records%*batch != 0 || *rounds <= 0 || *sends <= 0 {
+		fmt.Fprintln(os.Stderr, "clients: -records must be a positive multiple of -batch; -rounds and -sends positive")
+		os.Exit(2)
+	}
+	if err := run(*records, *batch, *sends, *rounds, *only, *handles); err != nil {
+		fmt.Fprintln(os.Stderr, "clients:", err)
+		os.Exit(1)
+	}
+}
+
+func run(records, batch, sends, rounds int, only string, handles int) error {
+	ctx := context.Background()
+	null := &nullBroker{}
+	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
+	if err != nil {
+		return err
+	}
+	defer cluster.Close()
+	null.install(cluster.Kfake())
+
+	p := &params{records: records, batch: batch, sends: sends, servers: cluster.Servers()}
+	for i := range max(records, sends) {
+		k := strconv.Itoa(i)
+		p.keys = append(p.keys, k)
+		p.keyBytes = append(p.keyBytes, []byte(k))
+	}
+	p.value = strings.Repeat("v", valueSize)
+	p.valueB = []byte(p.value)
+
+	all := []client{&kgoClient{}, &libClient{}, &fnClient{}, &scriptClient{}, &saramaClient{}, &kafkagoClient{}}
+	clients := all[:1]
+	for _, c := range all[1:] {
+		if only == "" || containsName(only, c.name()) {
+			clients = append(clients, c)
+		}
+	}
+
+	admin, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...))
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	adm := kadm.NewClient(admin)
+
+	// The topic every consume reads: filled once by kgo, checked once.
+	if err := createTopics(ctx, adm, "drain"); err != nil {
+		return err
+	}
+	if err := (&kgoClient{}).produce(ctx, p, "drain"); err != nil {
+		return fmt.Errorf("filling drain: %w", err)
+	}
+	if err := verifyTopic(ctx, p, "drain", records); err != nil {
+		return err
+	}
+
+	workloads := []workload{
+		{"produce", "produce", true, func(ctx context.Context, c client, p *params, topic string) error {
+			return c.produce(ctx, p, topic)
+		}},
+		{"consume", "consume", true, nil},
+		{"latency", "one-record send", true, func(ctx context.Context, c client, p *params, topic string) error {
+			return c.sendOne(ctx, p, topic)
+		}},
+		{"null", "produce, nothing stored", false, func(ctx context.Context, c client, p *params, topic string) error {
+			return c.produce(ctx, p, topic)
+		}},
+	}
+
+	res := newResults(clients, workloads)
+	fails := map[string]string{} // client/workload -> first error
+	group := 0
+	// once runs workload w of client c with params q, checks it and
+	// gives its time.
+	once := func(c client, w workload, q *params, topic string) (time.Duration, error) {
+		if w.key == "consume" {
+			group++
+			chk := newChecker(q, "drain", q.records)
+			start := time.Now()
+			err := c.consume(ctx, q, "drain", fmt.Sprintf("g%d", group), chk)
+			if err == nil {
+				err = chk.done()
+			}
+			// From creating the consumer to the last record checked:
+			// closing (leaving the group, committing, waiting out a
+			// fetch) is not part of reading.
+			return chk.last.Sub(start), err
+		}
+		if err := createTopics(ctx, adm, topic); err != nil {
+			return 0, err
+		}
+		null.set(!w.store)
+		start := time.Now()
+		err := w.run(ctx, c, q, topic)
+		d := time.Since(start)
+		null.set(false)
+		switch {
+		case err != nil:
+		case w.store && w.key == "latency":
+			err = verifyTopic(ctx, q, topic, q.sends)
+		case w.store:
+			err = verifyTopic(ctx, q, topic, q.records)
+		case null.count() != int64(q.records):
+			err = fmt.Errorf("the null broker acknowledged %d records, want %d", null.count(), q.records)
+		}
+		if _, derr := adm.DeleteTopics(ctx, topic); derr != nil && err == nil {
+			err = derr
+		}
+		return d, err
+	}
+
+	// A short untimed round first, so that no client pays for the
+	// process warming up (heap growth, first connections).
+	warm := *p
+	warm.records, warm.sends = batch, min(sends, 10)
+	for _, w := range workloads {
+		for _, c := range clients {
+			if _, err := once(c, w, &warm, fmt.Sprintf("warm-%s-%s", w.key, c.name())); err != nil {
+				fmt.Fprintf(os.Stderr, "warm-up: %s %s: %v\n", c.name(), w.key, err)
+			}
+		}
+	}
+
+	for r := range rounds {
+		for wi, w := range workloads {
+			// Rotate the order so that no client always runs first.
+			for ci := range clients {
+				c := clients[(ci+r+wi)%len(clients)]
+				if _, failed := fails[c.name()+"/"+w.key]; failed {
+					continue
+				}
+				d, err := once(c, w, p, fmt.Sprintf("%s-%s-%d", w.key, c.name(), r))
+				if err != nil {
+					fails[c.name()+"/"+w.key] = err.Error()
+					fmt.Fprintf(os.Stderr, "round %d: %s %s: FAILED: %v\n", r+1, c.name(), w.key, err)
+					continue
+				}
+				res.add(w.key, c.name(), r, d)
+				fmt.Fprintf(os.Stderr, "round %d: %-8s %-8s %v\n", r+1, c.name(), w.key, d.Round(time.Millisecond))
+			}
+		}
+	}
+	fmt.Printf("%d records of %d bytes (keyed), calls of %d, %d one-record sends, acks all, one broker, one partition, %d rounds\n\n",
+		records, valueSize, batch, sends, rounds)
+	res.print(os.Stdout, fails)
+	if handles > 0 {
+		fmt.Println()
+		if err := memoryTable(ctx, os.Stdout, p, handles); err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+	}
+	if len(fails) > 0 {
+		return fmt.Errorf("%d client workloads failed (see the table)", len(fails))
+	}
+	return nil
+}
+
+func containsName(list, name string) bool {
+	for _, s := range strings.Split(list, ",") {
+		if strings.TrimSpace(s) == name {
+			return true
+		}
+	}
+	return false
+}
+
+func kadmOf(cl *kgo.Client) *kadm.Client { return kadm.NewClient(cl) }
+
+func createTopics(ctx context.Context, adm *kadm.Client, topics ...string) error {
+	resp, err := adm.CreateTopics(ctx, 1, 1, nil, topics...)
+	if err != nil {
+		return err
+	}
+	return resp.Error()
+}
+
+// verifyTopic reads topic back with kgo, outside the timings, and checks
+// every record: what a client produced is what it was asked to.
+func verifyTopic(ctx context.Context, p *params, topic string, n int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(p.servers, ",")...),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	chk := newChecker(p, topic, n)
+	for chk.got < n {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if err := fs.Err0(); err != nil {
+			return fmt.Errorf("verifying %s after %d records: %w", topic, chk.got, err)
+		}
+		for it := fs.RecordIter(); !it.Done(); {
+			r := it.Next()
+			if err := chk.record(r.Topic, r.Partition, r.Key, r.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return chk.done()
+}

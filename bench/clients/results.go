@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// results holds each workload's time per client per round.
+type results struct {
+	clients   []client
+	workloads []workload
+	d         map[string]map[string]map[int]time.Duration // workload -> client -> round
+}
+
+func newResults(cs []client, ws []workload) *results {
+	r := &results{clients: cs, workloads: ws, d: map[string]map[string]map[int]time.Duration{}}
+	for _, w := range ws {
+		r.d[w.key] = map[string]map[int]time.Duration{}
+		for _, c := range cs {
+			r.d[w.key][c.name()] = map[int]time.Duration{}
+		}
+	}
+	return r
+}
+
+func (r *results) add(w, c string, round int, d time.Duration) { r.d[w][c][round] = d }
+
+// ratios is c's time over kgo's in each round both finished.
+func (r *results) ratios(w, c string) []float64 {
+	var out []float64
+	for round, d := range r.d[w][c] {
+		if base, ok := r.d[w]["kgo"][round]; ok && base > 0 {
+			out = append(out, float64(d)/float64(base))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func median[T float64 | time.Duration](s []T) T {
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+var rowTitle = map[string]string{
+	"kgo":     "raw kgo (franz-go), absolute median",
+	"goapi":   "Library.Send / Library.Poll (Go API)",
+	"fn":      "kafka-send / kafka-poll via Library.Functions()",
+	"script":  "BPL script through the evaluator",
+	"sarama":  "IBM sarama",
+	"kafkago": "segmentio kafka-go",
+}
+
+func (r *results) print(w io.Writer, fails map[string]string) {
+	fmt.Fprintln(w, "Time as a ratio to raw kgo's in the same round (1.00 = as fast as kgo, 2.00 = twice as long): median [min–max] over the rounds.")
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "| client |")
+	for _, wl := range r.workloads {
+		fmt.Fprintf(w, " %s |", wl.title)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range r.workloads {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, c := range r.clients {
+		fmt.Fprintf(w, "| %s |", rowTitle[c.name()])
+		for _, wl := range r.workloads {
+			if msg, failed := fails[c.name()+"/"+wl.key]; failed {
+				fmt.Fprintf(w, " fails: %s |", short(msg))
+				continue
+			}
+			if c.name() == "kgo" {
+				var ds []time.Duration
+				for _, d := range r.d[wl.key]["kgo"] {
+					ds = append(ds, d)
+				}
+				if len(ds) == 0 {
+					fmt.Fprint(w, " – |")
+					continue
+				}
+				fmt.Fprintf(w, " %v |", median(ds).Round(100*time.Microsecond))
+				continue
+			}
+			rs := r.ratios(wl.key, c.name())
+			if len(rs) == 0 {
+				fmt.Fprint(w, " – |")
+				continue
+			}
+			fmt.Fprintf(w, " %.2f [%.2f–%.2f] |", median(rs), rs[0], rs[len(rs)-1])
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
