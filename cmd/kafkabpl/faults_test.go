@@ -510,8 +510,11 @@ func faultKey(value string) string {
 	return k
 }
 
-// keyedValue is a record's key and value as text.
-type keyedValue struct{ key, value string }
+// keyedValue is a record's key and value as text, and its partition.
+type keyedValue struct {
+	key, value string
+	partition  int32
+}
 
 // checkKeyed checks what who read: each value kK-SEQ under key kK; every
 // value of acked there (lost counts those missing); per key, values in
@@ -562,7 +565,7 @@ func readKeyed(t *testing.T, ctx context.Context, addrs []string, topic string, 
 	t.Helper()
 	var got []keyedValue
 	for _, r := range readCommitted(t, ctx, addrs, topic, n) {
-		got = append(got, keyedValue{string(r.Key), string(r.Value)})
+		got = append(got, keyedValue{string(r.Key), string(r.Value), r.Partition})
 	}
 	return got
 }
@@ -836,7 +839,7 @@ func startBPLMember(t *testing.T, ctx context.Context, lib *kafkabpl.Library, na
 			for _, tr := range p.Topics {
 				for i := range tr.Records {
 					r := &tr.Records[i]
-					into.add(keyedValue{string(r.KeyBytes()), string(r.ValueBytes())}, now)
+					into.add(keyedValue{string(r.KeyBytes()), string(r.ValueBytes()), r.Partition()}, now)
 				}
 			}
 			if p.Len() > 0 && config["enable-auto-commit"] == false {
@@ -1047,6 +1050,7 @@ func faultConsumers(t *testing.T, c *faultCluster, java string) {
 	pp := startPacedProducer(t, ctx, c, topic, 500)
 	waitFor(t, c, "records flow", func() bool { return got.distinct() >= 2500 }, jc)
 	t.Logf("node %d coordinates %s and %s and leads partitions %v of %s", victim, bplGroup, javaGroup, c.leads(t, ctx, victim, topic), topic)
+	killed := time.Now()
 	c.kill(t, ctx, victim)
 	c.restart(t, ctx, victim)
 	if pp.sent.Load() == faultRecords {
@@ -1059,18 +1063,31 @@ func faultConsumers(t *testing.T, c *faultCluster, java string) {
 		t.Fatalf("Java consumer: %v\n%s", err, jc)
 	}
 
-	// The stall: the longest a record took from its ack to the consumer.
-	stall := func(recs []keyedValue, at []int64) (d time.Duration) {
+	// The stall: the longest a record took from its ack to the consumer;
+	// and per partition, the longest and when that record came (after the
+	// kill).
+	stall := func(recs []keyedValue, at []int64) (d time.Duration, where string) {
+		worst := map[int32]time.Duration{}
+		when := map[int32]time.Duration{}
 		for i, kv := range recs {
 			if a := pp.ackedAt(kv.value); a > 0 {
-				d = max(d, time.Duration(at[i]-a)*time.Millisecond)
+				lat := time.Duration(at[i]-a) * time.Millisecond
+				d = max(d, lat)
+				if lat > worst[kv.partition] {
+					worst[kv.partition] = lat
+					when[kv.partition] = time.UnixMilli(at[i]).Sub(killed)
+				}
 			}
 		}
-		return d
+		var parts []string
+		for p := range int32(faultPartitions) {
+			parts = append(parts, fmt.Sprintf("p%d %v at %+.1fs", p, worst[p], when[p].Seconds()))
+		}
+		return d, strings.Join(parts, ", ")
 	}
 	got.mu.Lock()
 	lostBPL, dupsBPL := checkKeyed(t, "kafkabpl consumer", got.recs, acked)
-	stallBPL := stall(got.recs, got.at)
+	stallBPL, whereBPL := stall(got.recs, got.at)
 	got.mu.Unlock()
 	var javaRecs []keyedValue
 	var javaAt []int64
@@ -1078,14 +1095,15 @@ func faultConsumers(t *testing.T, c *faultCluster, java string) {
 		if len(f) != 5 {
 			t.Fatalf("Java consumer printed %q", f)
 		}
-		javaRecs = append(javaRecs, keyedValue{f[1], f[3]})
+		p, _ := strconv.Atoi(f[2])
+		javaRecs = append(javaRecs, keyedValue{f[1], f[3], int32(p)})
 		at, _ := strconv.ParseInt(f[4], 10, 64)
 		javaAt = append(javaAt, at)
 	}
 	lostJava, dupsJava := checkKeyed(t, "Java consumer", javaRecs, acked)
-	stallJava := stall(javaRecs, javaAt)
-	t.Logf("kafkabpl consumer: lost %d, duplicates %d, stall (longest ack-to-consumer) %v", lostBPL, dupsBPL, stallBPL)
-	t.Logf("Java consumer:     lost %d, duplicates %d, stall (longest ack-to-consumer) %v", lostJava, dupsJava, stallJava)
+	stallJava, whereJava := stall(javaRecs, javaAt)
+	t.Logf("kafkabpl consumer: lost %d, duplicates %d, stall (longest ack-to-consumer) %v; per partition, and when after the kill: %s", lostBPL, dupsBPL, stallBPL, whereBPL)
+	t.Logf("Java consumer:     lost %d, duplicates %d, stall (longest ack-to-consumer) %v; per partition, and when after the kill: %s", lostJava, dupsJava, stallJava, whereJava)
 	t.Logf("stall: kafkabpl %v, Java %v; %d acknowledged; took %v", stallBPL, stallJava, len(acked), time.Since(start).Round(time.Millisecond))
 }
 
