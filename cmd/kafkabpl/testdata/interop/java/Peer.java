@@ -14,6 +14,17 @@
 //                                        for a message whose value is "end"
 //   produce-typed SERVERS TOPIC KT VT    produce, the key read as type KT, the value as VT
 //   consume-typed SERVERS TOPIC N KT VT  consume with the deserializers of KT and VT
+//   fault-produce SERVERS TOPIC KEYS PER-KEY BATCH TICK-MS
+//                                        for faults_test.go: KEYS*PER-KEY records, key kK,
+//                                        value kK-SEQ (SEQ 0..PER-KEY-1, key by key in turn),
+//                                        BATCH of them every TICK-MS, acks=all, idempotent;
+//                                        prints: acked N every 1000, failed KEY VALUE ERROR,
+//                                        then done ACKED FAILED MAX-LATENCY-MS (the longest
+//                                        a record waited from send to its ack)
+//   fault-consume SERVERS TOPIC GROUP N  for faults_test.go: a group member (auto-commit)
+//                                        until N distinct values came and then nothing for
+//                                        1 s; prints: assigned PARTITIONS, got KEY PARTITION
+//                                        VALUE TIME (when it came, in ms since 1970)
 //
 // Types: String, Integer, Long, Float, Double. Each is Java's own
 // (de)serializer, configured by class name as a Java application does:
@@ -39,11 +50,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Future;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -53,6 +68,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import java.util.Collection;
 
 public class Peer {
     // UTF-8 whatever the locale (keys are not all ASCII), a line at a time.
@@ -85,6 +101,9 @@ public class Peer {
             case "group" -> group(servers, topic, arg(a, 3));
             case "produce-typed" -> produce(servers, topic, arg(a, 3), arg(a, 4));
             case "consume-typed" -> consume(servers, topic, Integer.parseInt(arg(a, 3)), arg(a, 4), arg(a, 5));
+            case "fault-produce" -> faultProduce(servers, topic, Integer.parseInt(arg(a, 3)), Integer.parseInt(arg(a, 4)),
+                Integer.parseInt(arg(a, 5)), Integer.parseInt(arg(a, 6)));
+            case "fault-consume" -> faultConsume(servers, topic, arg(a, 3), Integer.parseInt(arg(a, 4)));
             default -> throw new IllegalArgumentException("unknown mode " + mode);
         }
     }
@@ -254,6 +273,89 @@ public class Peer {
                 }
             }
             throw new IllegalStateException("no end marker within 90 s");
+        } finally {
+            c.close(CloseOptions.timeout(CLOSE));
+        }
+    }
+
+    // faultProduce is KafkaProducer under broker kills: Java's defaults
+    // (idempotent, delivery.timeout.ms 120 s) but acks=all, and sends paced
+    // as faults_test.go paces kafkabpl's.
+    static void faultProduce(String servers, String topic, int keys, int perKey, int batch, int tickMs) throws Exception {
+        Properties p = common(servers, "java-faults");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        AtomicLong acked = new AtomicLong(), failed = new AtomicLong(), maxLatency = new AtomicLong();
+        KafkaProducer<String, String> prod = new KafkaProducer<>(p);
+        try {
+            long next = System.nanoTime();
+            int n = 0;
+            for (int seq = 0; seq < perKey; seq++) {
+                for (int k = 0; k < keys; k++) {
+                    String key = "k" + k, value = key + "-" + seq;
+                    long sent = System.nanoTime();
+                    prod.send(new ProducerRecord<>(topic, key, value), (md, e) -> {
+                        long latency = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+                        maxLatency.accumulateAndGet(latency, Math::max);
+                        if (e != null) {
+                            failed.incrementAndGet();
+                            out("failed", key, value, e.toString().replace('\n', ' '));
+                        } else if (acked.incrementAndGet() % 1000 == 0) {
+                            out("acked", acked.get());
+                        }
+                    });
+                    if (++n % batch == 0) {
+                        next += TimeUnit.MILLISECONDS.toNanos(tickMs);
+                        long wait = next - System.nanoTime();
+                        if (wait > 0) {
+                            TimeUnit.NANOSECONDS.sleep(wait);
+                        }
+                    }
+                }
+            }
+            prod.flush();
+        } finally {
+            prod.close(CLOSE);
+        }
+        out("done", acked.get(), failed.get(), maxLatency.get());
+    }
+
+    // faultConsume is a KafkaConsumer group member under broker kills.
+    static void faultConsume(String servers, String topic, String id, int n) {
+        Properties p = common(servers, "java-faults");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, id);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
+        try {
+            c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+                public void onPartitionsRevoked(Collection<TopicPartition> tps) {}
+                public void onPartitionsAssigned(Collection<TopicPartition> tps) {
+                    out("assigned", tps.size());
+                }
+            });
+            Set<String> seen = new HashSet<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
+            long last = System.nanoTime();
+            while (System.nanoTime() < deadline) {
+                ConsumerRecords<String, String> batch = c.poll(Duration.ofMillis(100));
+                long now = System.currentTimeMillis();
+                for (ConsumerRecord<String, String> r : batch) {
+                    seen.add(r.value());
+                    out("got", r.key(), r.partition(), r.value(), now);
+                }
+                if (!batch.isEmpty()) {
+                    last = System.nanoTime();
+                } else if (seen.size() >= n && System.nanoTime() - last >= TimeUnit.SECONDS.toNanos(1)) {
+                    c.commitSync(Duration.ofSeconds(20));
+                    return;
+                }
+            }
+            throw new IllegalStateException("consumed " + seen.size() + " of " + n + " distinct values in 150 s");
         } finally {
             c.close(CloseOptions.timeout(CLOSE));
         }
