@@ -776,6 +776,7 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 	switch kind {
 	case Producer:
 		opts = append(opts, c.producerOpts()...)
+		opts = append(opts, manualFlushing()...)
 	case Consumer:
 		opts = append(opts, c.consumerOpts()...)
 	case Stream:

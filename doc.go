@@ -174,7 +174,7 @@
 //	key-deserializer, value-deserializer  "String"
 //	acks                         "all"                                      "all", 1, 0 (1 and 0 turn idempotence off)
 //	idempotence                  true
-//	linger                       0                                          ms
+//	linger                       0                                          ms; accepted as Java's linger.ms, no effect: each kafka-send sends its messages at once
 //	compression                  "none"                                     "gzip", "snappy", "lz4", "zstd"
 //	partitioner                  "murmur2"                                  "round-robin", "manual"
 //	max-message-bytes            1048576

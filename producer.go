@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -106,6 +107,7 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 	for i := range recs {
 		h.cl.Produce(rctx, &recs[i], promise)
 	}
+	go h.cl.Flush(rctx) // see manualFlushing
 	for {
 		select {
 		case <-t.done:
@@ -119,7 +121,21 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 		for _, r := range again {
 			h.cl.Produce(rctx, r, promise)
 		}
+		go h.cl.Flush(rctx)
 	}
+}
+
+// manualFlushing are the options that make a producer send only when a
+// Send flushes, so that every record of a call (or of a round sent again)
+// is buffered before the first goes out. Sent as they are handed over,
+// the first of a partition could go, be refused (a topic being created)
+// and be failed by kgo before the next was buffered, which then went out
+// alone and was written first: a key's messages swapped. kgo fails a
+// partition's buffered records together, so buffered first, they are
+// refused and sent again together, in order. A Send holds all its records
+// in memory anyway, so the buffer is not bounded by count.
+func manualFlushing() []kgo.Opt {
+	return []kgo.Opt{kgo.ManualFlushing(), kgo.MaxBufferedRecords(math.MaxInt32)}
 }
 
 // tally counts the outcomes of one Send's records as kgo reports them.
