@@ -194,10 +194,7 @@ func biWhile(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (string x) gives x as text: a string as it is, a byte array as its
 // bytes, anything else in BPL text (null as "null").
 func biString(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -207,10 +204,7 @@ func biString(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (number x) gives the number x's text denotes, read as BPL reads numbers
 // ("12" 12, "2.5" 2.5, "0x1F" 31); a number is itself and null stays null.
 func biNumber(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -237,10 +231,7 @@ func biNumber(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (sleep ms) waits ms milliseconds, or until the run is cancelled, and
 // gives null.
 func biSleep(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -429,10 +420,7 @@ func sameValue(a, b any) bool {
 // (boolean x) gives x's truth as a boolean: false for null, false, 0, ()
 // and strings other than "true" (in any case), true for anything else.
 func biBoolean(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -445,10 +433,7 @@ func biBoolean(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // were written as. brain4it has no name for byte arrays: a byte array's
 // type is null. typeof is an old name of type-of.
 func biTypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -480,10 +465,7 @@ func biTypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // list; "null", "boolean" and "string" as type-of gives them. A byte
 // array's subtype is null.
 func biSubtypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -664,10 +646,7 @@ func biSetLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // only digits, a negative or fractional index) is an exception, as are
 // values of other types.
 func biReference(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,15 @@ func (t *task) arity(f *frame, call *kafkabpl.List, min, max int) error {
 	return t.errorf(f, "InvalidArgument", "%s: want %s, got %d", fname(call), want, n)
 }
 
+// onlyArg checks that call has exactly one argument and evaluates it: how
+// most one-argument builtins start.
+func (t *task) onlyArg(f *frame, call *kafkabpl.List) (any, error) {
+	if err := t.arity(f, call, 1, 1); err != nil {
+		return nil, err
+	}
+	return t.eval(f, call.At(1))
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what

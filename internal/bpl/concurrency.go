@@ -535,10 +535,7 @@ func biWait(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // takes the monitor to do so, so it waits while another executor holds
 // it; it need not be inside (sync monitor ...).
 func biNotify(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}

@@ -261,10 +261,7 @@ func (t *task) putName(f *frame, fn string, l *kafkabpl.List, name string, v any
 // (size x) gives the number of elements of a list, characters of a
 // string or bytes of a byte array; null has size 0.
 func biSize(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -472,10 +469,7 @@ func biLast(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // endElement is first and last: the element at(size) of a list argument.
 func (t *task) endElement(f *frame, call *kafkabpl.List, fn string, at func(n int) int) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -786,10 +780,7 @@ func biNameIndex(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (names list) gives a new list of the names of list's named elements, in
 // order; null is the empty list.
 func biNames(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
@@ -917,10 +908,7 @@ func biHas(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (empty list) tells whether list has no elements; null is empty.
 func biEmpty(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}

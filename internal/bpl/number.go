@@ -295,10 +295,7 @@ func biOr(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (not x) is true when x is false.
 func biNot(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
-	v, err := t.eval(f, call.At(1))
+	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
