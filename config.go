@@ -113,7 +113,7 @@ func defaultConfigOf(d dialect) *config {
 		allowAutoCreate:    true,
 		sendTimeout:        30 * time.Second,
 		requestTimeout:     30 * time.Second,
-		transactionTimeout: 10 * time.Second,
+		transactionTimeout: 30 * time.Second,
 	}
 	if d == brain4itDialect {
 		c.autoCommit = false

@@ -181,7 +181,7 @@
 //	allow-auto-create-topics     true                                       the broker decides, as with Java's clients
 //	send-timeout                 30000                                      ms until kafka-send gives up
 //	request-timeout              30000                                      ms for admin calls, commits and subscribing
-//	transaction-timeout          10000                                      ms; exactly-once streams: a batch must finish within it
+//	transaction-timeout          30000                                      ms; exactly-once streams: a batch must finish within it, and it must outlast a broker failover
 //	tls                          off                                        true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
 //	sasl                         off                                        ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")
 //

@@ -181,7 +181,7 @@ type batchCounts struct {
 // the earliest offset when its group has committed none, unless
 // "auto-offset-reset" says otherwise. Under exactly-once, "acks" must be
 // "all" and idempotence on (the defaults), and "transaction-timeout"
-// (default 10 s) bounds both a batch (up to max-poll-records inputs, their
+// (default 30 s) bounds both a batch (up to max-poll-records inputs, their
 // transform and writes) and how long a crashed process's open transaction
 // holds up read_committed readers of the outputs.
 //
@@ -277,7 +277,11 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 			kgo.TransactionalID(cfg.group+"-"+h.id),
 			// A crashed process's open transaction holds up
 			// read_committed readers of the outputs until it times
-			// out: Kafka Streams' 10 s, not kgo's 40 s.
+			// out (kgo's default: 40 s). It must outlast a
+			// coordinator's failover too (a broker's 9 s session,
+			// then the election and the client's retries: some 12
+			// to 15 s), or the brokers abort it under the stream:
+			// 30 s.
 			kgo.TransactionTimeout(cfg.transactionTimeout),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		)
