@@ -171,15 +171,7 @@ transaction.state.log.replication.factor=3
 transaction.state.log.min.isr=2
 transaction.state.log.num.partitions=6
 `, n.id, n.port, cports[i], strings.Join(voters, ","), filepath.Join(dir, "data"), faultPartitions))
-		log4j := filepath.Join(dir, "log4j2.properties")
-		writeFile(t, log4j, fmt.Sprintf(`appender.file.type=File
-appender.file.name=file
-appender.file.fileName=%s
-appender.file.layout.type=PatternLayout
-appender.file.layout.pattern=[%%d] %%p %%m (%%c)%%n
-rootLogger.level=INFO
-rootLogger.appenderRef.file.ref=file
-`, n.log))
+		log4j := writeLog4j(t, dir, n.log)
 		n.jvm = []string{"-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
 			"-XX:ErrorFile=" + filepath.Join(dir, "hs_err_%p.log"),
 			"-Dlog4j2.configurationFile=" + log4j, "-cp", filepath.Join(lib, "*")}

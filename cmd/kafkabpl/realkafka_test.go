@@ -195,15 +195,7 @@ transaction.state.log.min.isr=1
 auto.create.topics.enable=true
 num.partitions=1
 `, port, cport, filepath.Join(dir, "data")))
-	log4j := filepath.Join(dir, "log4j2.properties")
-	writeFile(t, log4j, fmt.Sprintf(`appender.file.type=File
-appender.file.name=file
-appender.file.fileName=%s
-appender.file.layout.type=PatternLayout
-appender.file.layout.pattern=[%%d] %%p %%m (%%c)%%n
-rootLogger.level=INFO
-rootLogger.appenderRef.file.ref=file
-`, k.log))
+	log4j := writeLog4j(t, dir, k.log)
 	jvm := []string{"-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true", "-XX:ErrorFile=" + filepath.Join(dir, "hs_err_%p.log"),
 		"-Dlog4j2.configurationFile=" + log4j, "-cp", filepath.Join(lib, "*")}
 
@@ -1190,4 +1182,20 @@ func testRealErrors(t *testing.T, servers string) {
 	if err != nil || !slices.Equal(values(got), []string{"before", "after"}) {
 		t.Errorf("auto-offset-reset none: after the error, a seek to the beginning: %v, %v; want before and after", got, err)
 	}
+}
+
+// writeLog4j writes, in dir, a log4j2 configuration that sends a Kafka
+// node's log to the file logFile, and returns its path.
+func writeLog4j(t *testing.T, dir, logFile string) string {
+	t.Helper()
+	log4j := filepath.Join(dir, "log4j2.properties")
+	writeFile(t, log4j, fmt.Sprintf(`appender.file.type=File
+appender.file.name=file
+appender.file.fileName=%s
+appender.file.layout.type=PatternLayout
+appender.file.layout.pattern=[%%d] %%p %%m (%%c)%%n
+rootLogger.level=INFO
+rootLogger.appenderRef.file.ref=file
+`, logFile))
+	return log4j
 }
