@@ -27,7 +27,7 @@ func (*libClient) produce(ctx context.Context, p *params, topic string) error {
 	for i := 0; i < p.records; i += p.batch {
 		msgs := make([]kafkabpl.Message, p.batch)
 		for j := range msgs {
-			msgs[j] = kafkabpl.Message{Key: p.keys[i+j], Value: p.value}
+			msgs[j] = kafkabpl.Message{Key: p.keyAny[i+j], Value: p.valueAny}
 		}
 		if n, err := lib.Send(ctx, id, topics, msgs); err != nil || n != p.batch {
 			return fmt.Errorf("sent %d of %d: %v", n, p.batch, err)
@@ -46,7 +46,7 @@ func (*libClient) sendOne(ctx context.Context, p *params, topic string) error {
 	}
 	topics := []string{topic}
 	for i := range p.sends {
-		if n, err := lib.Send(ctx, id, topics, []kafkabpl.Message{{Key: p.keys[i], Value: p.value}}); err != nil || n != 1 {
+		if n, err := lib.Send(ctx, id, topics, []kafkabpl.Message{{Key: p.keyAny[i], Value: p.valueAny}}); err != nil || n != 1 {
 			return fmt.Errorf("send %d: %d, %v", i, n, err)
 		}
 	}
@@ -109,7 +109,7 @@ func (*fnClient) produce(ctx context.Context, p *params, topic string) error {
 	for i := 0; i < p.records; i += p.batch {
 		msgs := kafkabpl.NewList()
 		for j := range p.batch {
-			msgs.AppendNamed(p.keys[i+j], p.value)
+			msgs.AppendNamed(p.keys[i+j], p.valueAny)
 		}
 		n, err := f.call(ctx, "kafka-send", id, topic, msgs)
 		if err != nil || n != int64(p.batch) {
@@ -129,7 +129,7 @@ func (*fnClient) sendOne(ctx context.Context, p *params, topic string) error {
 		return err
 	}
 	for i := range p.sends {
-		msg := kafkabpl.NewList().AppendNamed(p.keys[i], p.value)
+		msg := kafkabpl.NewList().AppendNamed(p.keys[i], p.valueAny)
 		if n, err := f.call(ctx, "kafka-send", id, topic, msg); err != nil || n != int64(1) {
 			return fmt.Errorf("send %d: %v, %v", i, n, err)
 		}

@@ -19,6 +19,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,8 +39,14 @@ type params struct {
 	servers  string // the cluster, 127.0.0.1 only
 	keys     []string
 	keyBytes [][]byte
+	// keyAny and valueAny are keys and the value as the library's Go API
+	// and a BPL runtime hold them (in interfaces), made before timing as
+	// kgo's keyBytes are: each client gets its data in the form its API
+	// takes, so that no client's timing pays for converting it.
+	keyAny   []any
 	value    string // every record's value (valueSize bytes)
 	valueB   []byte
+	valueAny any
 }
 
 const valueSize = 100
@@ -70,18 +79,38 @@ func main() {
 	rounds := flag.Int("rounds", 5, "interleaved rounds; the table shows medians")
 	only := flag.String("clients", "", "comma-separated client names to run besides kgo (default all)")
 	handles := flag.Int("handles", 100, "idle handles of each kind for the memory table (0: skip)")
+	works := flag.String("workloads", "", "comma-separated workloads to run: produce, consume, latency, null (default all)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds to this file, each sample labelled with its client and workload")
 	flag.Parse()
 	if *records <= 0 || *batch <= 0 || *records%*batch != 0 || *rounds <= 0 || *sends <= 0 {
 		fmt.Fprintln(os.Stderr, "clients: -records must be a positive multiple of -batch; -rounds and -sends positive")
 		os.Exit(2)
 	}
-	if err := run(*records, *batch, *sends, *rounds, *only, *handles); err != nil {
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clients:", err)
+			os.Exit(1)
+		}
+		profiling = func(on bool) {
+			if on {
+				pprof.StartCPUProfile(f)
+			} else {
+				pprof.StopCPUProfile()
+			}
+		}
+	}
+	if err := run(*records, *batch, *sends, *rounds, *only, *works, *handles); err != nil {
 		fmt.Fprintln(os.Stderr, "clients:", err)
 		os.Exit(1)
 	}
 }
 
-func run(records, batch, sends, rounds int, only string, handles int) error {
+// profiling starts (true) and stops (false) the CPU profile of the timed
+// rounds, when -cpuprofile asks for one.
+var profiling = func(bool) {}
+
+func run(records, batch, sends, rounds int, only, works string, handles int) error {
 	ctx := context.Background()
 	null := &nullBroker{}
 	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
@@ -96,9 +125,11 @@ func run(records, batch, sends, rounds int, only string, handles int) error {
 		k := strconv.Itoa(i)
 		p.keys = append(p.keys, k)
 		p.keyBytes = append(p.keyBytes, []byte(k))
+		p.keyAny = append(p.keyAny, k)
 	}
 	p.value = strings.Repeat("v", valueSize)
 	p.valueB = []byte(p.value)
+	p.valueAny = p.value
 
 	all := []client{&kgoClient{}, &libClient{}, &fnClient{}, &scriptClient{}, &saramaClient{}, &kafkagoClient{}}
 	clients := all[:1]
@@ -139,32 +170,45 @@ func run(records, batch, sends, rounds int, only string, handles int) error {
 		}},
 	}
 
+	if works != "" {
+		workloads = slices.DeleteFunc(workloads, func(w workload) bool { return !containsName(works, w.key) })
+	}
 	res := newResults(clients, workloads)
 	fails := map[string]string{} // client/workload -> first error
 	group := 0
 	// once runs workload w of client c with params q, checks it and
 	// gives its time.
-	once := func(c client, w workload, q *params, topic string) (time.Duration, error) {
+	once := func(c client, w workload, q *params, topic string) (time.Duration, uint64, error) {
+		// Each run's goroutines, the client's own included, carry its
+		// labels, so that a CPU profile tells the clients apart.
+		labels := pprof.Labels("client", c.name(), "workload", w.key)
 		if w.key == "consume" {
 			group++
 			chk := newChecker(q, "drain", q.records)
+			m0 := mallocs()
 			start := time.Now()
-			err := c.consume(ctx, q, "drain", fmt.Sprintf("g%d", group), chk)
+			var err error
+			pprof.Do(ctx, labels, func(ctx context.Context) {
+				err = c.consume(ctx, q, "drain", fmt.Sprintf("g%d", group), chk)
+			})
 			if err == nil {
 				err = chk.done()
 			}
 			// From creating the consumer to the last record checked:
 			// closing (leaving the group, committing, waiting out a
 			// fetch) is not part of reading.
-			return chk.last.Sub(start), err
+			return chk.last.Sub(start), mallocs() - m0, err
 		}
 		if err := createTopics(ctx, adm, topic); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		null.set(!w.store)
+		m0 := mallocs()
 		start := time.Now()
-		err := w.run(ctx, c, q, topic)
+		var err error
+		pprof.Do(ctx, labels, func(ctx context.Context) { err = w.run(ctx, c, q, topic) })
 		d := time.Since(start)
+		allocs := mallocs() - m0
 		null.set(false)
 		switch {
 		case err != nil:
@@ -178,7 +222,7 @@ func run(records, batch, sends, rounds int, only string, handles int) error {
 		if _, derr := adm.DeleteTopics(ctx, topic); derr != nil && err == nil {
 			err = derr
 		}
-		return d, err
+		return d, allocs, err
 	}
 
 	// A short untimed round first, so that no client pays for the
@@ -187,12 +231,13 @@ func run(records, batch, sends, rounds int, only string, handles int) error {
 	warm.records, warm.sends = batch, min(sends, 10)
 	for _, w := range workloads {
 		for _, c := range clients {
-			if _, err := once(c, w, &warm, fmt.Sprintf("warm-%s-%s", w.key, c.name())); err != nil {
+			if _, _, err := once(c, w, &warm, fmt.Sprintf("warm-%s-%s", w.key, c.name())); err != nil {
 				fmt.Fprintf(os.Stderr, "warm-up: %s %s: %v\n", c.name(), w.key, err)
 			}
 		}
 	}
 
+	profiling(true)
 	for r := range rounds {
 		for wi, w := range workloads {
 			// Rotate the order so that no client always runs first.
@@ -201,20 +246,23 @@ func run(records, batch, sends, rounds int, only string, handles int) error {
 				if _, failed := fails[c.name()+"/"+w.key]; failed {
 					continue
 				}
-				d, err := once(c, w, p, fmt.Sprintf("%s-%s-%d", w.key, c.name(), r))
+				d, allocs, err := once(c, w, p, fmt.Sprintf("%s-%s-%d", w.key, c.name(), r))
 				if err != nil {
 					fails[c.name()+"/"+w.key] = err.Error()
 					fmt.Fprintf(os.Stderr, "round %d: %s %s: FAILED: %v\n", r+1, c.name(), w.key, err)
 					continue
 				}
-				res.add(w.key, c.name(), r, d)
+				res.add(w.key, c.name(), r, d, allocs)
 				fmt.Fprintf(os.Stderr, "round %d: %-8s %-8s %v\n", r+1, c.name(), w.key, d.Round(time.Millisecond))
 			}
 		}
 	}
+	profiling(false)
 	fmt.Printf("%d records of %d bytes (keyed), calls of %d, %d one-record sends, acks all, one broker, one partition, %d rounds\n\n",
 		records, valueSize, batch, sends, rounds)
 	res.print(os.Stdout, fails)
+	fmt.Println()
+	res.printAllocs(os.Stdout, p)
 	if handles > 0 {
 		fmt.Println()
 		if err := memoryTable(ctx, os.Stdout, p, handles); err != nil {
@@ -225,6 +273,14 @@ func run(records, batch, sends, rounds int, only string, handles int) error {
 		return fmt.Errorf("%d client workloads failed (see the table)", len(fails))
 	}
 	return nil
+}
+
+// mallocs is the number of heap allocations the process made so far: the
+// clients' and the in-process broker's.
+func mallocs() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Mallocs
 }
 
 func containsName(list, name string) bool {

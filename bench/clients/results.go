@@ -7,17 +7,21 @@ import (
 	"time"
 )
 
-// results holds each workload's time per client per round.
+// results holds each workload's time and allocations per client per
+// round.
 type results struct {
 	clients   []client
 	workloads []workload
 	d         map[string]map[string]map[int]time.Duration // workload -> client -> round
+	allocs    map[string]map[string][]uint64              // workload -> client -> per round
 }
 
 func newResults(cs []client, ws []workload) *results {
-	r := &results{clients: cs, workloads: ws, d: map[string]map[string]map[int]time.Duration{}}
+	r := &results{clients: cs, workloads: ws, d: map[string]map[string]map[int]time.Duration{},
+		allocs: map[string]map[string][]uint64{}}
 	for _, w := range ws {
 		r.d[w.key] = map[string]map[int]time.Duration{}
+		r.allocs[w.key] = map[string][]uint64{}
 		for _, c := range cs {
 			r.d[w.key][c.name()] = map[int]time.Duration{}
 		}
@@ -25,21 +29,25 @@ func newResults(cs []client, ws []workload) *results {
 	return r
 }
 
-func (r *results) add(w, c string, round int, d time.Duration) { r.d[w][c][round] = d }
+func (r *results) add(w, c string, round int, d time.Duration, allocs uint64) {
+	r.d[w][c][round] = d
+	r.allocs[w][c] = append(r.allocs[w][c], allocs)
+}
 
-// ratios is c's time over kgo's in each round both finished.
+// ratios is c's speed as a fraction of kgo's (kgo's time over c's) in
+// each round both finished.
 func (r *results) ratios(w, c string) []float64 {
 	var out []float64
 	for round, d := range r.d[w][c] {
-		if base, ok := r.d[w]["kgo"][round]; ok && base > 0 {
-			out = append(out, float64(d)/float64(base))
+		if base, ok := r.d[w]["kgo"][round]; ok && d > 0 {
+			out = append(out, float64(base)/float64(d))
 		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-func median[T float64 | time.Duration](s []T) T {
+func median[T float64 | time.Duration | uint64](s []T) T {
 	slices.Sort(s)
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
@@ -57,7 +65,7 @@ var rowTitle = map[string]string{
 }
 
 func (r *results) print(w io.Writer, fails map[string]string) {
-	fmt.Fprintln(w, "Time as a ratio to raw kgo's in the same round (1.00 = as fast as kgo, 2.00 = twice as long): median [min–max] over the rounds.")
+	fmt.Fprintln(w, "Speed as a fraction of raw kgo's in the same round (kgo's time over the client's: 1.00 = as fast as kgo, 0.50 = twice as long): median [min–max] over the rounds.")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| client |")
 	for _, wl := range r.workloads {
@@ -93,6 +101,41 @@ func (r *results) print(w io.Writer, fails map[string]string) {
 				continue
 			}
 			fmt.Fprintf(w, " %.2f [%.2f–%.2f] |", median(rs), rs[0], rs[len(rs)-1])
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// printAllocs prints each client's heap allocations per record, median
+// over the rounds, and that as a ratio to kgo's. The count is the whole
+// process's, so it includes the in-process broker's share, which is about
+// the same for every client.
+func (r *results) printAllocs(w io.Writer, p *params) {
+	fmt.Fprintln(w, "Heap allocations per record (the process's, so the in-process broker's share included), median over the rounds; in brackets, the ratio to kgo's.")
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "| client |")
+	for _, wl := range r.workloads {
+		fmt.Fprintf(w, " %s |", wl.title)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range r.workloads {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, c := range r.clients {
+		fmt.Fprintf(w, "| %s |", rowTitle[c.name()])
+		for _, wl := range r.workloads {
+			n := p.records
+			if wl.key == "latency" {
+				n = p.sends
+			}
+			a, base := r.allocs[wl.key][c.name()], r.allocs[wl.key]["kgo"]
+			if len(a) == 0 || len(base) == 0 {
+				fmt.Fprint(w, " – |")
+				continue
+			}
+			per, basePer := float64(median(a))/float64(n), float64(median(base))/float64(n)
+			fmt.Fprintf(w, " %.3f [%.2fx] |", per, per/basePer)
 		}
 		fmt.Fprintln(w)
 	}
