@@ -42,24 +42,83 @@ func (lib *Library) bplPoll(ctx context.Context, l *List) (any, error) {
 // ("h" => "v" ...)). A record that could not be deserialized is always in
 // the records form, with its raw key and value and an "error" element
 // saying why.
+//
+// Keys and values read as text are copies, made in one buffer per topic:
+// a message kept after the poll holds its own text (and its neighbours'
+// in that buffer), never the fetched batch, which can be megabytes.
 func (p *Polled) List() *List {
-	out := &List{}
+	if len(p.Topics) == 1 {
+		// The usual poll, one topic: its lists take one allocation.
+		one := &struct {
+			out, msgs List
+			value     [1]any
+			name      [1]string
+		}{}
+		one.out = List{values: one.value[:0], names: one.name[:0]}
+		fillMessages(&one.msgs, p.Topics[0].Records)
+		return one.out.AppendNamed(p.Topics[0].Topic, &one.msgs)
+	}
+	out := &List{values: make([]any, 0, len(p.Topics)), names: make([]string, 0, len(p.Topics))}
 	for _, t := range p.Topics {
-		msgs := &List{values: make([]any, 0, len(t.Records))}
-		for i := range t.Records {
-			r := &t.Records[i]
-			switch {
-			case r.cfg.pollRecords || r.Err() != nil:
-				msgs.Append(r.List())
-			case r.r.Key == nil:
-				msgs.Append(r.Value())
-			default:
-				msgs.AppendNamed(keyName(r.Key()), r.Value())
-			}
-		}
+		msgs := &List{}
+		fillMessages(msgs, t.Records)
 		out.AppendNamed(t.Topic, msgs)
 	}
 	return out
+}
+
+// fillMessages makes msgs, an empty list, one topic's records as
+// kafka-poll gives them. Keys and values read by the String deserializer
+// (the default) are copied into one buffer, and the values' interfaces
+// point into one slice of strings (see boxString), so that a poll of n
+// such messages makes four allocations rather than four per message.
+// Other deserializers, and the records form, decode each record on its
+// own.
+func fillMessages(msgs *List, recs []Record) {
+	msgs.values = make([]any, len(recs))
+	size := 0
+	for i := range recs {
+		r := &recs[i]
+		if r.cfg.keyDeser == serdeString {
+			size += len(r.r.Key)
+		}
+		if r.cfg.valDeser == serdeString {
+			size += len(r.r.Value)
+		}
+	}
+	arena := newTextArena(size)
+	// texts holds the names, then the String values (boxed in place).
+	var texts []string
+	for i := range recs {
+		r := &recs[i]
+		if r.cfg.pollRecords || r.Err() != nil {
+			msgs.values[i] = r.List()
+			continue
+		}
+		if texts == nil {
+			texts = make([]string, 2*len(recs))
+		}
+		switch {
+		case r.r.Value == nil:
+		case r.cfg.valDeser == serdeString:
+			v := &texts[len(recs)+i]
+			*v = arena.text(r.r.Value)
+			boxString(&msgs.values[i], v)
+		default:
+			msgs.values[i] = r.Value()
+		}
+		if r.r.Key == nil {
+			continue
+		}
+		if msgs.names == nil {
+			msgs.names = texts[:len(recs):len(recs)]
+		}
+		if r.cfg.keyDeser == serdeString {
+			msgs.names[i] = arena.text(r.r.Key)
+		} else {
+			msgs.names[i] = keyName(r.Key())
+		}
+	}
 }
 
 // keyName is the text a key names its message with.

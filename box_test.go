@@ -1,0 +1,124 @@
+package kafkabpl
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestBoxString(t *testing.T) {
+	const n = 1000
+	strs := make([]string, n)
+	vals := make([]any, n)
+	for i := range strs {
+		strs[i] = "value-" + strconv.Itoa(i)
+		boxString(&vals[i], &strs[i])
+	}
+	strs = nil   // only the interfaces keep the strings alive now
+	runtime.GC() // a collection must neither free nor move what they point at
+	runtime.GC()
+	seen := map[any]int{}
+	for i, v := range vals {
+		want := "value-" + strconv.Itoa(i)
+		s, ok := v.(string)
+		if !ok || s != want {
+			t.Fatalf("vals[%d] = %#v (%T), want %q", i, v, v, want)
+		}
+		if v != any(want) || fmt.Sprint(v) != want || reflect.ValueOf(v).String() != want {
+			t.Fatalf("vals[%d] does not behave as the string %q", i, want)
+		}
+		seen[v] = i // hashing an interface hashes the string
+	}
+	if seen[any("value-7")] != 7 || len(seen) != n {
+		t.Fatalf("as map keys: %d keys, value-7 -> %d", len(seen), seen[any("value-7")])
+	}
+	var v any = 5
+	boxString(&v, new("replaced"))
+	if v != any("replaced") {
+		t.Fatalf("overwriting an int: %#v", v)
+	}
+}
+
+func TestTextArena(t *testing.T) {
+	src := []byte("abcdef")
+	a := newTextArena(4)
+	ab, empty, cd := a.text(src[:2]), a.text(nil), a.text(src[2:4])
+	over := a.text(src) // beyond the size given: copied on its own
+	src[0], src[2] = 'X', 'X'
+	if ab != "ab" || empty != "" || cd != "cd" || over != "abcdef" {
+		t.Fatalf("got %q %q %q %q: the strings must be copies", ab, empty, cd, over)
+	}
+}
+
+// polledRecords returns n polled records with String keys and values, as
+// the default consumer config reads them, plus a tombstone and an unkeyed
+// record at the end.
+func polledRecords(n int) []Record {
+	cfg := defaultConfig()
+	recs := make([]Record, 0, n+2)
+	for i := range n {
+		recs = append(recs, Record{r: &kgo.Record{Topic: "t", Key: []byte("k" + strconv.Itoa(i)), Value: []byte("v" + strconv.Itoa(i))}, cfg: cfg})
+	}
+	recs = append(recs, Record{r: &kgo.Record{Topic: "t", Key: []byte("gone")}, cfg: cfg})
+	recs = append(recs, Record{r: &kgo.Record{Topic: "t", Value: []byte("no key")}, cfg: cfg})
+	return recs
+}
+
+func TestFillMessagesMatchesRecords(t *testing.T) {
+	recs := polledRecords(50)
+	l := &List{}
+	fillMessages(l, recs)
+	if got, want := Format(l), Format(messagesListSlow(recs)); got != want {
+		t.Fatalf("messagesList:\n%s\nwant:\n%s", got, want)
+	}
+	if l.Len() != len(recs) {
+		t.Fatalf("%d messages, want %d", l.Len(), len(recs))
+	}
+	for i := range recs {
+		r := &recs[i]
+		wantName := ""
+		if k := r.Key(); k != nil {
+			wantName = k.(string)
+		}
+		if l.Name(i) != wantName || l.At(i) != r.Value() {
+			t.Fatalf("message %d: %q => %#v, want %q => %#v", i, l.Name(i), l.At(i), wantName, r.Value())
+		}
+	}
+	// The list owns its text: the fetched bytes may go or change.
+	recs[0].r.Value[0], recs[0].r.Key[0] = 'X', 'X'
+	if l.At(0) != "v0" || l.Name(0) != "k0" {
+		t.Fatalf("message 0 changed with the fetched bytes: %q => %v", l.Name(0), l.At(0))
+	}
+}
+
+// messagesListSlow is the list built one conversion per element, for
+// comparison.
+func messagesListSlow(recs []Record) *List {
+	l := &List{}
+	for i := range recs {
+		if k := recs[i].Key(); k != nil {
+			l.AppendNamed(keyName(k), recs[i].Value())
+		} else {
+			l.Append(recs[i].Value())
+		}
+	}
+	return l
+}
+
+func TestPollListAllocs(t *testing.T) {
+	recs := polledRecords(1000)
+	p := &Polled{Topics: []TopicRecords{{Topic: "t", Records: recs}}}
+	allocs := testing.AllocsPerRun(20, func() { p.List() })
+	// The lists, the values, the text buffer and the strings: the same
+	// for 1,000 messages as for one.
+	if allocs > 4 {
+		t.Fatalf("a poll of %d records made a list in %.0f allocations, want at most 4", len(recs), allocs)
+	}
+	if got := Format(p.List()); got != "(\"t\" => "+Format(messagesListSlow(recs))+")" {
+		t.Fatalf("poll list: %.200s", got)
+	}
+}
