@@ -43,23 +43,31 @@ func (lib *Library) Functions() map[string]Func {
 type args struct {
 	fn    string
 	pos   []any
-	named *List
+	named *List // nil when there are none: a nil *List reads as empty
 }
 
 // readArgs checks a call's arity and named arguments. usage is the call's
 // shape, shown when the arity is wrong; names are the named arguments the
 // function takes (nil: any, checked by the callee).
 func readArgs(fn string, l *List, min, max int, usage string, names []string) (*args, error) {
-	a := &args{fn: fn, named: &List{}}
-	for name, v := range l.All() {
-		if name == "" {
-			a.pos = append(a.pos, v)
-			continue
+	a := &args{fn: fn}
+	if !l.Named() {
+		// Every argument is positional: the call's own list holds them
+		// (a.pos is only read), and a call allocates nothing for them.
+		a.pos = l.Values()
+	} else {
+		a.pos = make([]any, 0, l.Len())
+		a.named = &List{}
+		for name, v := range l.All() {
+			if name == "" {
+				a.pos = append(a.pos, v)
+				continue
+			}
+			if names != nil && !slices.Contains(names, name) {
+				return nil, newError(fn, errorf(ErrInvalidArgument, "unknown named argument %q%s; usage: %s", name, suggest(name, names), usage))
+			}
+			a.named.AppendNamed(name, v)
 		}
-		if names != nil && !slices.Contains(names, name) {
-			return nil, newError(fn, errorf(ErrInvalidArgument, "unknown named argument %q%s; usage: %s", name, suggest(name, names), usage))
-		}
-		a.named.AppendNamed(name, v)
 	}
 	if len(a.pos) < min || len(a.pos) > max {
 		want := fmt.Sprintf("%d", min)

@@ -47,6 +47,7 @@ func (a *args) messages(v any) ([]Message, error) {
 		list = NewList(v)
 	}
 	msgs := make([]Message, list.Len())
+	var keys []string // the names that are keys, boxed in place (see boxString)
 	for i := range list.Len() {
 		m, name, val := common, list.Name(i), list.At(i)
 		if asRecords {
@@ -60,7 +61,11 @@ func (a *args) messages(v any) ([]Message, error) {
 		} else {
 			m.Value = val
 			if name != "" {
-				m.Key = name
+				if keys == nil {
+					keys = make([]string, list.Len())
+				}
+				keys[i] = name
+				boxString(&m.Key, &keys[i])
 			}
 		}
 		msgs[i] = m
