@@ -193,10 +193,12 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 	}
 	wakeCtx := cs.wakeCtx
 	cs.mu.Unlock()
-	var pctx context.Context // nil: return what is buffered, at once
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithTimeout(ctx, timeout)
+	// What is buffered first (a nil context: at once), so that a busy
+	// consumer's polls, which nearly always find records, do not pay for
+	// the contexts of a wait.
+	recs, err := cs.take(h.cl.PollRecords(nil, max), topics)
+	if len(recs) == 0 && err == nil && timeout > 0 {
+		pctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
 		defer stop()
@@ -204,8 +206,8 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 			stopWake := context.AfterFunc(wakeCtx, cancel)
 			defer stopWake()
 		}
+		recs, err = cs.take(h.cl.PollRecords(pctx, max), topics)
 	}
-	recs, err := cs.take(h.cl.PollRecords(pctx, max), topics)
 	if len(recs) > 0 {
 		return recs, nil
 	}
