@@ -93,15 +93,16 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 		return 0, err
 	}
 
-	// The records' own deadline comes a little before the call's: once it
+	// The records' deadline comes a little before the call's: once it
 	// passes, kgo fails what it safely can, and the rest of the time
-	// collects those failures. (A request already on the wire cannot be
-	// failed when idempotent; the call then stops waiting for it.)
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout)
+	// (the margin) collects those failures. (A request already on the
+	// wire cannot be failed when idempotent; the call then stops waiting
+	// for it.) One context serves the records; the margin's is made only
+	// when a record is not delivered, which saves every successful call
+	// the allocations of a second context.
+	margin := min(time.Second, h.cfg.sendTimeout/10)
+	rctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout-margin)
 	defer cancel()
-	deadline, _ := ctx.Deadline()
-	rctx, rcancel := context.WithDeadline(ctx, deadline.Add(-min(time.Second, time.Until(deadline)/10)))
-	defer rcancel()
 	t := &tally{left: len(recs), done: make(chan struct{}), recs: recs, state: make([]recordState, len(recs))}
 	promise := t.promise // one func value: a method value in the loop allocates each time
 	for i := range recs {
@@ -111,18 +112,36 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 	for {
 		select {
 		case <-t.done:
-		case <-ctx.Done():
-			return t.result(ctx, h, len(recs))
+		case <-rctx.Done():
+			return t.finish(ctx, h, margin, true)
 		}
 		again := h.stillCreating(rctx, t, recs)
 		if len(again) == 0 {
-			return t.result(ctx, h, len(recs))
+			return t.finish(ctx, h, margin, false)
 		}
 		for _, r := range again {
 			h.cl.Produce(rctx, r, promise)
 		}
 		go h.cl.Flush(rctx)
 	}
+}
+
+// finish gives a Send's result: at once when every record is delivered,
+// else within margin (waiting that long for the records not reported yet
+// when wait is set), ctx permitting.
+func (t *tally) finish(ctx context.Context, h *handle, margin time.Duration, wait bool) (int, error) {
+	if !wait && t.allDelivered() {
+		return len(t.recs), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, margin)
+	defer cancel()
+	if wait {
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+		}
+	}
+	return t.result(ctx, h, len(t.recs))
 }
 
 // manualFlushing are the options that make a producer send only when a
@@ -191,6 +210,13 @@ func (t *tally) promise(r *kgo.Record, err error) {
 	if t.left--; t.left == 0 {
 		close(t.done)
 	}
+}
+
+// allDelivered reports whether every record is delivered.
+func (t *tally) allDelivered() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.left == 0 && t.failed == 0
 }
 
 // fail counts r as failed with err; t.mu is held.
