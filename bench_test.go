@@ -24,6 +24,15 @@ const (
 
 var benchValue = strings.Repeat("x", benchValueSize)
 
+// benchKeys are the keys Send's messages take in turn.
+var benchKeys = func() []string {
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = fmt.Sprint(i)
+	}
+	return keys
+}()
+
 func BenchmarkSend(b *testing.B) {
 	servers := newCluster(b, embedded.Partitions(4), embedded.Topics("bench-send")).Servers()
 	ctx := context.Background()
@@ -37,7 +46,7 @@ func BenchmarkSend(b *testing.B) {
 		}
 		msgs := make([]Message, benchBatch)
 		for i := range msgs {
-			msgs[i].Value = benchValue
+			msgs[i] = Message{Key: benchKeys[i%len(benchKeys)], Value: benchValue}
 		}
 		b.SetBytes(benchBatch * benchValueSize)
 		b.ReportAllocs()
@@ -49,13 +58,45 @@ func BenchmarkSend(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/msg")
 	})
 
+	// The same through the BPL function kafka-send, with the messages as
+	// a script holds them: a list of values named by their keys.
+	b.Run("kafkabpl-bpl", func(b *testing.B) {
+		lib := New()
+		defer lib.Close(ctx)
+		send := lib.Functions()["kafka-send"]
+		p, err := lib.Create(ctx, Producer, servers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs := &List{}
+		for i := range benchBatch {
+			msgs.AppendNamed(benchKeys[i%len(benchKeys)], any(benchValue))
+		}
+		args := NewList(p, "bench-send", msgs)
+		b.SetBytes(benchBatch * benchValueSize)
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := send(ctx, args); err != nil || n != int64(benchBatch) {
+				b.Fatal(n, err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/msg")
+	})
+
 	b.Run("kgo", func(b *testing.B) {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
+		// Uncompressed and without linger, as the library sends by
+		// default (kgo's own defaults are snappy and 10 ms).
+		cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...),
+			kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer cl.Close()
 		value := []byte(benchValue)
+		keys := make([][]byte, len(benchKeys))
+		for i, k := range benchKeys {
+			keys[i] = []byte(k)
+		}
 		b.SetBytes(benchBatch * benchValueSize)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -64,7 +105,7 @@ func BenchmarkSend(b *testing.B) {
 			recs := make([]kgo.Record, benchBatch)
 			ptrs := make([]*kgo.Record, benchBatch)
 			for i := range recs {
-				recs[i] = kgo.Record{Topic: "bench-send", Value: value}
+				recs[i] = kgo.Record{Topic: "bench-send", Key: keys[i%len(keys)], Value: value}
 				ptrs[i] = &recs[i]
 			}
 			if err := cl.ProduceSync(ctx, ptrs...).FirstErr(); err != nil {
@@ -72,6 +113,64 @@ func BenchmarkSend(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/msg")
+	})
+}
+
+// BenchmarkSendOne is the one-record send: a call per message, each
+// waiting for its acknowledgement, as a script that sends events one by
+// one does. What a call costs beyond the round trip shows here.
+func BenchmarkSendOne(b *testing.B) {
+	servers := newCluster(b, embedded.Partitions(1), embedded.Topics("bench-one")).Servers()
+	ctx := context.Background()
+
+	b.Run("kafkabpl", func(b *testing.B) {
+		lib := New()
+		defer lib.Close(ctx)
+		p, err := lib.Create(ctx, Producer, servers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		topics := []string{"bench-one"}
+		msgs := []Message{{Key: benchKeys[0], Value: benchValue}}
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := lib.Send(ctx, p, topics, msgs); err != nil || n != 1 {
+				b.Fatal(n, err)
+			}
+		}
+	})
+
+	b.Run("kafkabpl-bpl", func(b *testing.B) {
+		lib := New()
+		defer lib.Close(ctx)
+		send := lib.Functions()["kafka-send"]
+		p, err := lib.Create(ctx, Producer, servers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		args := NewList(p, "bench-one", (&List{}).AppendNamed(benchKeys[0], benchValue))
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := send(ctx, args); err != nil || n != int64(1) {
+				b.Fatal(n, err)
+			}
+		}
+	})
+
+	b.Run("kgo", func(b *testing.B) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...),
+			kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		key, value := []byte(benchKeys[0]), []byte(benchValue)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "bench-one", Key: key, Value: value}).FirstErr(); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }
 

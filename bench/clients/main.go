@@ -182,6 +182,9 @@ func run(records, batch, sends, rounds int, only, works string, handles int) err
 		// Each run's goroutines, the client's own included, carry its
 		// labels, so that a CPU profile tells the clients apart.
 		labels := pprof.Labels("client", c.name(), "workload", w.key)
+		// Collect the previous run's garbage first, so that no run pays
+		// for another client's.
+		runtime.GC()
 		if w.key == "consume" {
 			group++
 			chk := newChecker(q, "drain", q.records)
