@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -103,7 +104,8 @@ func (h *handle) send(ctx context.Context, topics []string, messages []Message) 
 	margin := min(time.Second, h.cfg.sendTimeout/10)
 	rctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout-margin)
 	defer cancel()
-	t := &tally{left: len(recs), done: make(chan struct{}), recs: recs, state: make([]recordState, len(recs))}
+	t := &tally{done: make(chan struct{}), recs: recs, state: make([]atomic.Uint32, len(recs))}
+	t.left.Store(int64(len(recs)))
 	promise := t.promise // one func value: a method value in the loop allocates each time
 	for i := range recs {
 		h.cl.Produce(rctx, &recs[i], promise)
@@ -157,10 +159,13 @@ func manualFlushing() []kgo.Opt {
 	return []kgo.Opt{kgo.ManualFlushing(), kgo.MaxBufferedRecords(math.MaxInt32)}
 }
 
-// tally counts the outcomes of one Send's records as kgo reports them.
+// tally counts the outcomes of one Send's records as kgo reports them. A
+// delivery, the common case, takes no lock (a lock per record was a tenth
+// of a large Send's time): its record's state is written atomically, and
+// left counts down atomically. Failures take mu.
 type tally struct {
+	left       atomic.Int64 // records not yet reported
 	mu         sync.Mutex
-	left       int // records not yet reported
 	failed     int
 	firstErr   error
 	firstTopic string        // the topic of the record that failed first
@@ -176,7 +181,7 @@ type tally struct {
 	// message, each to every topic); state[i] is what became of recs[i],
 	// and errs[i] why it failed.
 	recs  []kgo.Record
-	state []recordState
+	state []atomic.Uint32 // recordState
 	errs  map[int]error
 }
 
@@ -196,18 +201,19 @@ func (t *tally) index(r *kgo.Record) int {
 }
 
 func (t *tally) promise(r *kgo.Record, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case err == nil:
-		t.state[t.index(r)] = recordDelivered
-	case errors.Is(err, kerr.UnknownTopicOrPartition):
-		t.unknown = append(t.unknown, r)
-		t.unknownErr = err
-	default:
-		t.fail(r, err)
+	if err == nil {
+		t.state[t.index(r)].Store(uint32(recordDelivered))
+	} else {
+		t.mu.Lock()
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			t.unknown = append(t.unknown, r)
+			t.unknownErr = err
+		} else {
+			t.fail(r, err)
+		}
+		t.mu.Unlock()
 	}
-	if t.left--; t.left == 0 {
+	if t.left.Add(-1) == 0 {
 		close(t.done)
 	}
 }
@@ -216,7 +222,7 @@ func (t *tally) promise(r *kgo.Record, err error) {
 func (t *tally) allDelivered() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.left == 0 && t.failed == 0
+	return t.left.Load() == 0 && t.failed == 0 && len(t.unknown) == 0
 }
 
 // fail counts r as failed with err; t.mu is held.
@@ -225,7 +231,7 @@ func (t *tally) fail(r *kgo.Record, err error) {
 		t.firstErr, t.firstTopic = err, r.Topic
 	}
 	i := t.index(r)
-	t.state[i] = recordFailed
+	t.state[i].Store(uint32(recordFailed))
 	if t.errs == nil {
 		t.errs = map[int]error{}
 	}
@@ -293,7 +299,8 @@ func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record
 			pos[&recs[i]] = i
 		}
 		slices.SortFunc(again, func(a, b *kgo.Record) int { return cmp.Compare(pos[a], pos[b]) })
-		t.left, t.done, t.resent = len(again), make(chan struct{}), true
+		t.left.Store(int64(len(again)))
+		t.done, t.resent = make(chan struct{}), true
 	}
 	return again
 }
@@ -328,12 +335,26 @@ func (h *handle) listedTopics(ctx context.Context, topics []string) (map[string]
 func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delivered := total - t.failed - t.left
+	// Refused records that time left no round to send again failed.
+	for _, r := range t.unknown {
+		t.fail(r, t.unknownErr)
+	}
+	t.unknown = nil
+	// One look at every record's state, for the counts and the list
+	// alike: deliveries may still come in while this runs.
+	states := make([]recordState, len(t.state))
+	delivered := 0
+	for i := range t.state {
+		if states[i] = recordState(t.state[i].Load()); states[i] == recordDelivered {
+			delivered++
+		}
+	}
 	if delivered == total {
 		return total, nil
 	}
+	pending := total - delivered - t.failed // failures are counted under mu
 	cause := t.firstErr
-	timedOut := t.left > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
+	timedOut := pending > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
 	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
 		cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
 		// The brokers answer but do not list the topic: say so rather
@@ -350,15 +371,15 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	if t.failed > 0 {
 		msg += fmt.Sprintf("; %d failed, the first to topic %q", t.failed, t.firstTopic)
 	}
-	if t.left > 0 {
-		msg += fmt.Sprintf("; %d not confirmed in time (they may still arrive)", t.left)
+	if pending > 0 {
+		msg += fmt.Sprintf("; %d not confirmed in time (they may still arrive)", pending)
 	}
 	if errors.Is(cause, kerr.MessageTooLarge) {
 		// kgo says so for the producer's own limit as the broker does for
 		// its own: name the one the caller can change here.
 		msg += fmt.Sprintf(" (a record, key and headers included, must fit in the producer's max-message-bytes, %d, and in the topic's max.message.bytes)", h.cfg.maxMessageBytes)
 	}
-	return delivered, &SendError{Delivered: delivered, Failed: t.failures(len(topicsOf(t.recs))), err: wrapf(errorKind(cause), cause, "%s", msg)}
+	return delivered, &SendError{Delivered: delivered, Failed: t.failures(states, len(topicsOf(t.recs))), err: wrapf(errorKind(cause), cause, "%s", msg)}
 }
 
 // topicsOf returns how the records of a Send go to topics: the distinct
@@ -376,9 +397,9 @@ func topicsOf(recs []kgo.Record) []string {
 
 // failures lists the records that failed or were not confirmed, in the
 // call's order; a message's records are nTopics in a row.
-func (t *tally) failures(nTopics int) []SendFailure {
+func (t *tally) failures(states []recordState, nTopics int) []SendFailure {
 	var out []SendFailure
-	for i, st := range t.state {
+	for i, st := range states {
 		if st == recordDelivered {
 			continue
 		}

@@ -640,8 +640,50 @@ func TestResendKeepsOrder(t *testing.T) {
 	for _, r := range again {
 		got = append(got, string(r.Value))
 	}
-	if !slices.Equal(got, []string{"1", "2", "3"}) || tl.left != 3 || tl.failed != 0 {
-		t.Errorf("sent again %q (left %d, failed %d); want 1 2 3, none failed", got, tl.left, tl.failed)
+	if !slices.Equal(got, []string{"1", "2", "3"}) || tl.left.Load() != 3 || tl.failed != 0 {
+		t.Errorf("sent again %q (left %d, failed %d); want 1 2 3, none failed", got, tl.left.Load(), tl.failed)
+	}
+}
+
+// TestSendResultCounts checks a Send's result when its time ran out with
+// records in every state: delivered (reported without a lock), failed,
+// refused as unknown and not sent again, and not reported at all. Each
+// record is counted once, the refused one as failed rather than
+// delivered, and the failure list agrees with the count.
+func TestSendResultCounts(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	h, err := lib.acquire(p, Producer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.calls.Done()
+	recs := make([]kgo.Record, 5)
+	for i := range recs {
+		recs[i] = kgo.Record{Topic: "t", Partition: -1}
+	}
+	tl := &tally{done: make(chan struct{}), recs: recs, state: make([]atomic.Uint32, len(recs))}
+	tl.left.Store(int64(len(recs)))
+	tl.promise(&recs[0], nil)
+	tl.promise(&recs[1], kerr.InvalidRecord)
+	tl.promise(&recs[2], nil)
+	tl.promise(&recs[3], kerr.UnknownTopicOrPartition)
+	// recs[4] is never reported.
+	n, err := tl.result(ctx, h, len(recs))
+	var se *SendError
+	if n != 2 || !errors.As(err, &se) || se.Delivered != 2 || len(se.Failed) != 3 {
+		t.Fatalf("result: %d, %v", n, err)
+	}
+	var got []string
+	for _, f := range se.Failed {
+		got = append(got, fmt.Sprintf("%d unconfirmed=%v %v", f.Message, f.Unconfirmed, errors.Is(f.Err, kerr.UnknownTopicOrPartition)))
+	}
+	want := []string{"1 unconfirmed=false false", "3 unconfirmed=false true", "4 unconfirmed=true false"}
+	if !slices.Equal(got, want) || !strings.Contains(err.Error(), "delivered 2 of 5 records; 2 failed") || !strings.Contains(err.Error(), "1 not confirmed") {
+		t.Errorf("failures %q, want %q; error: %v", got, want, err)
 	}
 }
 
