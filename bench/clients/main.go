@@ -80,6 +80,7 @@ func main() {
 	only := flag.String("clients", "", "comma-separated client names to run besides kgo (default all)")
 	handles := flag.Int("handles", 100, "idle handles of each kind for the memory table (0: skip)")
 	works := flag.String("workloads", "", "comma-separated workloads to run: produce, consume, latency, null (default all)")
+	streams := flag.Bool("streams", true, "run the stream table too")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds to this file, each sample labelled with its client and workload")
 	flag.Parse()
 	if *records <= 0 || *batch <= 0 || *records%*batch != 0 || *rounds <= 0 || *sends <= 0 {
@@ -100,7 +101,7 @@ func main() {
 			}
 		}
 	}
-	if err := run(*records, *batch, *sends, *rounds, *only, *works, *handles); err != nil {
+	if err := run(*records, *batch, *sends, *rounds, *only, *works, *handles, *streams); err != nil {
 		fmt.Fprintln(os.Stderr, "clients:", err)
 		os.Exit(1)
 	}
@@ -110,7 +111,7 @@ func main() {
 // rounds, when -cpuprofile asks for one.
 var profiling = func(bool) {}
 
-func run(records, batch, sends, rounds int, only, works string, handles int) error {
+func run(records, batch, sends, rounds int, only, works string, handles int, streams bool) error {
 	ctx := context.Background()
 	null := &nullBroker{}
 	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
@@ -173,7 +174,11 @@ func run(records, batch, sends, rounds int, only, works string, handles int) err
 	if works != "" {
 		workloads = slices.DeleteFunc(workloads, func(w workload) bool { return !containsName(works, w.key) })
 	}
-	res := newResults(clients, workloads)
+	var names []string
+	for _, c := range clients {
+		names = append(names, c.name())
+	}
+	res := newResults(names, workloads)
 	fails := map[string]string{} // client/workload -> first error
 	group := 0
 	// once runs workload w of client c with params q, checks it and
@@ -241,6 +246,7 @@ func run(records, batch, sends, rounds int, only, works string, handles int) err
 	}
 
 	profiling(true)
+	defer profiling(false)
 	for r := range rounds {
 		for wi, w := range workloads {
 			// Rotate the order so that no client always runs first.
@@ -260,12 +266,16 @@ func run(records, batch, sends, rounds int, only, works string, handles int) err
 			}
 		}
 	}
-	profiling(false)
 	fmt.Printf("%d records of %d bytes (keyed), calls of %d, %d one-record sends, acks all, one broker, one partition, %d rounds\n\n",
 		records, valueSize, batch, sends, rounds)
 	res.print(os.Stdout, fails)
 	fmt.Println()
 	res.printAllocs(os.Stdout, p)
+	var streamErr error
+	if streams {
+		fmt.Println()
+		streamErr = runStreams(ctx, adm, p, rounds)
+	}
 	if handles > 0 {
 		fmt.Println()
 		if err := memoryTable(ctx, os.Stdout, p, handles); err != nil {
@@ -275,7 +285,7 @@ func run(records, batch, sends, rounds int, only, works string, handles int) err
 	if len(fails) > 0 {
 		return fmt.Errorf("%d client workloads failed (see the table)", len(fails))
 	}
-	return nil
+	return streamErr
 }
 
 // mallocs is the number of heap allocations the process made so far: the

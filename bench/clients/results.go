@@ -10,20 +10,21 @@ import (
 // results holds each workload's time and allocations per client per
 // round.
 type results struct {
-	clients   []client
+	names     []string // the clients', "kgo" (the base) first
+	titles    map[string]string
 	workloads []workload
 	d         map[string]map[string]map[int]time.Duration // workload -> client -> round
 	allocs    map[string]map[string][]uint64              // workload -> client -> per round
 }
 
-func newResults(cs []client, ws []workload) *results {
-	r := &results{clients: cs, workloads: ws, d: map[string]map[string]map[int]time.Duration{},
+func newResults(names []string, ws []workload) *results {
+	r := &results{names: names, titles: rowTitle, workloads: ws, d: map[string]map[string]map[int]time.Duration{},
 		allocs: map[string]map[string][]uint64{}}
 	for _, w := range ws {
 		r.d[w.key] = map[string]map[int]time.Duration{}
 		r.allocs[w.key] = map[string][]uint64{}
-		for _, c := range cs {
-			r.d[w.key][c.name()] = map[int]time.Duration{}
+		for _, name := range names {
+			r.d[w.key][name] = map[int]time.Duration{}
 		}
 	}
 	return r
@@ -76,14 +77,14 @@ func (r *results) print(w io.Writer, fails map[string]string) {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
-	for _, c := range r.clients {
-		fmt.Fprintf(w, "| %s |", rowTitle[c.name()])
+	for _, name := range r.names {
+		fmt.Fprintf(w, "| %s |", r.titles[name])
 		for _, wl := range r.workloads {
-			if msg, failed := fails[c.name()+"/"+wl.key]; failed {
+			if msg, failed := fails[name+"/"+wl.key]; failed {
 				fmt.Fprintf(w, " fails: %s |", short(msg))
 				continue
 			}
-			if c.name() == "kgo" {
+			if name == "kgo" {
 				var ds []time.Duration
 				for _, d := range r.d[wl.key]["kgo"] {
 					ds = append(ds, d)
@@ -95,7 +96,7 @@ func (r *results) print(w io.Writer, fails map[string]string) {
 				fmt.Fprintf(w, " %v |", median(ds).Round(100*time.Microsecond))
 				continue
 			}
-			rs := r.ratios(wl.key, c.name())
+			rs := r.ratios(wl.key, name)
 			if len(rs) == 0 {
 				fmt.Fprint(w, " – |")
 				continue
@@ -122,14 +123,14 @@ func (r *results) printAllocs(w io.Writer, p *params) {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
-	for _, c := range r.clients {
-		fmt.Fprintf(w, "| %s |", rowTitle[c.name()])
+	for _, name := range r.names {
+		fmt.Fprintf(w, "| %s |", r.titles[name])
 		for _, wl := range r.workloads {
 			n := p.records
 			if wl.key == "latency" {
 				n = p.sends
 			}
-			a, base := r.allocs[wl.key][c.name()], r.allocs[wl.key]["kgo"]
+			a, base := r.allocs[wl.key][name], r.allocs[wl.key]["kgo"]
 			if len(a) == 0 || len(base) == 0 {
 				fmt.Fprint(w, " – |")
 				continue

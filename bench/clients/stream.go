@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/bpl"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The stream workloads: an identity transform from the drain topic to a
+// new output topic, with a new group, under each guarantee. Raw kgo runs
+// the loop a franz-go program writes (GroupTransactSession for
+// exactly-once; poll, produce, flush, commit for at-least-once); the
+// library runs Library.Stream with a Go transform, and kafka-stream with a
+// BPL function through the evaluator. A run is timed from starting the
+// stream until the group's committed offsets on the input reach every
+// record (one watcher for all, kadm every 2 ms); stopping it and the
+// checks are not timed. The output is read back and checked record by
+// record, as the produce workloads' are.
+
+// streamer is one way of running a stream.
+type streamer interface {
+	name() string
+	// start starts streaming in to out in group and returns a function
+	// that stops the stream and says how many outputs it wrote.
+	start(ctx context.Context, p *params, in, out, group string, exactlyOnce bool) (stop func() (int64, error), err error)
+}
+
+var streamTitle = map[string]string{
+	"kgo":       "raw kgo loop (franz-go), absolute median",
+	"gostream":  "Library.Stream, a Go transform",
+	"bplstream": "kafka-stream, a BPL function through the evaluator",
+}
+
+func streamWorkloads() []workload {
+	return []workload{{key: "eos", title: "exactly-once"}, {key: "alo", title: "at-least-once"}}
+}
+
+// runStreams runs the stream table's rounds and prints it.
+func runStreams(ctx context.Context, adm *kadm.Client, p *params, rounds int) error {
+	streamers := []streamer{kgoStream{}, goStream{}, bplStream{}}
+	var names []string
+	for _, s := range streamers {
+		names = append(names, s.name())
+	}
+	ws := streamWorkloads()
+	res := newResults(names, ws)
+	res.titles = streamTitle
+	fails := map[string]string{}
+	n := 0
+	for r := range rounds + 1 { // round 0 warms up, untimed
+		for wi, w := range ws {
+			for si := range streamers {
+				s := streamers[(si+r+wi)%len(streamers)]
+				if _, failed := fails[s.name()+"/"+w.key]; failed {
+					continue
+				}
+				n++
+				id := fmt.Sprintf("%s-%s-%d", w.key, s.name(), n)
+				d, allocs, err := streamOnce(ctx, adm, p, s, "drain", "out-"+id, "g-"+id, w.key == "eos")
+				if r == 0 {
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "warm-up: %s %s: %v\n", s.name(), w.key, err)
+					}
+					continue
+				}
+				if err != nil {
+					fails[s.name()+"/"+w.key] = err.Error()
+					fmt.Fprintf(os.Stderr, "round %d: %s %s: FAILED: %v\n", r, s.name(), w.key, err)
+					continue
+				}
+				res.add(w.key, s.name(), r, d, allocs)
+				fmt.Fprintf(os.Stderr, "round %d: %-9s %-4s %v\n", r, s.name(), w.key, d.Round(time.Millisecond))
+			}
+		}
+	}
+	fmt.Printf("Streams: %d records of %d bytes (keyed) from one partition to a new topic of one partition, an identity transform, a new group each run, %d rounds\n\n", p.records, valueSize, rounds)
+	res.print(os.Stdout, fails)
+	fmt.Println()
+	res.printAllocs(os.Stdout, p)
+	if len(fails) > 0 {
+		return fmt.Errorf("%d stream workloads failed (see the table)", len(fails))
+	}
+	return nil
+}
+
+// streamOnce times one stream run and checks what it wrote.
+func streamOnce(ctx context.Context, adm *kadm.Client, p *params, s streamer, in, out, group string, eos bool) (time.Duration, uint64, error) {
+	if err := createTopics(ctx, adm, out); err != nil {
+		return 0, 0, err
+	}
+	defer adm.DeleteTopics(ctx, out)
+	runtime.GC()
+	m0 := mallocs()
+	start := time.Now()
+	var stop func() (int64, error)
+	var err error
+	labels := pprof.Labels("client", s.name(), "workload", map[bool]string{true: "eos", false: "alo"}[eos])
+	pprof.Do(ctx, labels, func(ctx context.Context) { stop, err = s.start(ctx, p, in, out, group, eos) })
+	if err != nil {
+		return 0, 0, err
+	}
+	deadline := start.Add(60 * time.Second)
+	for {
+		n, err := committedOn(ctx, adm, group, in)
+		if err != nil {
+			stop()
+			return 0, 0, err
+		}
+		if n == int64(p.records) {
+			break
+		}
+		if n > int64(p.records) || time.Now().After(deadline) {
+			stop()
+			return 0, 0, fmt.Errorf("group %s committed %d of %d", group, n, p.records)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	d := time.Since(start)
+	allocs := mallocs() - m0
+	produced, err := stop()
+	if err != nil {
+		return 0, 0, err
+	}
+	if produced != int64(p.records) {
+		return 0, 0, fmt.Errorf("the stream says it wrote %d outputs, want %d", produced, p.records)
+	}
+	return d, allocs, verifyTopic(ctx, p, out, p.records)
+}
+
+// committedOn is the sum of group's committed offsets on topic.
+func committedOn(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
+	offs, err := adm.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) { // not joined yet
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, o := range offs[topic] {
+		if o.Err != nil {
+			return 0, o.Err
+		}
+		n += o.At
+	}
+	return n, nil
+}
+
+// kgoStream is the loop a franz-go program writes.
+type kgoStream struct{}
+
+func (kgoStream) name() string { return "kgo" }
+
+func (kgoStream) start(_ context.Context, p *params, in, out, group string, eos bool) (func() (int64, error), error) {
+	opts := []kgo.Opt{seeds(p), kgo.ConsumerGroup(group), kgo.ConsumeTopics(in),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0)} // as the library sends
+	ctx, cancel := context.WithCancel(context.Background())
+	var produced atomic.Int64
+	done := make(chan error, 1)
+	if eos {
+		sess, err := kgo.NewGroupTransactSession(append(opts, kgo.TransactionalID(group+"-txn"),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		go func() { done <- kgoTransactLoop(ctx, sess, out, &produced) }()
+	} else {
+		cl, err := kgo.NewClient(append(opts, kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll())...)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		go func() { done <- kgoCommitLoop(ctx, cl, out, &produced) }()
+	}
+	return func() (int64, error) {
+		// The loop counts a batch when End or the commit returns, a
+		// moment after the watcher saw it committed.
+		for deadline := time.Now().Add(5 * time.Second); produced.Load() < int64(p.records) && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		err := <-done
+		return produced.Load(), err
+	}, nil
+}
+
+// kgoTransactLoop: poll, begin, produce each record to out, end with a
+// commit when every produce succeeded.
+func kgoTransactLoop(ctx context.Context, sess *kgo.GroupTransactSession, out string, produced *atomic.Int64) error {
+	defer sess.Close()
+	for {
+		fs := sess.PollRecords(ctx, 500)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			return err
+		}
+		var failed atomic.Bool
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: r.Value}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					failed.Store(true)
+				}
+			})
+			n++
+		})
+		committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if committed {
+			produced.Add(int64(n))
+		}
+	}
+}
+
+// kgoCommitLoop: poll with rebalances held, produce each record to out,
+// flush, commit what was polled, allow rebalances.
+func kgoCommitLoop(ctx context.Context, cl *kgo.Client, out string, produced *atomic.Int64) error {
+	defer cl.Close()
+	for {
+		fs := cl.PollRecords(ctx, 500)
+		if ctx.Err() != nil {
+			cl.AllowRebalance()
+			return nil
+		}
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		recs := fs.Records()
+		if len(recs) == 0 {
+			cl.AllowRebalance()
+			continue
+		}
+		var failed atomic.Bool
+		for _, r := range recs {
+			cl.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: r.Value}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					failed.Store(true)
+				}
+			})
+		}
+		if err := cl.Flush(ctx); err != nil || failed.Load() {
+			cl.AllowRebalance()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("a produce failed (flush: %v)", err)
+		}
+		if err := cl.CommitRecords(ctx, recs...); err != nil {
+			cl.AllowRebalance()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		produced.Add(int64(len(recs)))
+		cl.AllowRebalance()
+	}
+}
+
+func guarantee(eos bool) kafkabpl.Guarantee {
+	if eos {
+		return kafkabpl.ExactlyOnce
+	}
+	return kafkabpl.AtLeastOnce
+}
+
+// libStop stops the library's stream id once its status shows every
+// record processed, and returns what it wrote.
+func libStop(lib *kafkabpl.Library, id string, p *params, closeAll func()) func() (int64, error) {
+	return func() (int64, error) {
+		ctx := context.Background()
+		defer closeAll()
+		var st *kafkabpl.StreamStatus
+		var err error
+		// The counts follow the commit the watcher saw by a moment.
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			if st, err = lib.StreamStatus(ctx, id); err != nil {
+				return 0, err
+			}
+			if st.Processed >= int64(p.records) || time.Now().After(deadline) {
+				break
+			}
+		}
+		if st.State != kafkabpl.StreamRunning {
+			return 0, fmt.Errorf("stream %s: %v", st.State, st.LastError)
+		}
+		if _, err := lib.Destroy(ctx, id); err != nil {
+			return 0, err
+		}
+		return st.Produced, nil
+	}
+}
+
+// goStream is Library.Stream with a Go transform that returns each input's
+// key and value, decoded and encoded again by the String serdes: identity
+// as a Go program writes it.
+type goStream struct{}
+
+func (goStream) name() string { return "gostream" }
+
+func (goStream) start(ctx context.Context, p *params, in, out, group string, eos bool) (func() (int64, error), error) {
+	lib := kafkabpl.New()
+	lib.SetLogOutput(io.Discard)
+	identity := func(_ context.Context, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: r.Key(), Value: r.Value()}}}, nil
+	}
+	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": group},
+		kafkabpl.StreamSpec{From: []string{in}, To: out, Transform: identity, Guarantee: guarantee(eos)})
+	if err != nil {
+		lib.Close(ctx)
+		return nil, err
+	}
+	return libStop(lib, id, p, func() { lib.Close(context.Background()) }), nil
+}
+
+// bplStream is kafka-stream called by a script run by the evaluator, with
+// a BPL function as the transform: it returns each input's value, which
+// the stream writes with the input's key.
+type bplStream struct{}
+
+func (bplStream) name() string { return "bplstream" }
+
+const streamScript = `
+(kafka-stream (list "servers" => servers "group" => group)
+  "from" => from "to" => to "guarantee" => guarantee
+  "transform" => (function (in) (get in "value")))
+`
+
+func (bplStream) start(ctx context.Context, p *params, in, out, group string, eos bool) (func() (int64, error), error) {
+	lib := kafkabpl.New()
+	lib.SetLogOutput(io.Discard)
+	interp := bpl.New(io.Discard)
+	for name, f := range lib.Functions() {
+		interp.Define(name, f)
+	}
+	g := "at-least-once"
+	if eos {
+		g = "exactly-once"
+	}
+	for k, v := range map[string]any{"servers": p.servers, "group": group, "from": in, "to": out, "guarantee": g} {
+		interp.SetGlobal(k, v)
+	}
+	closeAll := func() { interp.Close(); lib.Close(context.Background()) }
+	var id string
+	err := interp.Run(ctx, "stream.bpl", streamScript, func(v any) { id, _ = v.(string) })
+	if err == nil && id == "" {
+		err = errors.New("kafka-stream returned no stream id")
+	}
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return libStop(lib, id, p, closeAll), nil
+}
