@@ -15,7 +15,16 @@ func typeWord[T any]() unsafe.Pointer {
 	return (*eface)(unsafe.Pointer(&proto)).typ
 }
 
-var stringType = typeWord[string]()
+var (
+	stringType = typeWord[string]()
+	int64Type  = typeWord[int64]()
+)
+
+// boxInt64 is boxString for an int64 (Go boxes only 0 to 255 without
+// allocating).
+func boxInt64(dst *any, v *int64) {
+	*(*eface)(unsafe.Pointer(dst)) = eface{typ: int64Type, data: unsafe.Pointer(v)}
+}
 
 // boxString sets *dst to the string *s as an interface value, without the
 // allocation that the conversion any(*s) makes (Go copies a string header

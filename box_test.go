@@ -1,11 +1,13 @@
 package kafkabpl
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -120,5 +122,31 @@ func TestPollListAllocs(t *testing.T) {
 	}
 	if got := Format(p.List()); got != "(\"t\" => "+Format(messagesListSlow(recs))+")" {
 		t.Fatalf("poll list: %.200s", got)
+	}
+}
+
+func TestRecordList(t *testing.T) {
+	cfg := defaultConfig()
+	ts := time.UnixMilli(1700000000123)
+	r := &Record{r: &kgo.Record{Topic: "t", Partition: 300, Offset: 1 << 40, Timestamp: ts, Key: []byte("k"), Value: []byte("v"),
+		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}, {Key: "n"}}}, cfg: cfg}
+	want := `("topic" => "t" "partition" => 300 "offset" => 1099511627776 "timestamp" => 1700000000123 "key" => "k" "value" => "v" "headers" => ("h" => "x" "n" => null))`
+	if got := Format(r.List()); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// A value the deserializer refuses: its raw bytes, and why.
+	jcfg := *cfg
+	jcfg.valDeser = serdeJSON
+	bad := &Record{r: &kgo.Record{Topic: "t", Value: []byte("{"), Timestamp: ts}, cfg: &jcfg}
+	l := bad.List()
+	if v, _ := l.Get("value"); !bytes.Equal(v.([]byte), []byte("{")) || l.Index("error") < 0 || l.Index("key") < 0 {
+		t.Errorf("a record that does not decode: %s", Format(l))
+	}
+	if v, _ := l.Get("key"); v != nil {
+		t.Errorf("null key: %#v", v)
+	}
+	plain := &Record{r: &kgo.Record{Topic: "t", Key: []byte("k"), Value: []byte("v")}, cfg: cfg}
+	if allocs := testing.AllocsPerRun(100, func() { plain.List() }); allocs > 2 {
+		t.Errorf("Record.List: %.0f allocations, want at most 2", allocs)
 	}
 }

@@ -133,25 +133,65 @@ func keyName(k any) string {
 }
 
 // List returns the record in its BPL records form (see [Polled.List]).
+// A stream's BPL transform gets one per input, so it is built in two
+// allocations, the text and the rest, not one per element (see
+// boxString); headers, rare, take their own.
 func (r *Record) List() *List {
-	headers := &List{}
+	one := &struct {
+		l, headers List
+		values     [8]any
+		names      [8]string
+		ints       [3]int64  // partition, offset, timestamp
+		texts      [3]string // topic, key, value
+	}{}
+	l := &one.l
+	l.values, l.names = one.values[:0], one.names[:0]
+	size := 0
+	if r.cfg.keyDeser == serdeString {
+		size += len(r.r.Key)
+	}
+	if r.cfg.valDeser == serdeString {
+		size += len(r.r.Value)
+	}
+	arena := newTextArena(size)
+	failed := r.Err() != nil
+	// text appends name => the text of b, as the String deserializer
+	// reads it (and not when the record failed: its raw bytes then).
+	text := func(name string, slot int, b []byte, s *serde) {
+		switch {
+		case b == nil:
+			l.AppendNamed(name, nil)
+		case s == serdeString && !failed:
+			one.texts[slot] = arena.text(b)
+			l.AppendNamed(name, nil)
+			boxString(&l.values[len(l.values)-1], &one.texts[slot])
+		default:
+			l.AppendNamed(name, r.decoded(s, b))
+		}
+	}
+	integer := func(name string, slot int, v int64) {
+		one.ints[slot] = v
+		l.AppendNamed(name, nil)
+		boxInt64(&l.values[len(l.values)-1], &one.ints[slot])
+	}
+	one.texts[0] = r.r.Topic
+	l.AppendNamed("topic", nil)
+	boxString(&l.values[0], &one.texts[0])
+	integer("partition", 0, int64(r.r.Partition))
+	integer("offset", 1, r.r.Offset)
+	integer("timestamp", 2, r.r.Timestamp.UnixMilli())
+	text("key", 1, r.r.Key, r.cfg.keyDeser)
+	text("value", 2, r.r.Value, r.cfg.valDeser)
 	for _, h := range r.r.Headers {
 		var v any
 		if h.Value != nil {
 			v = string(h.Value)
 		}
-		headers.AppendNamed(h.Key, v)
+		one.headers.AppendNamed(h.Key, v)
 	}
-	l := &List{}
-	l.AppendNamed("topic", r.r.Topic)
-	l.AppendNamed("partition", int64(r.r.Partition))
-	l.AppendNamed("offset", r.r.Offset)
-	l.AppendNamed("timestamp", r.r.Timestamp.UnixMilli())
-	l.AppendNamed("key", r.Key())
-	l.AppendNamed("value", r.Value())
-	l.AppendNamed("headers", headers)
-	if err := r.Err(); err != nil {
-		l.AppendNamed("error", err.Error())
+	l.AppendNamed("headers", &one.headers)
+	if failed {
+		l.AppendNamed("error", r.Err().Error())
 	}
 	return l
 }
