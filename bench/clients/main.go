@@ -78,11 +78,19 @@ func main() {
 	sends := flag.Int("sends", 2000, "one-record sends in the latency workload")
 	rounds := flag.Int("rounds", 5, "interleaved rounds; the table shows medians")
 	only := flag.String("clients", "", "comma-separated client names to run besides kgo (default all)")
-	handles := flag.Int("handles", 100, "idle handles of each kind for the memory table (0: skip)")
+	memory := flag.Bool("memory", true, "measure idle handles, each kind in a process of its own")
+	loop := flag.Int("loop", 2000, "one-record sends of the whole-process loop (kafkabpl run against a Go program; 0: skip)")
+	child := flag.String("child", "", "internal: run as a child process of this kind")
+	childServers := flag.String("child-servers", "", "internal: the child's servers")
+	childTopic := flag.String("child-topic", "", "internal: the child's topic")
+	childN := flag.Int("child-n", 0, "internal: the child's count")
 	works := flag.String("workloads", "", "comma-separated workloads to run: produce, consume, latency, null (default all)")
 	streams := flag.Bool("streams", true, "run the stream table too")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds to this file, each sample labelled with its client and workload")
 	flag.Parse()
+	if *child != "" {
+		childMain(*child, *childServers, *childTopic, *childN)
+	}
 	if *records <= 0 || *batch <= 0 || *records%*batch != 0 || *rounds <= 0 || *sends <= 0 {
 		fmt.Fprintln(os.Stderr, "clients: -records must be a positive multiple of -batch; -rounds and -sends positive")
 		os.Exit(2)
@@ -101,7 +109,7 @@ func main() {
 			}
 		}
 	}
-	if err := run(*records, *batch, *sends, *rounds, *only, *works, *handles, *streams); err != nil {
+	if err := run(*records, *batch, *sends, *rounds, *only, *works, *memory, *loop, *streams); err != nil {
 		fmt.Fprintln(os.Stderr, "clients:", err)
 		os.Exit(1)
 	}
@@ -111,7 +119,7 @@ func main() {
 // rounds, when -cpuprofile asks for one.
 var profiling = func(bool) {}
 
-func run(records, batch, sends, rounds int, only, works string, handles int, streams bool) error {
+func run(records, batch, sends, rounds int, only, works string, memory bool, loop int, streams bool) error {
 	ctx := context.Background()
 	null := &nullBroker{}
 	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
@@ -276,9 +284,15 @@ func run(records, batch, sends, rounds int, only, works string, handles int, str
 		fmt.Println()
 		streamErr = runStreams(ctx, adm, p, rounds)
 	}
-	if handles > 0 {
+	if loop > 0 {
 		fmt.Println()
-		if err := memoryTable(ctx, os.Stdout, p, handles); err != nil {
+		if err := processLoops(ctx, os.Stdout, adm, p, loop, rounds); err != nil {
+			return fmt.Errorf("loop: %w", err)
+		}
+	}
+	if memory {
+		fmt.Println()
+		if err := memoryTable(ctx, os.Stdout, adm, p); err != nil {
 			return fmt.Errorf("memory: %w", err)
 		}
 	}
