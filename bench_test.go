@@ -38,12 +38,7 @@ func BenchmarkSend(b *testing.B) {
 	ctx := context.Background()
 
 	b.Run("kafkabpl", func(b *testing.B) {
-		lib := New()
-		defer lib.Close(ctx)
-		p, err := lib.Create(ctx, Producer, servers)
-		if err != nil {
-			b.Fatal(err)
-		}
+		lib, p := benchProducer(b, servers)
 		msgs := make([]Message, benchBatch)
 		for i := range msgs {
 			msgs[i] = Message{Key: benchKeys[i%len(benchKeys)], Value: benchValue}
@@ -61,13 +56,8 @@ func BenchmarkSend(b *testing.B) {
 	// The same through the BPL function kafka-send, with the messages as
 	// a script holds them: a list of values named by their keys.
 	b.Run("kafkabpl-bpl", func(b *testing.B) {
-		lib := New()
-		defer lib.Close(ctx)
+		lib, p := benchProducer(b, servers)
 		send := lib.Functions()["kafka-send"]
-		p, err := lib.Create(ctx, Producer, servers)
-		if err != nil {
-			b.Fatal(err)
-		}
 		msgs := &List{}
 		for i := range benchBatch {
 			msgs.AppendNamed(benchKeys[i%len(benchKeys)], any(benchValue))
@@ -124,12 +114,7 @@ func BenchmarkSendOne(b *testing.B) {
 	ctx := context.Background()
 
 	b.Run("kafkabpl", func(b *testing.B) {
-		lib := New()
-		defer lib.Close(ctx)
-		p, err := lib.Create(ctx, Producer, servers)
-		if err != nil {
-			b.Fatal(err)
-		}
+		lib, p := benchProducer(b, servers)
 		topics := []string{"bench-one"}
 		msgs := []Message{{Key: benchKeys[0], Value: benchValue}}
 		b.ReportAllocs()
@@ -141,13 +126,8 @@ func BenchmarkSendOne(b *testing.B) {
 	})
 
 	b.Run("kafkabpl-bpl", func(b *testing.B) {
-		lib := New()
-		defer lib.Close(ctx)
+		lib, p := benchProducer(b, servers)
 		send := lib.Functions()["kafka-send"]
-		p, err := lib.Create(ctx, Producer, servers)
-		if err != nil {
-			b.Fatal(err)
-		}
 		args := NewList(p, "bench-one", (&List{}).AppendNamed(benchKeys[0], benchValue))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -172,6 +152,19 @@ func BenchmarkSendOne(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchProducer returns a library, closed when b ends, with a producer on
+// servers.
+func benchProducer(b *testing.B, servers string) (*Library, string) {
+	ctx := context.Background()
+	lib := New()
+	b.Cleanup(func() { lib.Close(ctx) })
+	p, err := lib.Create(ctx, Producer, servers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lib, p
 }
 
 // fillDrainTopic puts benchDrain records in bench-drain.

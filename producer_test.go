@@ -615,21 +615,28 @@ func TestSendTooLarge(t *testing.T) {
 	}
 }
 
+// producerHandle returns the handle of a new producer on a new cluster
+// that has topic, for tests of Send's parts.
+func producerHandle(t *testing.T, topic string) *handle {
+	servers := newCluster(t, embedded.Topics(topic)).Servers()
+	lib := newLib(t)
+	p := must[string](t)(lib.Create(testCtx(t), Producer, servers))
+	h, err := lib.acquire(p, Producer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.calls.Done)
+	return h
+}
+
 // TestResendKeepsOrder checks that records refused while their topic was
 // being created go out again in the order of the call, whatever order kgo
 // reported them in (a batch in flight and a buffered one fail apart; the
 // full suite under -race once saw a key's two messages swap).
 func TestResendKeepsOrder(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
 	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, servers))
-	h, err := lib.acquire(p, Producer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.calls.Done()
+	h := producerHandle(t, "t")
 	recs := make([]kgo.Record, 4)
 	for i := range recs {
 		recs[i] = kgo.Record{Topic: "t", Partition: -1, Value: []byte{byte('0' + i)}}
@@ -652,15 +659,8 @@ func TestResendKeepsOrder(t *testing.T) {
 // delivered, and the failure list agrees with the count.
 func TestSendResultCounts(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
 	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, servers))
-	h, err := lib.acquire(p, Producer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.calls.Done()
+	h := producerHandle(t, "t")
 	recs := make([]kgo.Record, 5)
 	for i := range recs {
 		recs[i] = kgo.Record{Topic: "t", Partition: -1}

@@ -2,17 +2,15 @@ package kafkabpl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -113,7 +111,7 @@ func runStreamBench(b *testing.B, adm *kadm.Client, servers string, start stream
 		}
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			n, err := committed(ctx, adm, group)
+			n, err := benchloop.Committed(ctx, adm, group, benchStreamIn)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -145,25 +143,6 @@ func runStreamBench(b *testing.B, adm *kadm.Client, servers string, start stream
 	}
 	b.ReportMetric(float64(b.N*benchStreamN)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchStreamN), "ns/record")
-}
-
-// committed is the sum of the group's committed offsets on the input.
-func committed(ctx context.Context, adm *kadm.Client, group string) (int64, error) {
-	offs, err := adm.FetchOffsets(ctx, group)
-	if errors.Is(err, kerr.GroupIDNotFound) { // not joined yet
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, o := range offs[benchStreamIn] {
-		if o.Err != nil {
-			return 0, o.Err
-		}
-		n += o.At
-	}
-	return n, nil
 }
 
 // written is the sum of out's end offsets.
@@ -249,42 +228,7 @@ func kgoExactlyOnce(_ context.Context, servers, group, out string) (func() (int6
 		return nil, err
 	}
 	return kgoLoop(func(ctx context.Context, produced *atomic.Int64) error {
-		defer sess.Close()
-		for {
-			fs := sess.PollRecords(ctx, 500)
-			if ctx.Err() != nil {
-				return nil
-			}
-			if err := fs.Err0(); err != nil {
-				return err
-			}
-			if fs.NumRecords() == 0 {
-				continue
-			}
-			if err := sess.Begin(); err != nil {
-				return err
-			}
-			var failed atomic.Bool
-			n := 0
-			fs.EachRecord(func(r *kgo.Record) {
-				sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: r.Value}, func(_ *kgo.Record, err error) {
-					if err != nil {
-						failed.Store(true)
-					}
-				})
-				n++
-			})
-			committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			if committed {
-				produced.Add(int64(n))
-			}
-		}
+		return benchloop.Transact(ctx, sess, out, produced)
 	}), nil
 }
 
@@ -305,51 +249,6 @@ func kgoAtLeastOnce(_ context.Context, servers, group, out string) (func() (int6
 		return nil, err
 	}
 	return kgoLoop(func(ctx context.Context, produced *atomic.Int64) error {
-		defer cl.Close()
-		for {
-			fs := cl.PollRecords(ctx, 500)
-			if ctx.Err() != nil {
-				cl.AllowRebalance()
-				return nil
-			}
-			if err := fs.Err0(); err != nil {
-				return err
-			}
-			if fs.NumRecords() == 0 {
-				cl.AllowRebalance()
-				continue
-			}
-			var perr error
-			var mu sync.Mutex
-			recs := fs.Records()
-			for _, r := range recs {
-				cl.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: r.Value}, func(_ *kgo.Record, err error) {
-					if err != nil {
-						mu.Lock()
-						perr = errors.Join(perr, err)
-						mu.Unlock()
-					}
-				})
-			}
-			if err := cl.Flush(ctx); err != nil {
-				cl.AllowRebalance()
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			if perr != nil {
-				return perr
-			}
-			if err := cl.CommitRecords(ctx, recs...); err != nil {
-				cl.AllowRebalance()
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			produced.Add(int64(len(recs)))
-			cl.AllowRebalance()
-		}
+		return benchloop.Commit(ctx, cl, out, produced)
 	}), nil
 }

@@ -68,15 +68,7 @@ var rowTitle = map[string]string{
 func (r *results) print(w io.Writer, fails map[string]string) {
 	fmt.Fprintln(w, "Speed as a fraction of raw kgo's in the same round (kgo's time over the client's: 1.00 = as fast as kgo, 0.50 = twice as long): median [min–max] over the rounds.")
 	fmt.Fprintln(w)
-	fmt.Fprint(w, "| client |")
-	for _, wl := range r.workloads {
-		fmt.Fprintf(w, " %s |", wl.title)
-	}
-	fmt.Fprint(w, "\n|---|")
-	for range r.workloads {
-		fmt.Fprint(w, "---|")
-	}
-	fmt.Fprintln(w)
+	r.header(w)
 	for _, name := range r.names {
 		fmt.Fprintf(w, "| %s |", r.titles[name])
 		for _, wl := range r.workloads {
@@ -114,15 +106,7 @@ func (r *results) print(w io.Writer, fails map[string]string) {
 func (r *results) printAllocs(w io.Writer, p *params) {
 	fmt.Fprintln(w, "Heap allocations per record (the process's, so the in-process broker's share included), median over the rounds; in brackets, the ratio to kgo's.")
 	fmt.Fprintln(w)
-	fmt.Fprint(w, "| client |")
-	for _, wl := range r.workloads {
-		fmt.Fprintf(w, " %s |", wl.title)
-	}
-	fmt.Fprint(w, "\n|---|")
-	for range r.workloads {
-		fmt.Fprint(w, "---|")
-	}
-	fmt.Fprintln(w)
+	r.header(w)
 	for _, name := range r.names {
 		fmt.Fprintf(w, "| %s |", r.titles[name])
 		for _, wl := range r.workloads {
@@ -140,6 +124,19 @@ func (r *results) printAllocs(w io.Writer, p *params) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// header prints the tables' header: a column per workload.
+func (r *results) header(w io.Writer) {
+	fmt.Fprint(w, "| client |")
+	for _, wl := range r.workloads {
+		fmt.Fprintf(w, " %s |", wl.title)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range r.workloads {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
 }
 
 func short(s string) string {

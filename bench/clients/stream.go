@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/brain4it/kafkabpl/internal/bpl"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -113,7 +113,7 @@ func streamOnce(ctx context.Context, adm *kadm.Client, p *params, s streamer, in
 	}
 	deadline := start.Add(60 * time.Second)
 	for {
-		n, err := committedOn(ctx, adm, group, in)
+		n, err := benchloop.Committed(ctx, adm, group, in)
 		if err != nil {
 			stop()
 			return 0, 0, err
@@ -139,25 +139,6 @@ func streamOnce(ctx context.Context, adm *kadm.Client, p *params, s streamer, in
 	return d, allocs, verifyTopic(ctx, p, out, p.records)
 }
 
-// committedOn is the sum of group's committed offsets on topic.
-func committedOn(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
-	offs, err := adm.FetchOffsets(ctx, group)
-	if errors.Is(err, kerr.GroupIDNotFound) { // not joined yet
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, o := range offs[topic] {
-		if o.Err != nil {
-			return 0, o.Err
-		}
-		n += o.At
-	}
-	return n, nil
-}
-
 // kgoStream is the loop a franz-go program writes.
 type kgoStream struct{}
 
@@ -177,14 +158,14 @@ func (kgoStream) start(_ context.Context, p *params, in, out, group string, eos 
 			cancel()
 			return nil, err
 		}
-		go func() { done <- kgoTransactLoop(ctx, sess, out, &produced) }()
+		go func() { done <- benchloop.Transact(ctx, sess, out, &produced) }()
 	} else {
 		cl, err := kgo.NewClient(append(opts, kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll())...)
 		if err != nil {
 			cancel()
 			return nil, err
 		}
-		go func() { done <- kgoCommitLoop(ctx, cl, out, &produced) }()
+		go func() { done <- benchloop.Commit(ctx, cl, out, &produced) }()
 	}
 	return func() (int64, error) {
 		// The loop counts a batch when End or the commit returns, a
@@ -196,92 +177,6 @@ func (kgoStream) start(_ context.Context, p *params, in, out, group string, eos 
 		err := <-done
 		return produced.Load(), err
 	}, nil
-}
-
-// kgoTransactLoop: poll, begin, produce each record to out, end with a
-// commit when every produce succeeded.
-func kgoTransactLoop(ctx context.Context, sess *kgo.GroupTransactSession, out string, produced *atomic.Int64) error {
-	defer sess.Close()
-	for {
-		fs := sess.PollRecords(ctx, 500)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := fs.Err0(); err != nil {
-			return err
-		}
-		if fs.NumRecords() == 0 {
-			continue
-		}
-		if err := sess.Begin(); err != nil {
-			return err
-		}
-		var failed atomic.Bool
-		n := 0
-		fs.EachRecord(func(r *kgo.Record) {
-			sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: r.Value}, func(_ *kgo.Record, err error) {
-				if err != nil {
-					failed.Store(true)
-				}
-			})
-			n++
-		})
-		committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if committed {
-			produced.Add(int64(n))
-		}
-	}
-}
-
-// kgoCommitLoop: poll with rebalances held, produce each record to out,
-// flush, commit what was polled, allow rebalances.
-func kgoCommitLoop(ctx context.Context, cl *kgo.Client, out string, produced *atomic.Int64) error {
-	defer cl.Close()
-	for {
-		fs := cl.PollRecords(ctx, 500)
-		if ctx.Err() != nil {
-			cl.AllowRebalance()
-			return nil
-		}
-		if err := fs.Err0(); err != nil {
-			return err
-		}
-		recs := fs.Records()
-		if len(recs) == 0 {
-			cl.AllowRebalance()
-			continue
-		}
-		var failed atomic.Bool
-		for _, r := range recs {
-			cl.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: r.Value}, func(_ *kgo.Record, err error) {
-				if err != nil {
-					failed.Store(true)
-				}
-			})
-		}
-		if err := cl.Flush(ctx); err != nil || failed.Load() {
-			cl.AllowRebalance()
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("a produce failed (flush: %v)", err)
-		}
-		if err := cl.CommitRecords(ctx, recs...); err != nil {
-			cl.AllowRebalance()
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		produced.Add(int64(len(recs)))
-		cl.AllowRebalance()
-	}
 }
 
 func guarantee(eos bool) kafkabpl.Guarantee {
