@@ -107,7 +107,7 @@ func (*fnClient) produce(ctx context.Context, p *params, topic string) error {
 		return err
 	}
 	for i := 0; i < p.records; i += p.batch {
-		msgs := kafkabpl.NewList()
+		msgs := kafkabpl.NewList(make([]any, 0, p.batch)...) // room for the call, as kgo's records get
 		for j := range p.batch {
 			msgs.AppendNamed(p.keys[i+j], p.valueAny)
 		}
