@@ -60,6 +60,9 @@ type Error struct {
 // bare gets the sentinel a caller tests for: a passed deadline is an
 // ErrTimeout.
 func newError(fn string, err error) *Error {
+	if e, ok := err.(*Error); ok && e.Func == fn {
+		return e // already said by fn: not "fn: fn: ..."
+	}
 	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
 		err = &kindError{kind: ErrTimeout, cause: err}
 	}

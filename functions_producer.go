@@ -20,25 +20,29 @@ func (lib *Library) bplSend(ctx context.Context, l *List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := a.messages(a.pos[2])
+	n, msgAt, err := a.messages(a.pos[2])
 	if err != nil {
 		return nil, err
 	}
-	n, err := lib.Send(ctx, id, topics, msgs)
-	return int64(n), err
+	sent, err := lib.send(ctx, id, topics, n, msgAt)
+	return int64(sent), err
 }
 
-// messages reads kafka-send's messages and its call-wide named arguments.
-func (a *args) messages(v any) ([]Message, error) {
+// messages reads kafka-send's call-wide named arguments and returns how
+// many messages there are and a function that reads message i. Messages
+// are read one at a time, as Send builds their records, rather than into
+// a slice of their own first: for a list of 1,000 that slice was 88 KB a
+// call.
+func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 	var common Message
 	if err := a.recordFields(&common, a.named, 0, []string{"key", "partition", "headers", "timestamp"}); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	asRecords := false
 	if r, ok := a.named.Get("records"); ok {
 		b, isBool := r.(bool)
 		if !isBool {
-			return nil, a.errorf(`"records": want true or false, got %s`, describe(r))
+			return 0, nil, a.errorf(`"records": want true or false, got %s`, describe(r))
 		}
 		asRecords = b
 	}
@@ -46,31 +50,26 @@ func (a *args) messages(v any) ([]Message, error) {
 	if !isList {
 		list = NewList(v)
 	}
-	msgs := make([]Message, list.Len())
-	var keys []string // the names that are keys, boxed in place (see boxString)
-	for i := range list.Len() {
-		m, name, val := common, list.Name(i), list.At(i)
+	msgAt := func(i int) (Message, error) {
+		m, val := common, list.At(i)
 		if asRecords {
 			rec, ok := val.(*List)
 			if !ok {
-				return nil, a.errorf("message %d: with \"records\" => true each message is a record list (\"key\" \"value\" \"partition\" \"headers\" \"timestamp\"), got %s", i+1, describe(val))
+				return m, a.errorf("message %d: with \"records\" => true each message is a record list (\"key\" \"value\" \"partition\" \"headers\" \"timestamp\"), got %s", i+1, describe(val))
 			}
-			if err := a.recordFields(&m, rec, i+1, []string{"key", "value", "partition", "headers", "timestamp"}); err != nil {
-				return nil, err
-			}
-		} else {
-			m.Value = val
-			if name != "" {
-				if keys == nil {
-					keys = make([]string, list.Len())
-				}
-				keys[i] = name
-				boxString(&m.Key, &keys[i])
-			}
+			err := a.recordFields(&m, rec, i+1, []string{"key", "value", "partition", "headers", "timestamp"})
+			return m, err
 		}
-		msgs[i] = m
+		m.Value = val
+		if list.Name(i) != "" {
+			// The key is the element's name, boxed in place (see
+			// boxString): the list is not changed during the call, and
+			// the record keeps the name's bytes, not the interface.
+			boxString(&m.Key, &list.names[i])
+		}
+		return m, nil
 	}
-	return msgs, nil
+	return list.Len(), msgAt, nil
 }
 
 // recordFields stores the named fields of src (a record list, message pos,

@@ -244,8 +244,8 @@ func TestBadInputs(t *testing.T) {
 			if !errors.Is(err, tt.kind) {
 				t.Errorf("error %q is a %s, want %v", err, ErrorType(err), tt.kind)
 			}
-			if !strings.HasPrefix(err.Error(), tt.fn+": ") || !strings.Contains(err.Error(), tt.msg) {
-				t.Errorf("error %q: want it to start with %q and contain %q", err, tt.fn+": ", tt.msg)
+			if !strings.HasPrefix(err.Error(), tt.fn+": ") || strings.HasPrefix(err.Error(), tt.fn+": "+tt.fn) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error %q: want it to start with %q once and contain %q", err, tt.fn+": ", tt.msg)
 			}
 		})
 	}

@@ -68,28 +68,33 @@ type Header struct {
 // why the others failed; it wraps [ErrTimeout] when the brokers could not
 // be reached in time, or the Kafka error (see kerr) the brokers returned.
 func (lib *Library) Send(ctx context.Context, id string, topics []string, messages []Message) (int, error) {
+	return lib.send(ctx, id, topics, len(messages), func(i int) (Message, error) { return messages[i], nil })
+}
+
+// send is Send of n messages that msgAt reads, one at a time.
+func (lib *Library) send(ctx context.Context, id string, topics []string, n int, msgAt func(i int) (Message, error)) (int, error) {
 	h, err := lib.acquire(id, Producer)
 	if err != nil {
 		return 0, newError("kafka-send", err)
 	}
 	defer h.calls.Done()
-	n, err := h.send(ctx, topics, messages)
+	sent, err := h.send(ctx, topics, n, msgAt)
 	if err != nil {
-		return n, newError("kafka-send", err)
+		return sent, newError("kafka-send", err)
 	}
-	return n, nil
+	return sent, nil
 }
 
-func (h *handle) send(ctx context.Context, topics []string, messages []Message) (int, error) {
+func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i int) (Message, error)) (int, error) {
 	for _, t := range topics {
 		if err := topicname.Check(t); err != nil {
 			return 0, errorf(ErrInvalidArgument, "topics: %v", err)
 		}
 	}
-	if len(topics) == 0 || len(messages) == 0 {
+	if len(topics) == 0 || n == 0 {
 		return 0, nil
 	}
-	recs, err := h.records(topics, messages)
+	recs, err := h.records(topics, n, msgAt)
 	if err != nil {
 		return 0, err
 	}
@@ -485,9 +490,13 @@ var errKafka = errors.New("kafka error")
 
 // records serializes every message once and lays the records out in one
 // slice: message by message, each to every topic.
-func (h *handle) records(topics []string, messages []Message) ([]kgo.Record, error) {
-	recs := make([]kgo.Record, 0, len(topics)*len(messages))
-	for i, m := range messages {
+func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, error)) ([]kgo.Record, error) {
+	recs := make([]kgo.Record, 0, len(topics)*n)
+	for i := range n {
+		m, err := msgAt(i)
+		if err != nil {
+			return nil, err
+		}
 		pos := i + 1
 		key, err := h.cfg.keySer.encodeAt(m.Key, pos, "key")
 		if err != nil {
