@@ -270,7 +270,7 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 // evalArgs evaluates the elements of call from index from on, keeping
 // their names.
 func (t *task) evalArgs(f *frame, call *kafkabpl.List, from int) (*kafkabpl.List, error) {
-	args := &kafkabpl.List{}
+	args := kafkabpl.NewList(make([]any, 0, max(call.Len()-from, 0))...) // room for all: no growing
 	for i := from; i < call.Len(); i++ {
 		v, err := t.eval(f, call.At(i))
 		if err != nil {
