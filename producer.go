@@ -106,8 +106,9 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	// for it.) One context serves the records; the margin's is made only
 	// when a record is not delivered, which saves every successful call
 	// the allocations of a second context.
+	deadline := time.Now().Add(h.cfg.sendTimeout)
 	margin := min(time.Second, h.cfg.sendTimeout/10)
-	rctx, cancel := context.WithTimeout(ctx, h.cfg.sendTimeout-margin)
+	rctx, cancel := context.WithDeadline(ctx, deadline.Add(-margin))
 	defer cancel()
 	t := &tally{done: make(chan struct{}), recs: recs, state: make([]atomic.Uint32, len(recs))}
 	t.left.Store(int64(len(recs)))
@@ -120,11 +121,19 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 		select {
 		case <-t.done:
 		case <-rctx.Done():
-			return t.finish(ctx, h, margin, true)
+			// kgo now fails what it can; collect its reports until the
+			// call's own deadline, then say what became of each record.
+			timer := time.NewTimer(time.Until(deadline))
+			select {
+			case <-t.done:
+			case <-timer.C:
+			case <-ctx.Done():
+			}
+			timer.Stop()
 		}
-		again := h.stillCreating(rctx, t, recs)
+		again := h.stillCreating(rctx, t, recs) // none once rctx is done
 		if len(again) == 0 {
-			return t.finish(ctx, h, margin, false)
+			return t.finish(ctx, h, deadline)
 		}
 		for _, r := range again {
 			h.cl.Produce(rctx, r, promise)
@@ -134,20 +143,13 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 }
 
 // finish gives a Send's result: at once when every record is delivered,
-// else within margin (waiting that long for the records not reported yet
-// when wait is set), ctx permitting.
-func (t *tally) finish(ctx context.Context, h *handle, margin time.Duration, wait bool) (int, error) {
-	if !wait && t.allDelivered() {
+// else by the call's deadline, ctx permitting.
+func (t *tally) finish(ctx context.Context, h *handle, deadline time.Time) (int, error) {
+	if t.allDelivered() {
 		return len(t.recs), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, margin)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	if wait {
-		select {
-		case <-t.done:
-		case <-ctx.Done():
-		}
-	}
 	return t.result(ctx, h, len(t.recs))
 }
 
@@ -180,7 +182,8 @@ type tally struct {
 	// stillCreating decides whether to send them again.
 	unknown    []*kgo.Record
 	unknownErr error
-	resent     bool // some were sent again
+	resent     bool           // some were sent again
+	listed     map[string]int // the brokers' last answer: topic -> partitions
 
 	// recs are the call's records, in the call's order (message by
 	// message, each to every topic); state[i] is what became of recs[i],
@@ -259,12 +262,15 @@ func (t *tally) fail(r *kgo.Record, err error) {
 // allow-auto-create-topics, may be creating it. A topic they do not list,
 // with auto-creation off, is not being created: its records fail at once.
 func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record) []*kgo.Record {
+	// Records may still be reported (the call's time ran out): take the
+	// refused ones under the lock.
+	t.mu.Lock()
 	refused, err := t.unknown, t.unknownErr
+	t.unknown = nil
+	t.mu.Unlock()
 	if len(refused) == 0 {
 		return nil
 	}
-	t.unknown = nil
-	var listed map[string]int // topic -> partitions
 	if rctx.Err() == nil {
 		var topics []string
 		for _, r := range refused {
@@ -272,14 +278,20 @@ func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record
 				topics = append(topics, r.Topic)
 			}
 		}
-		listed, _ = h.listedTopics(rctx, topics) // not asked: none is listed
+		if listed, lerr := h.listedTopics(rctx, topics); lerr == nil {
+			t.listed = listed
+		}
 		// A short pause, or the leader is asked again at once.
 		select {
 		case <-time.After(100 * time.Millisecond):
 		case <-rctx.Done():
 		}
 	}
+	// Once time is up, what the brokers last said decides the words.
+	listed := t.listed
 	again := refused[:0]
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, r := range refused {
 		n, ok := listed[r.Topic]
 		switch {
