@@ -167,9 +167,9 @@ func manualFlushing() []kgo.Opt {
 }
 
 // tally counts the outcomes of one Send's records as kgo reports them. A
-// delivery, the common case, takes no lock (a lock per record was a tenth
-// of a large Send's time): its record's state is written atomically, and
-// left counts down atomically. Failures take mu.
+// delivery, the common case, takes no lock: its record's state is written
+// atomically, and left counts down atomically. Failures, and what reads
+// them, take mu.
 type tally struct {
 	left       atomic.Int64 // records not yet reported
 	mu         sync.Mutex
