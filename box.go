@@ -9,36 +9,21 @@ type eface struct {
 	data unsafe.Pointer
 }
 
-// typeWord is the dynamic-type word of any(*new(T)).
-func typeWord[T any]() unsafe.Pointer {
-	var proto any = *new(T) // a zero value: converting it does not allocate
-	return (*eface)(unsafe.Pointer(&proto)).typ
-}
-
-var (
-	stringType = typeWord[string]()
-	int64Type  = typeWord[int64]()
-)
-
-// boxInt64 is boxString for an int64 (Go boxes only 0 to 255 without
-// allocating).
-func boxInt64(dst *any, v *int64) {
-	*(*eface)(unsafe.Pointer(dst)) = eface{typ: int64Type, data: unsafe.Pointer(v)}
-}
-
-// boxString sets *dst to the string *s as an interface value, without the
-// allocation that the conversion any(*s) makes (Go copies a string header
-// to the heap to put it in an interface). The interface points at *s
-// itself, so a caller that makes many values keeps their headers in one
-// slice and pays one allocation for all: a poll of n messages, or the keys
-// of a send, would otherwise allocate n times.
+// boxInPlace sets *dst to the value *v as an interface value, without the
+// allocation that the conversion any(*v) makes (Go copies a string header,
+// or an int64 above 255, to the heap to put it in an interface). The
+// interface points at *v itself, so a caller that makes many values keeps
+// them in one slice or struct and pays one allocation for all: a poll of n
+// messages, or the keys of a send, would otherwise allocate n times. T is
+// limited to types an interface holds by pointer.
 //
-// Hazard: *s must never be assigned again, since the interface shares it
+// Hazard: *v must never be assigned again, since the interface shares it
 // (Go never writes through an interface, so the interface itself cannot
-// change it). The slice holding *s stays alive as long as any interface
-// points into it.
-func boxString(dst *any, s *string) {
-	*(*eface)(unsafe.Pointer(dst)) = eface{typ: stringType, data: unsafe.Pointer(s)}
+// change it). What holds *v stays alive as long as any interface points
+// into it.
+func boxInPlace[T string | int64](dst *any, v *T) {
+	var proto any = *new(T) // a zero value: converting it does not allocate
+	*(*eface)(unsafe.Pointer(dst)) = eface{typ: (*eface)(unsafe.Pointer(&proto)).typ, data: unsafe.Pointer(v)}
 }
 
 // textArena makes strings from byte slices by copying them into one buffer

@@ -12,13 +12,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-func TestBoxString(t *testing.T) {
+func TestBoxInPlace(t *testing.T) {
 	const n = 1000
 	strs := make([]string, n)
 	vals := make([]any, n)
 	for i := range strs {
 		strs[i] = "value-" + strconv.Itoa(i)
-		boxString(&vals[i], &strs[i])
+		boxInPlace(&vals[i], &strs[i])
 	}
 	strs = nil   // only the interfaces keep the strings alive now
 	runtime.GC() // a collection must neither free nor move what they point at
@@ -39,7 +39,7 @@ func TestBoxString(t *testing.T) {
 		t.Fatalf("as map keys: %d keys, value-7 -> %d", len(seen), seen[any("value-7")])
 	}
 	var v any = 5
-	boxString(&v, new("replaced"))
+	boxInPlace(&v, new("replaced"))
 	if v != any("replaced") {
 		t.Fatalf("overwriting an int: %#v", v)
 	}

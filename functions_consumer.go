@@ -70,7 +70,7 @@ func (p *Polled) List() *List {
 // fillMessages makes msgs, an empty list, one topic's records as
 // kafka-poll gives them. Keys and values read by the String deserializer
 // (the default) are copied into one buffer, and the values' interfaces
-// point into one slice of strings (see boxString), so that a poll of n
+// point into one slice of strings (see boxInPlace), so that a poll of n
 // such messages makes four allocations rather than four per message.
 // Other deserializers, and the records form, decode each record on its
 // own.
@@ -103,7 +103,7 @@ func fillMessages(msgs *List, recs []Record) {
 		case r.cfg.valDeser == serdeString:
 			v := &texts[len(recs)+i]
 			*v = arena.text(r.r.Value)
-			boxString(&msgs.values[i], v)
+			boxInPlace(&msgs.values[i], v)
 		default:
 			msgs.values[i] = r.Value()
 		}
@@ -135,7 +135,7 @@ func keyName(k any) string {
 // List returns the record in its BPL records form (see [Polled.List]).
 // A stream's BPL transform gets one per input, so it is built in two
 // allocations, the text and the rest, not one per element (see
-// boxString); headers, rare, take their own.
+// boxInPlace); headers, rare, take their own.
 func (r *Record) List() *List {
 	one := &struct {
 		l, headers List
@@ -164,7 +164,7 @@ func (r *Record) List() *List {
 		case s == serdeString && !failed:
 			one.texts[slot] = arena.text(b)
 			l.AppendNamed(name, nil)
-			boxString(&l.values[len(l.values)-1], &one.texts[slot])
+			boxInPlace(&l.values[len(l.values)-1], &one.texts[slot])
 		default:
 			l.AppendNamed(name, r.decoded(s, b))
 		}
@@ -172,11 +172,11 @@ func (r *Record) List() *List {
 	integer := func(name string, slot int, v int64) {
 		one.ints[slot] = v
 		l.AppendNamed(name, nil)
-		boxInt64(&l.values[len(l.values)-1], &one.ints[slot])
+		boxInPlace(&l.values[len(l.values)-1], &one.ints[slot])
 	}
 	one.texts[0] = r.r.Topic
 	l.AppendNamed("topic", nil)
-	boxString(&l.values[0], &one.texts[0])
+	boxInPlace(&l.values[0], &one.texts[0])
 	integer("partition", 0, int64(r.r.Partition))
 	integer("offset", 1, r.r.Offset)
 	integer("timestamp", 2, r.r.Timestamp.UnixMilli())

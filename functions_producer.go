@@ -63,9 +63,9 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 		m.Value = val
 		if list.Name(i) != "" {
 			// The key is the element's name, boxed in place (see
-			// boxString): the list is not changed during the call, and
+			// boxInPlace): the list is not changed during the call, and
 			// the record keeps the name's bytes, not the interface.
-			boxString(&m.Key, &list.names[i])
+			boxInPlace(&m.Key, &list.names[i])
 		}
 		return m, nil
 	}
