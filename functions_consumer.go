@@ -79,6 +79,9 @@ func fillMessages(msgs *List, recs []Record) {
 	size := 0
 	for i := range recs {
 		r := &recs[i]
+		if r.cfg.pollRecords {
+			continue // in the records form: Record.List copies its own
+		}
 		if r.cfg.keyDeser == serdeString {
 			size += len(r.r.Key)
 		}
