@@ -319,8 +319,6 @@ func containsName(list, name string) bool {
 	return false
 }
 
-func kadmOf(cl *kgo.Client) *kadm.Client { return kadm.NewClient(cl) }
-
 func createTopics(ctx context.Context, adm *kadm.Client, topics ...string) error {
 	resp, err := adm.CreateTopics(ctx, 1, 1, nil, topics...)
 	if err != nil {

@@ -106,7 +106,7 @@ func streamOnce(ctx context.Context, adm *kadm.Client, p *params, s streamer, in
 	start := time.Now()
 	var stop func() (int64, error)
 	var err error
-	labels := pprof.Labels("client", s.name(), "workload", map[bool]string{true: "eos", false: "alo"}[eos])
+	labels := pprof.Labels("client", s.name(), "workload", guarantee(eos).String())
 	pprof.Do(ctx, labels, func(ctx context.Context) { stop, err = s.start(ctx, p, in, out, group, eos) })
 	if err != nil {
 		return 0, 0, err
@@ -255,11 +255,7 @@ func (bplStream) start(ctx context.Context, p *params, in, out, group string, eo
 	for name, f := range lib.Functions() {
 		interp.Define(name, f)
 	}
-	g := "at-least-once"
-	if eos {
-		g = "exactly-once"
-	}
-	for k, v := range map[string]any{"servers": p.servers, "group": group, "from": in, "to": out, "guarantee": g} {
+	for k, v := range map[string]any{"servers": p.servers, "group": group, "from": in, "to": out, "guarantee": guarantee(eos).String()} {
 		interp.SetGlobal(k, v)
 	}
 	closeAll := func() { interp.Close(); lib.Close(context.Background()) }
