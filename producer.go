@@ -300,7 +300,7 @@ func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record
 		case t.resent && rctx.Err() != nil && ok:
 			// Sent again and still refused when time ran out: the
 			// brokers answered, so say what they kept saying.
-			t.fail(r, wrapf(ErrTimeout, err, "topic %q: the brokers list it but its leader did not take records within %v", r.Topic, h.cfg.sendTimeout))
+			t.fail(r, notHosted(r.Topic, err, h.cfg.sendTimeout))
 		case t.resent && rctx.Err() != nil:
 			t.fail(r, notAvailable(r.Topic, h.cfg.sendTimeout))
 		default:
@@ -320,6 +320,12 @@ func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record
 		t.done, t.resent = make(chan struct{}), true
 	}
 	return again
+}
+
+// notHosted is the error of a send that waited send-timeout for a topic
+// the brokers list but whose leader kept refusing records with refusal.
+func notHosted(topic string, refusal error, d time.Duration) error {
+	return wrapf(ErrTimeout, refusal, "topic %q: the brokers list it but its leader did not take records within %v", topic, d)
 }
 
 // notAvailable is the error of a send that waited send-timeout for a topic
@@ -374,10 +380,15 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	timedOut := pending > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
 	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
 		cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
-		// The brokers answer but do not list the topic: say so rather
-		// than blame the network.
+		// The brokers answer: say what they said rather than blame the
+		// network. A topic whose records were refused and sent again
+		// until time ran out is listed but not hosted, whether its last
+		// records were refused or failed by the deadline while in the
+		// client; one they do not list is not available.
 		if t.failed > 0 && h.net.unreachable() == nil {
-			if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); err == nil && listed[t.firstTopic] == 0 {
+			if t.resent && t.listed[t.firstTopic] > 0 {
+				cause = notHosted(t.firstTopic, t.unknownErr, h.cfg.sendTimeout)
+			} else if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); err == nil && listed[t.firstTopic] == 0 {
 				cause = notAvailable(t.firstTopic, h.cfg.sendTimeout)
 			}
 		}

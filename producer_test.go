@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -746,5 +747,25 @@ func TestSendTopicNeverCreated(t *testing.T) {
 	if n != 0 || !errors.Is(err, ErrTimeout) || !errors.Is(err, kerr.UnknownTopicOrPartition) ||
 		!strings.Contains(err.Error(), `topic "nowhere" did not become available within 2s (does the broker create topics on first use?)`) {
 		t.Errorf("sent %d: %v (%s)", n, err, ErrorType(err))
+	}
+}
+
+// TestSendNotHostedAtDeadline is the other way TestSendTopicNeverHosted's
+// send can end: the record sent again last is failed by the deadline in
+// the client rather than refused once more. The error still says the
+// brokers list the topic but its leader took no records, as the refusals
+// before showed.
+func TestSendNotHostedAtDeadline(t *testing.T) {
+	t.Parallel()
+	h := producerHandle(t, "stuck")
+	recs := []kgo.Record{{Topic: "stuck", Partition: -1}}
+	tl := &tally{done: make(chan struct{}), recs: recs, state: make([]atomic.Uint32, 1),
+		resent: true, listed: map[string]int{"stuck": 1}, unknownErr: kerr.UnknownTopicOrPartition}
+	tl.left.Store(1)
+	tl.promise(&recs[0], context.DeadlineExceeded)
+	n, err := tl.result(testCtx(t), h, 1)
+	if n != 0 || !errors.Is(err, ErrTimeout) || !errors.Is(err, kerr.UnknownTopicOrPartition) ||
+		!strings.Contains(err.Error(), `topic "stuck": the brokers list it but its leader did not take records within`) {
+		t.Errorf("sent %d: %v", n, err)
 	}
 }
