@@ -776,7 +776,7 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 	switch kind {
 	case Producer:
 		opts = append(opts, c.producerOpts()...)
-		opts = append(opts, manualFlushing()...)
+		opts = append(opts, producerOnlyOpts()...)
 	case Consumer:
 		opts = append(opts, c.consumerOpts()...)
 	case Stream:
@@ -788,7 +788,10 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 
 func (c *config) producerOpts() []kgo.Opt {
 	opts := []kgo.Opt{
-		kgo.ProducerLinger(c.linger),
+		// linger is accepted for Java's configs but has no effect: a
+		// Send waits for its records, so a linger would only add to its
+		// time, and what one call sends is batched anyway.
+		kgo.ProducerLinger(0),
 		kgo.ProducerBatchMaxBytes(int32(c.maxMessageBytes)),
 		kgo.RecordPartitioner(c.partitioner),
 		kgo.RequiredAcks(c.acks),

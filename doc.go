@@ -206,8 +206,9 @@
 // messages without a key are spread. A message's "partition" overrides the
 // partitioner; with "manual" every message needs one. A send to a topic
 // that does not exist, where the broker does not create it, fails after
-// about 2 s (metadata asked 4 times, 500 ms apart) with a KafkaError
-// wrapping kerr.UnknownTopicOrPartition that names the topic.
+// about a second (the producer asks the brokers once a second whether they
+// list it) with a KafkaError wrapping kerr.UnknownTopicOrPartition that
+// names the topic.
 //
 // Serializers are named by short name or Java class name (String,
 // StringSerializer and org.apache.kafka.common.serialization.StringSerializer

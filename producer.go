@@ -1,7 +1,6 @@
 package kafkabpl
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,8 +58,11 @@ type Header struct {
 // brokers will never create (auto-creation off at the broker, a name it
 // refuses) waits all of send-timeout before it fails with an [ErrTimeout]
 // error naming the topic, as Java's producer waits max.block.ms. With
-// allow-auto-create-topics off, such a send fails in about 2 s with
-// UNKNOWN_TOPIC_OR_PARTITION.
+// allow-auto-create-topics off, the records of a topic the brokers do not
+// list fail in about a second with UNKNOWN_TOPIC_OR_PARTITION, and the
+// call's other records are still sent. A topic they list whose leader
+// keeps refusing records fails at send-timeout with an [ErrTimeout] error
+// that says so.
 //
 // A message the serializers cannot encode fails the call before anything
 // is sent, with an [ErrInvalidArgument] error naming its position. When some
@@ -112,58 +114,97 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	defer cancel()
 	t := &tally{done: make(chan struct{}), recs: recs, state: make([]atomic.Uint32, len(recs))}
 	t.left.Store(int64(len(recs)))
-	promise := t.promise // one func value: a method value in the loop allocates each time
-	for i := range recs {
-		h.cl.Produce(rctx, &recs[i], promise)
-	}
-	go h.cl.Flush(rctx) // see manualFlushing
-	for {
+	if h.cfg.allowAutoCreate {
+		promise := t.promise // one func value: a method value in the loop allocates each time
+		for i := range recs {
+			h.cl.Produce(rctx, &recs[i], promise)
+		}
 		select {
 		case <-t.done:
 		case <-rctx.Done():
-			// kgo now fails what it can; collect its reports until the
-			// call's own deadline, then say what became of each record.
-			timer := time.NewTimer(time.Until(deadline))
-			select {
-			case <-t.done:
-			case <-timer.C:
-			case <-ctx.Done():
+		}
+	} else {
+		h.produceListed(rctx, t, topics)
+	}
+	return t.finish(ctx, h, deadline)
+}
+
+// produceListed hands t's records to kgo as send does, each topic's under
+// a context of its own, and waits for them. With allow-auto-create-topics
+// off, a topic the brokers do not list will not appear by itself, so
+// while records are outstanding it asks the brokers every second, and
+// fails the records of a topic they do not list with
+// UNKNOWN_TOPIC_OR_PARTITION rather than let them wait out send-timeout
+// (kgo, told to retry unknown topics, would). A topic they list but do
+// not host yet is waited for: an admin may have just created it.
+func (h *handle) produceListed(rctx context.Context, t *tally, topics []string) {
+	ctxs := make([]context.Context, len(topics))
+	cancels := make([]context.CancelCauseFunc, len(topics))
+	for i := range topics {
+		ctxs[i], cancels[i] = context.WithCancelCause(rctx)
+		defer cancels[i](nil)
+	}
+	promise := t.promise
+	for i := range t.recs {
+		h.cl.Produce(ctxs[i%len(topics)], &t.recs[i], promise) // records go message by message, each to every topic
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-rctx.Done():
+			return
+		case <-tick.C:
+		}
+		listed, err := h.listedTopics(rctx, topics)
+		if err != nil {
+			continue
+		}
+		for i, topic := range topics {
+			if listed[topic] == 0 {
+				cancels[i](wrapf(errKafka, kerr.UnknownTopicOrPartition, "topic %q: the brokers do not list it, and allow-auto-create-topics is off", topic))
 			}
-			timer.Stop()
 		}
-		again := h.stillCreating(rctx, t, recs) // none once rctx is done
-		if len(again) == 0 {
-			return t.finish(ctx, h, deadline)
-		}
-		for _, r := range again {
-			h.cl.Produce(rctx, r, promise)
-		}
-		go h.cl.Flush(rctx)
 	}
 }
 
 // finish gives a Send's result: at once when every record is delivered,
-// else by the call's deadline, ctx permitting.
+// else once every record is reported or the call's deadline passes, ctx
+// permitting. kgo fails what it can when the records' deadline passes,
+// a little before the call's.
 func (t *tally) finish(ctx context.Context, h *handle, deadline time.Time) (int, error) {
 	if t.allDelivered() {
 		return len(t.recs), nil
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+	}
 	return t.result(ctx, h, len(t.recs))
 }
 
-// manualFlushing are the options that make a producer send only when a
-// Send flushes, so that every record of a call (or of a round sent again)
-// is buffered before the first goes out. Sent as they are handed over,
-// the first of a partition could go, be refused (a topic being created)
-// and be failed by kgo before the next was buffered, which then went out
-// alone and was written first: a key's messages swapped. kgo fails a
-// partition's buffered records together, so buffered first, they are
-// refused and sent again together, in order. A Send holds all its records
-// in memory anyway, so the buffer is not bounded by count.
-func manualFlushing() []kgo.Opt {
-	return []kgo.Opt{kgo.ManualFlushing(), kgo.MaxBufferedRecords(math.MaxInt32)}
+// producerOnlyOpts are the options a Send relies on, beyond the config's.
+//
+// kgo retries a record refused with UNKNOWN_TOPIC_OR_PARTITION until its
+// context ends, rather than failing it after four refusals: a Kafka broker
+// says so of a topic it is creating on first use, and lists a new topic a
+// moment before the partition's leader takes records, for longer than
+// that on a busy broker. Java's producer waits for the topic up to
+// max.block.ms (60 s), librdkafka up to topic.metadata.propagation.max.ms
+// (30 s); a Send waits within send-timeout. Retried by kgo, a partition's
+// records keep their order; failed and sent again by the caller, the
+// first could be failed before the next was handed over, which then went
+// first. (A topic that is not listed, with allow-auto-create-topics off,
+// is failed by produceListed instead.)
+//
+// A Send holds all its records in memory anyway, so kgo's buffer is not
+// bounded by count: a large Send is not held up handing its records over.
+func producerOnlyOpts() []kgo.Opt {
+	return []kgo.Opt{kgo.UnknownTopicRetries(-1), kgo.MaxBufferedRecords(math.MaxInt32)}
 }
 
 // tally counts the outcomes of one Send's records as kgo reports them. A
@@ -177,13 +218,6 @@ type tally struct {
 	firstErr   error
 	firstTopic string        // the topic of the record that failed first
 	done       chan struct{} // closed when left reaches 0
-	// unknown holds, in the order kgo failed them, the records the
-	// brokers refused with UNKNOWN_TOPIC_OR_PARTITION, until
-	// stillCreating decides whether to send them again.
-	unknown    []*kgo.Record
-	unknownErr error
-	resent     bool           // some were sent again
-	listed     map[string]int // the brokers' last answer: topic -> partitions
 
 	// recs are the call's records, in the call's order (message by
 	// message, each to every topic); state[i] is what became of recs[i],
@@ -212,13 +246,14 @@ func (t *tally) promise(r *kgo.Record, err error) {
 	if err == nil {
 		t.state[t.index(r)].Store(uint32(recordDelivered))
 	} else {
-		t.mu.Lock()
-		if errors.Is(err, kerr.UnknownTopicOrPartition) {
-			t.unknown = append(t.unknown, r)
-			t.unknownErr = err
-		} else {
-			t.fail(r, err)
+		if errors.Is(err, context.Canceled) {
+			// produceListed gave up on the record's topic: say why.
+			if cause := context.Cause(r.Context); errors.Is(cause, kerr.UnknownTopicOrPartition) {
+				err = cause
+			}
 		}
+		t.mu.Lock()
+		t.fail(r, err)
 		t.mu.Unlock()
 	}
 	if t.left.Add(-1) == 0 {
@@ -230,7 +265,7 @@ func (t *tally) promise(r *kgo.Record, err error) {
 func (t *tally) allDelivered() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.left.Load() == 0 && t.failed == 0 && len(t.unknown) == 0
+	return t.left.Load() == 0 && t.failed == 0
 }
 
 // fail counts r as failed with err; t.mu is held.
@@ -246,86 +281,13 @@ func (t *tally) fail(r *kgo.Record, err error) {
 	t.errs[i] = err
 }
 
-// stillCreating returns the records refused with UNKNOWN_TOPIC_OR_PARTITION
-// that may yet be taken, to be sent again, and counts the others failed.
-// It is called once every record of the round has been reported, so t is
-// not shared meanwhile.
-//
-// kgo fails records after four such refusals, about 2 s, but a topic
-// being created answers so for longer on a busy broker: a Kafka broker's
-// metadata says UNKNOWN_TOPIC_OR_PARTITION while it creates a topic on
-// first use, as for a topic it never will, and it lists a new topic a
-// moment before the partition's leader takes records. Java's producer
-// waits for the topic up to max.block.ms (60 s), librdkafka up to
-// topic.metadata.propagation.max.ms (30 s); Send waits within
-// send-timeout, while the brokers list the topic or, with
-// allow-auto-create-topics, may be creating it. A topic they do not list,
-// with auto-creation off, is not being created: its records fail at once.
-func (h *handle) stillCreating(rctx context.Context, t *tally, recs []kgo.Record) []*kgo.Record {
-	// Records may still be reported (the call's time ran out): take the
-	// refused ones under the lock.
-	t.mu.Lock()
-	refused, err := t.unknown, t.unknownErr
-	t.unknown = nil
-	t.mu.Unlock()
-	if len(refused) == 0 {
-		return nil
-	}
-	if rctx.Err() == nil {
-		var topics []string
-		for _, r := range refused {
-			if !slices.Contains(topics, r.Topic) {
-				topics = append(topics, r.Topic)
-			}
-		}
-		if listed, lerr := h.listedTopics(rctx, topics); lerr == nil {
-			t.listed = listed
-		}
-		// A short pause, or the leader is asked again at once.
-		select {
-		case <-time.After(100 * time.Millisecond):
-		case <-rctx.Done():
-		}
-	}
-	// Once time is up, what the brokers last said decides the words.
-	listed := t.listed
-	again := refused[:0]
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, r := range refused {
-		n, ok := listed[r.Topic]
-		switch {
-		case rctx.Err() == nil && (ok && r.Partition < int32(n) || !ok && h.cfg.allowAutoCreate):
-			again = append(again, r)
-		case t.resent && rctx.Err() != nil && ok:
-			// Sent again and still refused when time ran out: the
-			// brokers answered, so say what they kept saying.
-			t.fail(r, notHosted(r.Topic, err, h.cfg.sendTimeout))
-		case t.resent && rctx.Err() != nil:
-			t.fail(r, notAvailable(r.Topic, h.cfg.sendTimeout))
-		default:
-			t.fail(r, err)
-		}
-	}
-	if len(again) > 0 {
-		// kgo reports a partition's refused records in no set order (a
-		// batch in flight and one buffered fail apart): send them again
-		// in the order of the call. recs holds them all.
-		pos := make(map[*kgo.Record]int, len(recs))
-		for i := range recs {
-			pos[&recs[i]] = i
-		}
-		slices.SortFunc(again, func(a, b *kgo.Record) int { return cmp.Compare(pos[a], pos[b]) })
-		t.left.Store(int64(len(again)))
-		t.done, t.resent = make(chan struct{}), true
-	}
-	return again
-}
-
-// notHosted is the error of a send that waited send-timeout for a topic
-// the brokers list but whose leader kept refusing records with refusal.
-func notHosted(topic string, refusal error, d time.Duration) error {
-	return wrapf(ErrTimeout, refusal, "topic %q: the brokers list it but its leader did not take records within %v", topic, d)
+// notTaken is the error of a send whose records the brokers did not take
+// within send-timeout (d) although they answer and list the topic: its
+// leader kept refusing them, as Kafka does for a topic it does not host
+// yet, or was slow. (kgo retries refusals without reporting them, so
+// which is not known.)
+func notTaken(topic string, cause error, d time.Duration) error {
+	return wrapf(ErrTimeout, cause, "topic %q: the brokers list it, but its leader did not take the records within %v", topic, d)
 }
 
 // notAvailable is the error of a send that waited send-timeout for a topic
@@ -358,11 +320,6 @@ func (h *handle) listedTopics(ctx context.Context, topics []string) (map[string]
 func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	// Refused records that time left no round to send again failed.
-	for _, r := range t.unknown {
-		t.fail(r, t.unknownErr)
-	}
-	t.unknown = nil
 	// One look at every record's state, for the counts and the list
 	// alike: deliveries may still come in while this runs.
 	states := make([]recordState, len(t.state))
@@ -381,15 +338,17 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
 		cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
 		// The brokers answer: say what they said rather than blame the
-		// network. A topic whose records were refused and sent again
-		// until time ran out is listed but not hosted, whether its last
-		// records were refused or failed by the deadline while in the
-		// client; one they do not list is not available.
+		// network. A topic they do not list is not available; one they
+		// list kept its records out, kgo retrying them until time ran
+		// out: its leader refused them (a topic not hosted yet), or took
+		// too long.
 		if t.failed > 0 && h.net.unreachable() == nil {
-			if t.resent && t.listed[t.firstTopic] > 0 {
-				cause = notHosted(t.firstTopic, t.unknownErr, h.cfg.sendTimeout)
-			} else if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); err == nil && listed[t.firstTopic] == 0 {
-				cause = notAvailable(t.firstTopic, h.cfg.sendTimeout)
+			if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); err == nil {
+				if listed[t.firstTopic] == 0 {
+					cause = notAvailable(t.firstTopic, h.cfg.sendTimeout)
+				} else {
+					cause = notTaken(t.firstTopic, t.firstErr, h.cfg.sendTimeout)
+				}
 			}
 		}
 	} else if cause == nil {
