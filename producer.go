@@ -126,7 +126,13 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	} else {
 		h.produceListed(rctx, t, topics)
 	}
-	return t.finish(ctx, h, deadline)
+	sent, err := t.finish(ctx, h, deadline)
+	if t.left.Load() == 0 {
+		// kgo has reported every record, and touches none after its
+		// report: the slice can serve another Send.
+		putRecords(recs)
+	}
+	return sent, err
 }
 
 // produceListed hands t's records to kgo as send does, each topic's under
@@ -473,7 +479,7 @@ var errKafka = errors.New("kafka error")
 // records serializes every message once and lays the records out in one
 // slice: message by message, each to every topic.
 func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, error)) ([]kgo.Record, error) {
-	recs := make([]kgo.Record, 0, len(topics)*n)
+	recs := getRecords(len(topics) * n)
 	for i := range n {
 		m, err := msgAt(i)
 		if err != nil {
@@ -508,6 +514,32 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 		}
 	}
 	return recs, nil
+}
+
+// recordPool holds record slices that Sends are done with: a loop of Sends
+// would otherwise allocate its records afresh each call, as many bytes
+// again as its messages, and the garbage collector's work that comes with
+// them. Slices of more than maxPooledRecords are left to the collector.
+var recordPool sync.Pool // of *[]kgo.Record
+
+const maxPooledRecords = 1 << 16
+
+// getRecords returns an empty record slice with room for n records.
+func getRecords(n int) []kgo.Record {
+	if p, _ := recordPool.Get().(*[]kgo.Record); p != nil && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]kgo.Record, 0, n)
+}
+
+// putRecords gives recs back to recordPool, cleared so that the pool does
+// not keep the messages' keys and values alive.
+func putRecords(recs []kgo.Record) {
+	if cap(recs) > maxPooledRecords {
+		return
+	}
+	clear(recs)
+	recordPool.Put(&recs)
 }
 
 // flush delivers what the producer has buffered, within its send-timeout.
