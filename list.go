@@ -22,7 +22,20 @@ import (
 type List struct {
 	values []any
 	names  []string // nil until the first named element; "" = unnamed
+
+	// byName holds the index of the first element of each name, so that
+	// a script that builds a long named list with put (a kafka-send's
+	// messages, named by key) does not search the list at every put.
+	// Put makes it once the list has more than indexFrom elements;
+	// appends keep it, and anything that moves or renames elements drops
+	// it. Only changes make it, so that reading a list from several
+	// goroutines stays safe.
+	byName map[string]int
 }
+
+// indexFrom is the length from which Put indexes a list's names: below
+// it, a search is as quick as a map.
+const indexFrom = 32
 
 // Reference is a BPL reference (a symbol) as the reader reads it: a name
 // such as x or kafka-send, or a path such as a/b/0. An evaluator looks it up;
@@ -67,6 +80,12 @@ func (l *List) Index(name string) int {
 	if l == nil || name == "" {
 		return -1
 	}
+	if l.byName != nil {
+		if i, ok := l.byName[name]; ok {
+			return i
+		}
+		return -1
+	}
 	for i, n := range l.names {
 		if n == name {
 			return i
@@ -94,6 +113,11 @@ func (l *List) AppendNamed(name string, v any) *List {
 	if l.names != nil {
 		l.names = append(l.names, name)
 	}
+	if l.byName != nil && name != "" {
+		if _, ok := l.byName[name]; !ok {
+			l.byName[name] = len(l.values) - 1
+		}
+	}
 	return l
 }
 
@@ -104,6 +128,14 @@ func (l *List) Set(i int, v any) { l.values[i] = v }
 // Put sets the value of the first element named name, appending a named
 // element when there is none.
 func (l *List) Put(name string, v any) {
+	if l.byName == nil && len(l.names) > indexFrom {
+		l.byName = make(map[string]int, len(l.names))
+		for i, n := range l.names {
+			if _, ok := l.byName[n]; !ok && n != "" {
+				l.byName[n] = i
+			}
+		}
+	}
 	if i := l.Index(name); i >= 0 {
 		l.values[i] = v
 		return
@@ -120,6 +152,7 @@ func (l *List) Insert(i int, name string, v any) {
 		return
 	}
 	_ = l.values[i] // the range check, before anything changes
+	l.byName = nil
 	if name != "" && l.names == nil {
 		l.names = make([]string, len(l.values), cap(l.values))
 	}
@@ -133,6 +166,7 @@ func (l *List) Insert(i int, name string, v any) {
 // down. It panics if i is out of range.
 func (l *List) Remove(i int) {
 	l.values = slices.Delete(l.values, i, i+1)
+	l.byName = nil
 	if l.names != nil {
 		l.names = slices.Delete(l.names, i, i+1)
 	}
@@ -142,6 +176,7 @@ func (l *List) Remove(i int) {
 // i is out of range.
 func (l *List) SetName(i int, name string) {
 	_ = l.values[i]
+	l.byName = nil
 	if l.names == nil {
 		if name == "" {
 			return
@@ -154,7 +189,7 @@ func (l *List) SetName(i int, name string) {
 // Clear removes every element.
 func (l *List) Clear() {
 	clear(l.values)
-	l.values, l.names = l.values[:0], nil
+	l.values, l.names, l.byName = l.values[:0], nil, nil
 }
 
 // Named reports whether any element carries a name.

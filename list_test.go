@@ -1,7 +1,10 @@
 package kafkabpl
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -122,5 +125,64 @@ func TestListInsertRemoveRename(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestListNameIndex checks that lookups by name find the first element of
+// the name whatever changes came before, once Put has indexed the names of
+// a long list: random changes on a list and on a plain reference (a search
+// through its names) must agree at every step.
+func TestListNameIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	l := &List{}
+	var ref []string // the names, in order; "" for unnamed
+	indexed := false
+	name := func() string {
+		if rng.IntN(8) == 0 {
+			return ""
+		}
+		return fmt.Sprint("n", rng.IntN(60))
+	}
+	for step := range 20000 {
+		switch op := rng.IntN(10); {
+		case op < 4:
+			n := name()
+			l.Put(n, step)
+			if n == "" || !slices.Contains(ref, n) {
+				ref = append(ref, n)
+			}
+		case op < 6:
+			n := name()
+			l.AppendNamed(n, step)
+			ref = append(ref, n)
+		case op == 6 && len(ref) > 0:
+			i, n := rng.IntN(len(ref)+1), name()
+			l.Insert(i, n, step)
+			ref = slices.Insert(ref, i, n)
+		case op == 7 && len(ref) > 0:
+			i := rng.IntN(len(ref))
+			l.Remove(i)
+			ref = slices.Delete(ref, i, i+1)
+		case op == 8 && len(ref) > 0:
+			i, n := rng.IntN(len(ref)), name()
+			l.SetName(i, n)
+			ref[i] = n
+		case op == 9 && rng.IntN(50) == 0:
+			l.Clear()
+			ref = nil
+		}
+		for k := range 60 {
+			n := fmt.Sprint("n", k)
+			if got, want := l.Index(n), slices.Index(ref, n); got != want {
+				t.Fatalf("step %d: Index(%q) = %d, want %d", step, n, got, want)
+			}
+		}
+		if l.Len() != len(ref) {
+			t.Fatalf("step %d: %d elements, want %d", step, l.Len(), len(ref))
+		}
+		indexed = indexed || l.byName != nil
+	}
+	if !indexed {
+		t.Error("the names were never indexed: the test tests nothing")
 	}
 }

@@ -1,0 +1,72 @@
+package bpl
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/brain4it/kafkabpl"
+)
+
+// The evaluator's benchmarks: the two things a Kafka script does most, per
+// message. BENCHMARKS.md has the figures.
+
+// evalBench parses src once and evaluates it b.N times, checking each
+// value with check.
+func evalBench(b *testing.B, in *Interp, src string, check func(v any) bool) {
+	expr := mustParse(b, src)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := in.Eval(ctx, expr)
+		if err != nil || !check(v) {
+			b.Fatal(v, err)
+		}
+	}
+}
+
+// BenchmarkBuildMessages is the loop of a script that builds a kafka-send's
+// 1,000 messages, each named by its key: a comparison, a conversion, a put
+// and an addition per message.
+func BenchmarkBuildMessages(b *testing.B) {
+	in := New(io.Discard)
+	in.SetGlobal("value", "a value of a hundred bytes, or thereabouts, as the benchmarks of the library send, padded out to 100.")
+	evalBench(b, in, `(do
+  (set msgs (list))
+  (set i 0)
+  (while (< i 1000)
+    (put msgs (string i) value)
+    (set i (+ i 1)))
+  msgs)`, func(v any) bool { l, ok := v.(*kafkabpl.List); return ok && l.Len() == 1000 })
+}
+
+// BenchmarkCallFunction is a stream's transform: a BPL function value that
+// the library calls from Go with one record, as kafka-stream does.
+func BenchmarkCallFunction(b *testing.B) {
+	in := New(io.Discard)
+	fn, err := in.Eval(context.Background(), mustParse(b, `(function (in) (get in "value"))`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := fn.(kafkabpl.Callable)
+	rec := kafkabpl.NewList()
+	rec.AppendNamed("key", "k")
+	rec.AppendNamed("value", "v")
+	args := kafkabpl.NewList(rec)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if v, err := f.Call(ctx, args); err != nil || v != "v" {
+			b.Fatal(v, err)
+		}
+	}
+}
+
+// mustParse returns the one expression of src.
+func mustParse(b *testing.B, src string) any {
+	exprs, err := kafkabpl.Parse(src)
+	if err != nil || len(exprs) != 1 {
+		b.Fatal(len(exprs), err)
+	}
+	return exprs[0]
+}
