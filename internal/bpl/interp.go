@@ -281,6 +281,26 @@ func (t *task) evalArgs(f *frame, call *kafkabpl.List, from int) (*kafkabpl.List
 	return args, nil
 }
 
+// argBuf is room for the arguments of most calls on the caller's stack: a
+// builtin that only reads its arguments evaluates them into one with
+// evalValues rather than into a new list, two allocations less a call.
+type argBuf [4]any
+
+// evalValues evaluates the elements of call from index from on into buf,
+// growing it when they do not fit, and returns their values (not their
+// names). The caller must not keep the slice: it is buf's memory.
+func (t *task) evalValues(f *frame, call *kafkabpl.List, from int, buf []any) ([]any, error) {
+	vs := buf[:0]
+	for i := from; i < call.Len(); i++ {
+		v, err := t.eval(f, call.At(i))
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
 // callLib calls a library function with the evaluated arguments of call.
 func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, error) {
 	args, err := t.evalArgs(f, call, 1)

@@ -135,12 +135,13 @@ func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
-	args, err := t.evalArgs(f, call, 1)
+	var buf argBuf
+	args, err := t.evalValues(f, call, 1, buf[:])
 	if err != nil {
 		return nil, err
 	}
-	lv := args.At(0)
-	if args.Len() == 1 {
+	lv := args[0]
+	if len(args) == 1 {
 		return lv, nil
 	}
 	if lv == nil {
@@ -150,14 +151,14 @@ func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if !ok {
 		return nil, t.errorf(f, "InvalidArgument", "get: want a list, got %s", describe(lv))
 	}
-	if p, ok := args.At(1).(*kafkabpl.List); ok {
+	if p, ok := args[1].(*kafkabpl.List); ok {
 		steps, err := t.pathSteps(f, "get", p)
 		if err != nil {
 			return nil, err
 		}
 		return walkSteps(l, steps), nil
 	}
-	i, name, err := t.key(f, "get", args.At(1))
+	i, name, err := t.key(f, "get", args[1])
 	switch {
 	case err != nil:
 		return nil, err
@@ -176,33 +177,41 @@ func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // the list (get l (1)) gives, an InvalidArgument when that is not a list.
 // It gives the list.
 func biPut(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	args, l, err := t.listCall(f, call, "put", 3, 3)
+	if err := t.arity(f, call, 3, 3); err != nil {
+		return nil, err
+	}
+	var buf argBuf
+	args, err := t.evalValues(f, call, 1, buf[:])
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := args.At(1).(*kafkabpl.List); ok {
+	l, ok := args[0].(*kafkabpl.List)
+	if !ok {
+		return nil, t.errorf(f, "InvalidArgument", "put: want a list, got %s", describe(args[0]))
+	}
+	if p, ok := args[1].(*kafkabpl.List); ok {
 		parent, last, err := t.pathParent(f, "put", l, p)
 		if err != nil {
 			return nil, err
 		}
 		if last.name != "" {
-			err = t.putName(f, "put", parent, last.name, args.At(2))
+			err = t.putName(f, "put", parent, last.name, args[2])
 		} else {
-			err = t.putIndex(f, "put", parent, last.i, args.At(2))
+			err = t.putIndex(f, "put", parent, last.i, args[2])
 		}
 		if err != nil {
 			return nil, err
 		}
 		return l, nil
 	}
-	i, name, err := t.key(f, "put", args.At(1))
+	i, name, err := t.key(f, "put", args[1])
 	if err != nil {
 		return nil, err
 	}
 	if name != "" {
-		err = t.putName(f, "put", l, name, args.At(2))
+		err = t.putName(f, "put", l, name, args[2])
 	} else {
-		err = t.putIndex(f, "put", l, i, args.At(2))
+		err = t.putIndex(f, "put", l, i, args[2])
 	}
 	if err != nil {
 		return nil, err

@@ -47,20 +47,21 @@ func init() {
 // Arithmetic on int64 stays int64 and wraps around on overflow, as Java's
 // long does; with a float64 it is float64.
 
-// numbers evaluates the arguments of call and checks they are numbers.
-func (t *task) numbers(f *frame, call *kafkabpl.List) ([]any, error) {
-	args, err := t.evalArgs(f, call, 1)
+// numbers evaluates the arguments of call into buf (see evalValues) and
+// checks they are numbers.
+func (t *task) numbers(f *frame, call *kafkabpl.List, buf []any) ([]any, error) {
+	vs, err := t.evalValues(f, call, 1, buf)
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range args.Values() {
+	for i, v := range vs {
 		switch v.(type) {
 		case int64, float64:
 		default:
 			return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a number", fname(call), i+1, describe(v))
 		}
 	}
-	return args.Values(), nil
+	return vs, nil
 }
 
 func toFloat(v any) (float64, bool) {
@@ -92,7 +93,8 @@ func fold(acc any, ns []any, op func(a, b int64) int64, fop func(a, b float64) f
 
 // (+ a b ...) gives the sum; (+) is 0.
 func biAdd(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	ns, err := t.numbers(f, call)
+	var buf argBuf
+	ns, err := t.numbers(f, call, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +106,8 @@ func biSub(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
-	ns, err := t.numbers(f, call)
+	var buf argBuf
+	ns, err := t.numbers(f, call, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +119,8 @@ func biSub(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (* a b ...) gives the product; (*) is 1.
 func biMul(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	ns, err := t.numbers(f, call)
+	var buf argBuf
+	ns, err := t.numbers(f, call, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +135,8 @@ func biDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
-	ns, err := t.numbers(f, call)
+	var buf argBuf
+	ns, err := t.numbers(f, call, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +168,11 @@ func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
-	args, err := t.evalArgs(f, call, 1)
+	var buf argBuf
+	vs, err := t.evalValues(f, call, 1, buf[:])
 	if err != nil {
 		return nil, err
 	}
-	vs := args.Values()
 	for i := 1; i < len(vs); i++ {
 		if !equal(vs[0], vs[i], false, nil) {
 			return false, nil
@@ -181,11 +186,12 @@ func biNe(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 2, 2); err != nil {
 		return nil, err
 	}
-	args, err := t.evalArgs(f, call, 1)
+	var buf argBuf
+	vs, err := t.evalValues(f, call, 1, buf[:])
 	if err != nil {
 		return nil, err
 	}
-	return !equal(args.At(0), args.At(1), false, nil), nil
+	return !equal(vs[0], vs[1], false, nil), nil
 }
 
 // (< a b ...), (> ...), (<= ...) and (>= ...) compare numbers by value and
@@ -195,12 +201,12 @@ func biCompare(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
-	args, err := t.evalArgs(f, call, 1)
+	var buf argBuf
+	vs, err := t.evalValues(f, call, 1, buf[:])
 	if err != nil {
 		return nil, err
 	}
 	op := fname(call)
-	vs := args.Values()
 	result := true
 	for i := 1; i < len(vs); i++ {
 		c, ok := compare(vs[i-1], vs[i])
@@ -323,13 +329,13 @@ func javaLong(v any) int64 {
 	return 0
 }
 
-// numArgs checks call's arity and evaluates its arguments, which must be
-// numbers.
-func (t *task) numArgs(f *frame, call *kafkabpl.List, min, max int) ([]any, error) {
+// numArgs checks call's arity and evaluates its arguments into buf (see
+// evalValues), which must be numbers.
+func (t *task) numArgs(f *frame, call *kafkabpl.List, min, max int, buf []any) ([]any, error) {
 	if err := t.arity(f, call, min, max); err != nil {
 		return nil, err
 	}
-	return t.numbers(f, call)
+	return t.numbers(f, call, buf)
 }
 
 // (div a b) gives the integer quotient of a and b, truncated toward zero
@@ -337,7 +343,8 @@ func (t *task) numArgs(f *frame, call *kafkabpl.List, min, max int) ([]any, erro
 // (7.9 is 7). A divisor of 0 (or of a float below 1 in size) is a
 // DivisionByZero exception.
 func biIntDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	ns, err := t.numArgs(f, call, 2, 2)
+	var buf argBuf
+	ns, err := t.numArgs(f, call, 2, 2, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +360,8 @@ func biIntDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // it is an integer, and a divisor of 0 is a DivisionByZero exception; with
 // a float it is a float, and a divisor of 0 gives NaN.
 func biMod(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	ns, err := t.numArgs(f, call, 2, 2)
+	var buf argBuf
+	ns, err := t.numArgs(f, call, 2, 2, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +382,8 @@ func biMod(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (n, 0] for a negative n), always a float: (random 10) may give
 // 8.836184088394907.
 func biRandom(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	ns, err := t.numArgs(f, call, 0, 1)
+	var buf argBuf
+	ns, err := t.numArgs(f, call, 0, 1, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -502,7 +511,8 @@ func exactEqual(a, b any) bool {
 
 // logarithm is ln and log: one number, a float result.
 func (t *task) logarithm(f *frame, call *kafkabpl.List, log func(float64) float64) (any, error) {
-	ns, err := t.numArgs(f, call, 1, 1)
+	var buf argBuf
+	ns, err := t.numArgs(f, call, 1, 1, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -539,7 +549,8 @@ func log10(x float64) float64 {
 
 // bits evaluates the arguments of a bit function as integers.
 func (t *task) bits(f *frame, call *kafkabpl.List, min, max int) ([]int64, error) {
-	ns, err := t.numArgs(f, call, min, max)
+	var buf argBuf
+	ns, err := t.numArgs(f, call, min, max, buf[:])
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/brain4it/kafkabpl"
@@ -126,6 +127,8 @@ func toText(v any) string {
 		return v
 	case []byte:
 		return string(v)
+	case int64:
+		return strconv.FormatInt(v, 10) // as Format writes it, without its buffer
 	}
 	return kafkabpl.Format(v)
 }
