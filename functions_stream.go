@@ -98,7 +98,22 @@ func (a *args) strValue(v any, what string) (string, error) {
 // stream's "to" with the input's key.
 func bplTransform(fn Callable) Transform {
 	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
-		v, err := fn.Call(ctx, NewList(in.List()))
+		rec := in.List()
+		// The input's key, for outputs that keep it: the one the list
+		// holds, read before the transform could change the list, when
+		// it is a string (not decoded a second time); else decoded anew,
+		// so that a transform changing a key list changes no output.
+		key, _ := rec.Get("key")
+		if _, ok := key.(string); !ok {
+			key = in.Key()
+		}
+		args := &struct {
+			l List
+			v [1]any
+		}{} // the argument list and its element in one allocation
+		args.v[0] = rec
+		args.l.values = args.v[:]
+		v, err := fn.Call(ctx, &args.l)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +125,7 @@ func bplTransform(fn Callable) Transform {
 			for i, o := range v.outs {
 				outs[i] = o.StreamOutput
 				if !o.keySet {
-					outs[i].Key = in.Key()
+					outs[i].Key = key
 				}
 			}
 			return outs, nil
@@ -121,7 +136,7 @@ func bplTransform(fn Callable) Transform {
 				}
 			}
 		}
-		return []StreamOutput{{Message: Message{Key: in.Key(), Value: v}}}, nil
+		return []StreamOutput{{Message: Message{Key: key, Value: v}}}, nil
 	}
 }
 

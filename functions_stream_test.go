@@ -75,6 +75,15 @@ func TestBPLTransformForms(t *testing.T) {
 	if got := Format(arg); !strings.HasPrefix(got, `(("topic" => "in" "partition" => 0 "offset" => 0 "timestamp" => `) || !strings.HasSuffix(got, `"key" => "k" "value" => "v" "headers" => ()))`) {
 		t.Errorf("the transform got %s", got)
 	}
+	// The outputs keep the input's key even when the transform changed
+	// its record list's.
+	rename := goFunc(func(_ context.Context, args *List) (any, error) {
+		args.At(0).(*List).Put("key", "changed")
+		return "V", nil
+	})
+	if got, err := bplTransform(rename)(testCtx(t), in); err != nil || len(got) != 1 || got[0].Key != "k" {
+		t.Errorf("a transform that changes its input's key: %v, %v", got, err)
+	}
 }
 
 // TestBPLOutputPrints checks that kafka-output values print as the calls
