@@ -123,14 +123,14 @@ func biLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.locals[name] = v
+			f.locals.set(name, v)
 			continue
 		}
 		ref, ok := call.At(i).(kafkabpl.Reference)
 		if !ok || pathOf(string(ref)) != nil {
 			return nil, t.errorf(f, "InvalidArgument", "local: argument %d is %s, want a variable name", i, describe(call.At(i)))
 		}
-		f.locals[string(ref)] = nil
+		f.locals.set(string(ref), nil)
 	}
 	return nil, nil
 }
@@ -372,18 +372,12 @@ func biEval(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			before[name] = e
 		}
 	}
-	sf := &frame{src: f.src, locals: make(map[string]any, len(before))}
+	sf := &frame{src: f.src}
 	for name, e := range before {
-		sf.locals[name] = e
+		sf.locals.set(name, e)
 	}
 	v, err := t.eval(sf, x)
-	names := make([]string, 0, len(sf.locals))
-	for name := range sf.locals {
-		names = append(names, name)
-	}
-	slices.Sort(names) // new locals are appended in a fixed order
-	for _, name := range names {
-		nv := sf.locals[name]
+	for name, nv := range sf.locals.sorted() { // new locals are appended in a fixed order
 		if old, had := before[name]; had && sameValue(old, nv) {
 			continue
 		}
@@ -392,7 +386,7 @@ func biEval(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 	}
 	for name := range before {
-		if _, kept := sf.locals[name]; !kept {
+		if _, kept := sf.locals.get(name); !kept {
 			if i := scope.Index(name); i >= 0 {
 				scope.Remove(i) // deleted by the evaluation
 			}
@@ -529,7 +523,7 @@ func (t *task) varArg(f *frame, call *kafkabpl.List, i int) (string, error) {
 
 // hasVar reports whether name is a local variable of f or a global one.
 func (t *task) hasVar(f *frame, name string) bool {
-	if _, ok := f.locals[name]; ok {
+	if _, ok := f.locals.get(name); ok {
 		return true
 	}
 	_, ok := t.in.global(name)
@@ -589,8 +583,7 @@ func biDelete(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := f.locals[name]; ok {
-		delete(f.locals, name)
+	if f.locals.del(name) {
 		return true, nil
 	}
 	if t.in.deleteGlobal(name) {
@@ -633,7 +626,7 @@ func biSetLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.locals[name] = v
+	f.locals.set(name, v)
 	return v, nil
 }
 
@@ -879,7 +872,11 @@ func biLocalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return nil, t.errorf(f, "InvalidArgument", "local-scope: depth %s: a function cannot see its callers' scopes", describe(v))
 		}
 	}
-	return scopeList(f.locals), nil
+	l := &kafkabpl.List{}
+	for name, v := range f.locals.sorted() {
+		l.AppendNamed(name, v)
+	}
+	return l, nil
 }
 
 // scopeList is a scope as a named list sorted by name.

@@ -219,7 +219,7 @@ func (t *task) spawn(f *frame, fn string, base context.Context, src *source, cod
 	et := &task{in: in, ctx: ctx, base: base, exec: e}
 	go func() {
 		defer c.wg.Done()
-		_, err := et.eval(&frame{src: src, locals: map[string]any{}}, code)
+		_, err := et.eval(&frame{src: src}, code)
 		stop()
 		cancel()
 		c.mu.Lock()

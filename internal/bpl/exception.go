@@ -166,7 +166,7 @@ func biTry(t *task, f *frame, call *kafkabpl.List) (any, error) {
 				h = catch.Index("*")
 			}
 			if h > 0 {
-				f.locals[exVar] = e.Value
+				f.locals.set(exVar, e.Value)
 				v, err = t.eval(f, catch.At(h))
 			}
 		}

@@ -57,7 +57,7 @@ func (fn *Function) String() string {
 
 // invoke binds args and evaluates the body.
 func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
-	f := &frame{src: fn.src, locals: make(map[string]any, len(fn.params)+1)}
+	f := &frame{src: fn.src}
 	if err := t.checkCtx(f); err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
 		if args == nil {
 			args = &kafkabpl.List{}
 		}
-		f.locals[fn.rest] = args
+		f.locals.set(fn.rest, args)
 	} else {
 		bound := make([]bool, len(fn.params))
 		var positional []any
@@ -84,7 +84,7 @@ func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
 				positional = append(positional, args.At(i))
 				continue
 			}
-			f.locals[name] = args.At(i)
+			f.locals.set(name, args.At(i))
 			bound[j] = true
 		}
 		for k, p := range fn.params {
@@ -95,8 +95,8 @@ func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
 			if len(positional) > 0 {
 				v, positional = positional[0], positional[1:]
 			}
-			if _, dup := f.locals[p]; !dup {
-				f.locals[p] = v
+			if _, dup := f.locals.get(p); !dup {
+				f.locals.set(p, v)
 			}
 		}
 	}

@@ -128,7 +128,7 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 		return err
 	}
 	t := in.task(ctx, 0)
-	f := &frame{src: s, locals: map[string]any{}}
+	f := &frame{src: s}
 	for _, x := range exprs {
 		v, err := t.eval(f, x)
 		if err != nil {
@@ -144,7 +144,7 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 // Eval evaluates one already-read expression, with a top-level scope of
 // its own. An error is an *Exception.
 func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
-	return in.task(ctx, 0).eval(&frame{src: &source{}, locals: map[string]any{}}, expr)
+	return in.task(ctx, 0).eval(&frame{src: &source{}}, expr)
 }
 
 // source is where code was read: its file and the line of each list.
@@ -173,7 +173,7 @@ type task struct {
 // the locals of the function call (or top level) running it.
 type frame struct {
 	src    *source
-	locals map[string]any
+	locals scope
 }
 
 func (in *Interp) task(ctx context.Context, depth int) *task {
@@ -328,7 +328,7 @@ func (t *task) apply(f *frame, c kafkabpl.Callable, args *kafkabpl.List) (any, e
 
 // lookup returns the value of a variable, or of the element a path names.
 func (t *task) lookup(f *frame, name string) any {
-	if v, ok := f.locals[name]; ok {
+	if v, ok := f.locals.get(name); ok {
 		return v
 	}
 	if v, ok := t.in.global(name); ok {
@@ -353,8 +353,8 @@ func (t *task) lookup(f *frame, name string) any {
 func (t *task) set(f *frame, name string, v any) error {
 	segs := pathOf(name)
 	if segs == nil {
-		if _, ok := f.locals[name]; ok {
-			f.locals[name] = v
+		if _, ok := f.locals.get(name); ok {
+			f.locals.set(name, v)
 		} else {
 			t.in.SetGlobal(name, v)
 		}

@@ -92,9 +92,9 @@ func biForEach(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			if s := l.Name(i); s != "" {
 				name = s
 			}
-			f.locals[nameVar] = name
+			f.locals.set(nameVar, name)
 		}
-		f.locals[valueVar] = l.At(i)
+		f.locals.set(valueVar, l.At(i))
 		if v, err = t.evalBody(f, call, 3); err != nil {
 			return nil, err
 		}
@@ -630,7 +630,7 @@ func (t *task) visit(f *frame, lv listVisitor, v any) (any, error) {
 	if lv.fn != nil {
 		return t.apply(f, lv.fn, kafkabpl.NewList(v))
 	}
-	f.locals[lv.name] = v
+	f.locals.set(lv.name, v)
 	return t.eval(f, lv.code)
 }
 
@@ -1403,20 +1403,21 @@ func matchVar(v any) (name, kind string) {
 func (m *matcher) try(l, parent *kafkabpl.List, pos int, pattern *kafkabpl.List) (bool, error) {
 	return m.seq(l, 0, pattern, 0, func() (bool, error) {
 		for _, b := range m.binds {
-			m.f.locals[b.name] = b.value()
+			m.f.locals.set(b.name, b.value())
 		}
 		vars := &kafkabpl.List{}
 		for _, b := range m.binds {
-			vars.AppendNamed(b.name, m.f.locals[b.name])
+			v, _ := m.f.locals.get(b.name)
+			vars.AppendNamed(b.name, v)
 		}
-		m.f.locals["match$"] = l
+		m.f.locals.set("match$", l)
 		if parent != nil {
-			m.f.locals["match_parent$"] = parent
+			m.f.locals.set("match_parent$", parent)
 		} else {
-			m.f.locals["match_parent$"] = nil
+			m.f.locals.set("match_parent$", nil)
 		}
-		m.f.locals["match_position$"] = int64(pos)
-		m.f.locals["match_map$"] = vars
+		m.f.locals.set("match_position$", int64(pos))
+		m.f.locals.set("match_map$", vars)
 		v, err := m.t.eval(m.f, m.action)
 		return err == nil && truthy(v), err
 	})

@@ -1,0 +1,90 @@
+package bpl
+
+import (
+	"iter"
+	"slices"
+)
+
+// scope holds the local variables of a frame. The first few live in the
+// scope itself, which lives in the frame: a function call's parameters
+// and loop variables cost no allocation beyond the frame's, where a map
+// cost two. Further ones go to a map. The zero scope is empty.
+type scope struct {
+	n     int // variables inline, in names[:n] and vals[:n]
+	names [inlineLocals]string
+	vals  [inlineLocals]any
+	more  map[string]any // the variables beyond the inline ones
+}
+
+// inlineLocals is how many variables a scope holds without a map: most
+// functions have fewer parameters and locals.
+const inlineLocals = 4
+
+// get returns the variable's value, and whether it is set.
+func (s *scope) get(name string) (any, bool) {
+	for i := range s.n {
+		if s.names[i] == name {
+			return s.vals[i], true
+		}
+	}
+	v, ok := s.more[name]
+	return v, ok
+}
+
+// set sets the variable, adding it when it is not there.
+func (s *scope) set(name string, v any) {
+	for i := range s.n {
+		if s.names[i] == name {
+			s.vals[i] = v
+			return
+		}
+	}
+	if _, ok := s.more[name]; ok || s.n == inlineLocals {
+		if s.more == nil {
+			s.more = map[string]any{}
+		}
+		s.more[name] = v
+		return
+	}
+	s.names[s.n], s.vals[s.n] = name, v
+	s.n++
+}
+
+// del removes the variable and reports whether it was set.
+func (s *scope) del(name string) bool {
+	for i := range s.n {
+		if s.names[i] == name {
+			last := s.n - 1
+			s.names[i], s.vals[i] = s.names[last], s.vals[last]
+			s.names[last], s.vals[last] = "", nil
+			s.n = last
+			return true
+		}
+	}
+	if _, ok := s.more[name]; ok {
+		delete(s.more, name)
+		return true
+	}
+	return false
+}
+
+// len returns the number of variables.
+func (s *scope) len() int { return s.n + len(s.more) }
+
+// sorted iterates over the variables in the order of their names.
+func (s *scope) sorted() iter.Seq2[string, any] {
+	return func(yield func(string, any) bool) {
+		names := make([]string, 0, s.len())
+		names = append(names, s.names[:s.n]...)
+		for name := range s.more {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			v, _ := s.get(name)
+			if !yield(name, v) {
+				return
+			}
+		}
+	}
+}
