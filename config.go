@@ -788,10 +788,7 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 
 func (c *config) producerOpts() []kgo.Opt {
 	opts := []kgo.Opt{
-		// linger is accepted for Java's configs but has no effect: a
-		// Send waits for its records, so a linger would only add to its
-		// time, and what one call sends is batched anyway.
-		kgo.ProducerLinger(0),
+		kgo.ProducerLinger(c.linger), // a producer handle's is 0: see producerOnlyOpts
 		kgo.ProducerBatchMaxBytes(int32(c.maxMessageBytes)),
 		kgo.RecordPartitioner(c.partitioner),
 		kgo.RequiredAcks(c.acks),

@@ -209,8 +209,14 @@ func (t *tally) finish(ctx context.Context, h *handle, deadline time.Time) (int,
 //
 // A Send holds all its records in memory anyway, so kgo's buffer is not
 // bounded by count: a large Send is not held up handing its records over.
+//
+// linger is accepted for Java's configs but has no effect on a producer
+// handle: a Send waits for its records, so a linger would only add to its
+// time, and what one call sends is batched anyway. (A stream, whose
+// outputs are flushed at commit, keeps it.) These options come after the
+// config's, so they override its linger.
 func producerOnlyOpts() []kgo.Opt {
-	return []kgo.Opt{kgo.UnknownTopicRetries(-1), kgo.MaxBufferedRecords(math.MaxInt32)}
+	return []kgo.Opt{kgo.UnknownTopicRetries(-1), kgo.MaxBufferedRecords(math.MaxInt32), kgo.ProducerLinger(0)}
 }
 
 // tally counts the outcomes of one Send's records as kgo reports them. A

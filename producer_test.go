@@ -745,3 +745,24 @@ func TestSendNotTakenAtDeadline(t *testing.T) {
 		t.Errorf("sent %d: %v", n, err)
 	}
 }
+
+// TestProducerIgnoresLinger checks that linger, accepted for Java's
+// configs, does not reach a producer handle's client, where it would only
+// delay every Send: the client is told 0.
+func TestProducerIgnoresLinger(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
+	lib := newLib(t)
+	p := must[string](t)(lib.Create(testCtx(t), Producer, map[string]any{"servers": servers, "linger": 5000}))
+	h, err := lib.acquire(p, Producer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.calls.Done()
+	if got := h.cl.OptValue(kgo.ProducerLinger); got != time.Duration(0) {
+		t.Errorf("the client's linger is %v, want 0", got)
+	}
+	if h.cfg.linger != 5*time.Second {
+		t.Errorf("the config's linger is %v, want it read as 5s", h.cfg.linger)
+	}
+}
