@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -377,7 +379,7 @@ func biEval(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		sf.locals.set(name, e)
 	}
 	v, err := t.eval(sf, x)
-	for name, nv := range sf.locals.sorted() { // new locals are appended in a fixed order
+	for name, nv := range scopeList(sf.locals.all()).All() { // new locals are appended in a fixed order
 		if old, had := before[name]; had && sameValue(old, nv) {
 			continue
 		}
@@ -845,7 +847,7 @@ func biGlobalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	t.in.mu.RLock()
 	defer t.in.mu.RUnlock()
-	return scopeList(t.in.globals), nil
+	return scopeList(maps.All(t.in.globals)), nil
 }
 
 // (local-scope) gives the local variables of the current function (or top
@@ -872,23 +874,23 @@ func biLocalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return nil, t.errorf(f, "InvalidArgument", "local-scope: depth %s: a function cannot see its callers' scopes", describe(v))
 		}
 	}
-	l := &kafkabpl.List{}
-	for name, v := range f.locals.sorted() {
-		l.AppendNamed(name, v)
-	}
-	return l, nil
+	return scopeList(f.locals.all()), nil
 }
 
-// scopeList is a scope as a named list sorted by name.
-func scopeList(vars map[string]any) *kafkabpl.List {
-	names := make([]string, 0, len(vars))
-	for name := range vars {
-		names = append(names, name)
+// scopeList is a scope's variables as a named list sorted by name.
+func scopeList(vars iter.Seq2[string, any]) *kafkabpl.List {
+	type variable struct {
+		name  string
+		value any
 	}
-	slices.Sort(names)
+	var all []variable
+	for name, v := range vars {
+		all = append(all, variable{name, v})
+	}
+	slices.SortFunc(all, func(a, b variable) int { return strings.Compare(a.name, b.name) })
 	l := &kafkabpl.List{}
-	for _, name := range names {
-		l.AppendNamed(name, vars[name])
+	for _, v := range all {
+		l.AppendNamed(v.name, v.value)
 	}
 	return l
 }

@@ -1,9 +1,6 @@
 package bpl
 
-import (
-	"iter"
-	"slices"
-)
+import "iter"
 
 // scope holds the local variables of a frame. The first few live in the
 // scope itself, which lives in the frame: a function call's parameters
@@ -71,17 +68,15 @@ func (s *scope) del(name string) bool {
 // len returns the number of variables.
 func (s *scope) len() int { return s.n + len(s.more) }
 
-// sorted iterates over the variables in the order of their names.
-func (s *scope) sorted() iter.Seq2[string, any] {
+// all iterates over the variables, in no set order.
+func (s *scope) all() iter.Seq2[string, any] {
 	return func(yield func(string, any) bool) {
-		names := make([]string, 0, s.len())
-		names = append(names, s.names[:s.n]...)
-		for name := range s.more {
-			names = append(names, name)
+		for i := range s.n {
+			if !yield(s.names[i], s.vals[i]) {
+				return
+			}
 		}
-		slices.Sort(names)
-		for _, name := range names {
-			v, _ := s.get(name)
+		for name, v := range s.more {
 			if !yield(name, v) {
 				return
 			}
