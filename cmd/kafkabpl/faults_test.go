@@ -25,7 +25,7 @@ package main
 //
 //   - leader killed under producers: a kafkabpl producer (acks all,
 //     idempotent, the defaults) and Java's KafkaProducer (acks=all,
-//     idempotent) send at the same pace, 25 records every 100 ms, to
+//     idempotent) send at the same pace, 25 records every 150 ms, to
 //     topics of their own, while a node that leads partitions of both is
 //     killed and restarted, and then the active controller, which also
 //     leads partitions of both (leaders are moved back to their preferred
@@ -598,9 +598,13 @@ func waitFor(t *testing.T, c *faultCluster, what string, cond func() bool, peers
 // leader is killed and restarted, then the active controller.
 func faultProducers(t *testing.T, c *faultCluster, java string) {
 	const bplTopic, javaTopic = "produce-bpl", "produce-java"
-	const batch, tick = 25, 100 * time.Millisecond
+	// The 20,000 records take 120 s at this pace, so that the producers
+	// outlast both kills and restarts (about 40 s each on a 2-core
+	// machine, the first after some 15 s of flow): at 100 ms a tick
+	// (80 s), slow restarts once let the kafkabpl producer end first.
+	const batch, tick = 25, 150 * time.Millisecond
 	start := time.Now()
-	ctx := faultCtx(t, 200*time.Second)
+	ctx := faultCtx(t, 240*time.Second)
 	c.createTopics(t, ctx, bplTopic, javaTopic)
 
 	jp := startPeer(t, ctx, java, javaArgs("fault-produce", c.servers(), javaTopic,
