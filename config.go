@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -52,10 +53,12 @@ type config struct {
 	transactionTimeout time.Duration
 
 	// every kind
-	given          map[string]bool // the keys the user gave, by canonical name
-	requestTimeout time.Duration
-	tls            *tls.Config
-	sasl           sasl.Mechanism
+	given           map[string]bool // the keys the user gave, by canonical name
+	requestTimeout  time.Duration
+	retryBackoff    time.Duration // the first wait before a retry
+	retryBackoffMax time.Duration // the longest, as the wait doubles
+	tls             *tls.Config
+	sasl            sasl.Mechanism
 }
 
 // offsetReset is auto-offset-reset: where a partition with no committed
@@ -107,6 +110,8 @@ func defaultConfigOf(d dialect) *config {
 		allowAutoCreate:    true,
 		sendTimeout:        30 * time.Second,
 		requestTimeout:     30 * time.Second,
+		retryBackoff:       100 * time.Millisecond,
+		retryBackoffMax:    time.Second,
 		transactionTimeout: 30 * time.Second,
 	}
 	if d == brain4itDialect {
@@ -258,6 +263,14 @@ var configKeys = []configKey{
 		c.requestTimeout, err = r.millis(1)
 		return err
 	}},
+	{"retry-backoff", []string{"retry.backoff.ms"}, func(c *config, r valueReader) (err error) {
+		c.retryBackoff, err = r.millis(1)
+		return err
+	}},
+	{"retry-backoff-max", []string{"retry.backoff.max.ms"}, func(c *config, r valueReader) (err error) {
+		c.retryBackoffMax, err = r.millis(1)
+		return err
+	}},
 	{"tls", nil, func(c *config, r valueReader) (err error) {
 		c.tls, err = r.tls()
 		return err
@@ -375,6 +388,10 @@ func (c *config) check() error {
 		return errorf(ErrInvalidConfig, `config "heartbeat-interval" (%d ms) must be less than "session-timeout" (%d ms)`,
 			c.heartbeatInterval.Milliseconds(), c.sessionTimeout.Milliseconds())
 	}
+	if c.retryBackoff > c.retryBackoffMax {
+		return errorf(ErrInvalidConfig, `config "retry-backoff" (%d ms) must not exceed "retry-backoff-max" (%d ms)`,
+			c.retryBackoff.Milliseconds(), c.retryBackoffMax.Milliseconds())
+	}
 	if c.acks != kgo.AllISRAcks() {
 		if c.idempotenceSet && c.idempotence {
 			return errorf(ErrInvalidConfig, `config "idempotence" true needs "acks" "all" (acks 1 and 0 turn idempotence off)`)
@@ -426,6 +443,13 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 		kgo.WithHooks(hooks),
 		kgo.DialTimeout(min(10*time.Second, c.requestTimeout)),
 		kgo.RetryTimeout(c.requestTimeout),
+		// kgo's backoff starts at 250 ms and doubles to 5 s; Java's starts
+		// at 100 ms and stops at 1 s. A fetch or produce to a killed
+		// broker fails until its partitions move (Kafka fences it after
+		// 9 s), and each failure doubles the wait, so kgo's came back up
+		// to 4 s after the partitions had moved. The metadata refresh
+		// that finds the new leader is made at each backoff.
+		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax)),
 		// kgo waits 5 s between metadata requests by default, so a
 		// first send to a topic the broker is still creating (on first
 		// use) paused 5 s. Java's clients ask again after 100 ms to 1 s.
@@ -455,6 +479,20 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 		opts = append(opts, c.consumerOpts()...)
 	}
 	return opts
+}
+
+// backoff is the wait before retry number tries (1 is the first): first,
+// doubled each time up to most, then spread by ±20% so that clients that
+// failed together do not retry together, as Java's clients do.
+func backoff(first, most time.Duration) func(tries int) time.Duration {
+	return func(tries int) time.Duration {
+		d := first
+		for i := 1; i < tries && d < most; i++ {
+			d *= 2
+		}
+		d = min(d, most)
+		return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	}
 }
 
 func (c *config) producerOpts() []kgo.Opt {

@@ -56,6 +56,8 @@ func TestConfigDefaults(t *testing.T) {
 		{"allow-auto-create-topics", c.allowAutoCreate, true},
 		{"send-timeout", c.sendTimeout, 30 * time.Second},
 		{"request-timeout", c.requestTimeout, 30 * time.Second},
+		{"retry-backoff", c.retryBackoff, 100 * time.Millisecond},
+		{"retry-backoff-max", c.retryBackoffMax, time.Second},
 		{"tls", c.tls == nil, true},
 		{"sasl", c.sasl == nil, true},
 		{"group is fresh", strings.HasPrefix(c.group, "kafkabpl-") && c.group != d.group, true},
@@ -152,6 +154,8 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]any{"servers": "h:1", "linger": 1.5}, `config "linger": want an integer`},
 		{map[string]any{"servers": "h:1", "enable-auto-commit": "yes"}, `want true or false, got "yes"`},
 		{map[string]any{"servers": "h:1", "heartbeat-interval": 50000}, `"heartbeat-interval" (50000 ms) must be less than "session-timeout" (45000 ms)`},
+		{map[string]any{"servers": "h:1", "retry.backoff.ms": 2000}, `"retry-backoff" (2000 ms) must not exceed "retry-backoff-max" (1000 ms)`},
+		{map[string]any{"servers": "h:1", "retry-backoff-max": 0}, `config "retry-backoff-max"`},
 		{map[string]any{"servers": "h:1", "value-serializer": "Avro"}, `config "value-serializer": want one of String`},
 		{map[string]any{"servers": "h:1", "compression": "brotli"}, `config "compression"`},
 		{map[string]any{"servers": "h:1", "assignment-strategy": "range,cooperative-sticky"}, "cannot be mixed"},
@@ -169,6 +173,37 @@ func TestConfigErrors(t *testing.T) {
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want InvalidConfig containing %q", Format(tt.cfg), err, tt.want)
 		}
+	}
+}
+
+// TestRetryBackoff checks the retry waits: retry-backoff first, doubling
+// to retry-backoff-max, each spread by ±20%.
+func TestRetryBackoff(t *testing.T) {
+	b := backoff(100*time.Millisecond, time.Second)
+	for _, tt := range []struct {
+		tries int
+		want  time.Duration
+	}{{0, 100 * time.Millisecond}, {1, 100 * time.Millisecond}, {2, 200 * time.Millisecond}, {4, 800 * time.Millisecond},
+		{5, time.Second}, {64, time.Second}, {1 << 30, time.Second}} {
+		lo, hi := tt.want*8/10, tt.want*12/10
+		spread := map[time.Duration]bool{}
+		for range 50 {
+			d := b(tt.tries)
+			if d < lo || d > hi {
+				t.Fatalf("backoff(%d) = %v, want %v ±20%%", tt.tries, d, tt.want)
+			}
+			spread[d] = true
+		}
+		if len(spread) < 2 {
+			t.Errorf("backoff(%d) gave one wait 50 times: no jitter", tt.tries)
+		}
+	}
+	c, err := parseConfig(map[string]any{"servers": "h:1", "retry.backoff.ms": 50, "retry.backoff.max.ms": 400}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.retryBackoff != 50*time.Millisecond || c.retryBackoffMax != 400*time.Millisecond {
+		t.Errorf("retry backoffs %v, %v; want 50ms, 400ms", c.retryBackoff, c.retryBackoffMax)
 	}
 }
 
