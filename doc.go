@@ -106,7 +106,8 @@
 //	           and any config key, as kafka-create takes it; "group" is required
 //	(kafka-stream-status id)
 //	    ("state" => "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
-//	     "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n "last-error" => null)
+//	     "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n "reinits" => n
+//	     "last-error" => null)
 //	(kafka-destroy id)                     commits the batch in hand, leaves the group
 //
 // config is read like a consumer's and a producer's together. "group" is

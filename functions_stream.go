@@ -254,7 +254,7 @@ func (lib *Library) bplStreamStatus(ctx context.Context, l *List) (any, error) {
 // List returns the status as kafka-stream-status shows it: ("state" =>
 // "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
 // "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n
-// "last-error" => "..." or null).
+// "reinits" => n "last-error" => "..." or null).
 func (st *StreamStatus) List() *List {
 	l := &List{}
 	l.AppendNamed("state", string(st.State))
@@ -266,6 +266,7 @@ func (st *StreamStatus) List() *List {
 	l.AppendNamed("lag", st.Lag)
 	l.AppendNamed("transactions", st.Transactions)
 	l.AppendNamed("aborted", st.Aborted)
+	l.AppendNamed("reinits", st.Reinits)
 	var last any
 	if st.LastError != nil {
 		last = st.LastError.Error()

@@ -153,7 +153,7 @@ func TestBPLStream(t *testing.T) {
 	}
 	waitStream(t, lib, s, func(st *StreamStatus) bool { return st.Processed == 3 })
 	st := mustCall(t, lib, "kafka-stream-status", s).(*List)
-	if got := Format(st); got != `("state" => "running" "processed" => 3 "produced" => 4 "dropped" => 1 "skipped" => 0 "dead-lettered" => 0 "lag" => 0 "transactions" => 1 "aborted" => 0 "last-error" => null)` {
+	if got := Format(st); got != `("state" => "running" "processed" => 3 "produced" => 4 "dropped" => 1 "skipped" => 0 "dead-lettered" => 0 "lag" => 0 "transactions" => 1 "aborted" => 0 "reinits" => 0 "last-error" => null)` {
 		t.Errorf("status %s", got)
 	}
 	if got := values(readAll(t, lib, servers, 2, "copies")); got != "1 3" {

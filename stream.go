@@ -13,6 +13,7 @@ import (
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -28,7 +29,11 @@ const (
 	// GroupTransactSession): outputs become visible to read_committed
 	// consumers when the transaction commits, and a crash or rebalance
 	// aborts it and rewinds, so each input is reflected in the output
-	// exactly once. The stream reads its inputs read_committed.
+	// exactly once. The stream reads its inputs read_committed. When the
+	// brokers abort a transaction under the stream (it outlasted
+	// "transaction-timeout", as a coordinator's failover can), the stream
+	// re-initializes its producer, rejoins its group and goes on from the
+	// committed offsets, as Kafka Streams does; see [StreamStatus].
 	ExactlyOnce Guarantee = iota
 	// AtLeastOnce writes the outputs, waits for the brokers to acknowledge
 	// them, then commits the inputs: a crash may write an input's outputs
@@ -128,7 +133,8 @@ type StreamStatus struct {
 	DeadLettered int64 // inputs written to the dead-letter topic
 	Lag          int64 // the group's lag on the input topics; -1 when the brokers did not say
 	Transactions int64 // transactions committed (under at-least-once: offset commits)
-	Aborted      int64 // transactions aborted (a rebalance, or a stop)
+	Aborted      int64 // transactions aborted (a rebalance, a stop, or by the brokers)
+	Reinits      int64 // producers re-initialized after the brokers aborted a transaction (exactly-once only)
 	LastError    error // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
 }
 
@@ -138,6 +144,7 @@ type stream struct {
 	spec StreamSpec
 	sess *kgo.GroupTransactSession // exactly-once only
 	cl   *kgo.Client               // the session's client, or the plain one
+	opts []kgo.Opt                 // the session's, to make it again (see reinit)
 
 	pollCtx    context.Context // ends when the stream is told to stop
 	stopPoll   context.CancelFunc
@@ -159,7 +166,7 @@ type stream struct {
 
 // counts is a tally of stream work.
 type counts struct {
-	processed, produced, dropped, skipped, deadLettered, transactions, aborted atomic.Int64
+	processed, produced, dropped, skipped, deadLettered, transactions, aborted, reinits atomic.Int64
 }
 
 // batchCounts is the work of one batch, added to the totals once it is
@@ -285,6 +292,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 			kgo.TransactionTimeout(cfg.transactionTimeout),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		)
+		s.opts = opts
 		if s.sess, err = kgo.NewGroupTransactSession(opts...); err == nil {
 			s.cl = s.sess.Client()
 		}
@@ -306,6 +314,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 // run polls, processes and commits batches until the stream stops.
 func (s *stream) run() {
 	defer close(s.done)
+	lost := 0 // producers lost since the last commit
 	for s.pollCtx.Err() == nil {
 		var fetches kgo.Fetches
 		if s.sess != nil {
@@ -324,6 +333,12 @@ func (s *stream) run() {
 		var err error
 		if s.sess != nil {
 			err = s.transact(fetches.Records())
+			if err != nil && producerLost(err) && s.workCtx.Err() == nil && lost < maxReinits {
+				lost++
+				err = s.reinit(err)
+			} else if err == nil && len(fetches.Records()) > 0 {
+				lost = 0
+			}
 		} else {
 			err = s.atLeastOnce(fetches.Records())
 		}
@@ -370,6 +385,44 @@ func (s *stream) transact(recs []*kgo.Record) error {
 	case err != nil:
 		return wrapf(errKafka, err, "end transaction")
 	}
+	return nil
+}
+
+// maxReinits is how many times in a row, without a commit between, a
+// stream re-initializes its producer before it fails instead.
+const maxReinits = 5
+
+// producerLost tells whether err says the brokers took the producer's
+// transaction away: they aborted it once it outlasted its timeout, and
+// bumped the producer's epoch, so the producer can write no more. A new
+// one, with the same transactional id, can.
+func producerLost(err error) bool {
+	return errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.ProducerFenced) ||
+		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.InvalidTxnState)
+}
+
+// reinit replaces the stream's client after the brokers aborted its
+// transaction: the old one leaves the group and is closed; the new one,
+// with the same transactional id, gets a new epoch (fencing anything the
+// old one left open), joins the group again and reads from the committed
+// offsets, so what the aborted transaction read is read again, once.
+func (s *stream) reinit(cause error) error {
+	s.log(fmt.Sprintf("stream %s: the brokers aborted its transaction (%v); re-initializing its producer and going on from the committed offsets", s.h.id, cause))
+	old := s.sess
+	if detached, _ := s.h.leaveGroup(s.workCtx); detached {
+		go old.Close()
+	} else {
+		old.Close()
+	}
+	sess, err := kgo.NewGroupTransactSession(s.opts...)
+	if err != nil {
+		return wrapf(errKafka, err, "re-initialize the producer after %v", cause)
+	}
+	s.mu.Lock()
+	s.sess, s.cl = sess, sess.Client()
+	s.h.cl, s.h.adm = s.cl, kadm.NewClient(s.cl)
+	s.mu.Unlock()
+	s.totals.reinits.Add(1)
 	return nil
 }
 
@@ -612,6 +665,7 @@ func (s *stream) fail(err error) {
 func (s *stream) status(ctx context.Context) *StreamStatus {
 	s.mu.Lock()
 	st := &StreamStatus{State: s.state, LastError: s.err}
+	adm := s.h.adm // reinit replaces it
 	s.mu.Unlock()
 	st.Processed = s.totals.processed.Load()
 	st.Produced = s.totals.produced.Load()
@@ -620,10 +674,11 @@ func (s *stream) status(ctx context.Context) *StreamStatus {
 	st.DeadLettered = s.totals.deadLettered.Load()
 	st.Transactions = s.totals.transactions.Load()
 	st.Aborted = s.totals.aborted.Load()
+	st.Reinits = s.totals.reinits.Load()
 	st.Lag = -1
 	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
 	defer cancel()
-	if lags, err := s.h.adm.Lag(ctx, s.h.cfg.group); err == nil {
+	if lags, err := adm.Lag(ctx, s.h.cfg.group); err == nil {
 		if l, ok := lags[s.h.cfg.group]; ok && l.Error() == nil {
 			st.Lag = 0
 			for _, t := range s.spec.From {
@@ -672,6 +727,9 @@ func (s *stream) stop(ctx context.Context) error {
 	st := fmt.Sprintf("processed %d, produced %d, dropped %d, skipped %d, dead-lettered %d, %d transactions, %d aborted",
 		s.totals.processed.Load(), s.totals.produced.Load(), s.totals.dropped.Load(), s.totals.skipped.Load(),
 		s.totals.deadLettered.Load(), s.totals.transactions.Load(), s.totals.aborted.Load())
+	if n := s.totals.reinits.Load(); n > 0 {
+		st += fmt.Sprintf(", producer re-initialized %d times", n)
+	}
 	if failed {
 		s.log(fmt.Sprintf("stream %s stopped after failing (%v): %s", s.h.id, err, st))
 		return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -294,5 +295,38 @@ func TestStreamBadSpec(t *testing.T) {
 	}
 	if len(lib.Streams()) != 0 {
 		t.Errorf("failed starts left streams: %v", lib.Streams())
+	}
+}
+
+// TestStreamTransactionTimedOut checks that a stream goes on, exactly once,
+// after the brokers abort its transaction: a transform slower than the
+// transaction timeout makes the broker abort the transaction and bump the
+// producer's epoch, so the batch cannot commit. The stream must
+// re-initialize its producer, read the batch again from the committed
+// offsets and write each output once.
+func TestStreamTransactionTimedOut(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	lib := streamLib(t)
+	sendValues(t, lib, servers, "in", Message{Value: "a"}, Message{Value: "b"}, Message{Value: "c"}, Message{Value: "d"})
+	var slowOnce atomic.Bool
+	upper := func(_ context.Context, r *Record) ([]StreamOutput, error) {
+		v := r.Value().(string)
+		if v == "c" && slowOnce.CompareAndSwap(false, true) {
+			time.Sleep(2500 * time.Millisecond) // past the 1 s transaction timeout
+		}
+		return []StreamOutput{{Message: Message{Value: strings.ToUpper(v)}}}, nil
+	}
+	id := must[string](t)(lib.Stream(testCtx(t), map[string]any{"servers": servers, "group": "timed-out", "transaction-timeout": 1000},
+		StreamSpec{From: []string{"in"}, To: "out", Transform: upper}))
+	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 4 || st.State != StreamRunning })
+	if st.State != StreamRunning || st.Reinits < 1 || st.Aborted < 1 {
+		t.Fatalf("status %+v: want running, after at least one abort and one producer re-initialized", st)
+	}
+	if out := values(readAll(t, lib, servers, 4, "out")); out != "A B C D" {
+		t.Errorf("read_committed out: %s, want A B C D, each once", out)
+	}
+	if ok, err := lib.Destroy(testCtx(t), id); !ok || err != nil {
+		t.Errorf("destroy: %v %v", ok, err)
 	}
 }
