@@ -1,0 +1,218 @@
+package kafkabpl
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// The group admin functions: listing consumer groups and describing one,
+// with its members, their assignments and the group's lag.
+
+// GroupListing is one consumer group as [Library.ListGroups] shows it.
+type GroupListing struct {
+	Group string
+	// State is the group's state as the brokers name it: "Stable",
+	// "Empty", "PreparingRebalance", "CompletingRebalance" or "Dead".
+	State string
+}
+
+// GroupInfo describes a consumer group, its members and how far behind it
+// is.
+type GroupInfo struct {
+	Group string
+	State string // as in GroupListing
+	// Members are the consumers in the group, with what each was
+	// assigned; none when the group is Empty.
+	Members []GroupMember
+	// Lag is, per topic (sorted) and partition (in order), where the
+	// group is: every partition a member is assigned or the group has
+	// committed to.
+	Lag []TopicLag
+	// TotalLag is the sum of the partitions' lags (those that could be
+	// computed).
+	TotalLag int64
+}
+
+// GroupMember is one consumer in a group.
+type GroupMember struct {
+	MemberID string
+	ClientID string // the member's client-id config
+	Host     string // the address the member connects from, as the broker saw it
+	// Assignment is what the member consumes: topics sorted, each with
+	// its partitions in order.
+	Assignment []TopicPartitions
+}
+
+// TopicPartitions is a topic and some of its partitions.
+type TopicPartitions struct {
+	Topic      string
+	Partitions []int32
+}
+
+// TopicLag is a group's lag on one topic, partition by partition.
+type TopicLag struct {
+	Topic      string
+	Partitions []PartitionLag
+}
+
+// PartitionLag is where a group stands on one partition.
+type PartitionLag struct {
+	Partition int32
+	// Committed is the offset the group committed: the next message it
+	// will read. -1 when it has committed nothing there.
+	Committed int64
+	// End is the partition's end offset: the offset the next message
+	// written will get.
+	End int64
+	// Lag is the number of messages the group has yet to read: End -
+	// Committed, or, with nothing committed, the messages in the
+	// partition. -1 when it could not be computed; Err then says why.
+	Lag int64
+	Err error
+}
+
+// ListGroups returns the cluster's consumer groups, sorted by name, with
+// their states. In BPL, (kafka-list-groups target) returns ("g1" =>
+// "Stable" "g2" => "Empty").
+func (lib *Library) ListGroups(ctx context.Context, target any) ([]GroupListing, error) {
+	return withAdmin(ctx, lib, "kafka-list-groups", target, func(ctx context.Context, h *handle, adm *kadm.Client) ([]GroupListing, error) {
+		listed, err := adm.ListGroups(ctx)
+		if err != nil {
+			return nil, h.requestError(ctx, err)
+		}
+		out := make([]GroupListing, 0, len(listed))
+		for _, g := range listed.Sorted() {
+			out = append(out, GroupListing{Group: g.Group, State: g.State})
+		}
+		return out, nil
+	})
+}
+
+// DescribeGroup describes a consumer group: its state, its members with
+// what each is assigned, and per partition the committed offset, the end
+// offset and the lag, with the lags' total. A group that does not exist is
+// an error wrapping kerr.GroupIDNotFound (older brokers instead answer with
+// the state "Dead" and no members).
+//
+// The group's lag is what it has committed: a consumer that polled
+// messages but has not committed them yet (kafka-commit, or auto-commit
+// every auto-commit-interval) still counts them as lag.
+//
+// In BPL, (kafka-describe-group target "g") returns its [GroupInfo.List].
+func (lib *Library) DescribeGroup(ctx context.Context, target any, group string) (*GroupInfo, error) {
+	const fn = "kafka-describe-group"
+	if group == "" {
+		return nil, newError(fn, errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
+	}
+	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (*GroupInfo, error) {
+		// On a cluster no group has used yet, the brokers first create
+		// the offsets topic and answer COORDINATOR_NOT_AVAILABLE until
+		// it is ready: ask again, as Java's admin client does.
+		var lags kadm.DescribedGroupLags
+		var err error
+		for wait := 50 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+			lags, err = adm.Lag(ctx, group)
+			l := lags[group]
+			groupErr := l.Error()
+			if !coordinatorPending(err) && (err != nil || !coordinatorPending(groupErr)) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, h.requestError(ctx, cmp.Or(err, groupErr))
+			case <-time.After(wait):
+			}
+		}
+		if err != nil {
+			return nil, h.requestError(ctx, err)
+		}
+		l, ok := lags[group]
+		if !ok {
+			return nil, unanswered("group", group)
+		}
+		if err := l.Error(); err != nil {
+			if isKafkaErr(err) {
+				return nil, wrapf(errKafka, err, "group %q", group)
+			}
+			return nil, h.requestError(ctx, err)
+		}
+		return groupInfo(l), nil
+	})
+}
+
+// memberHost is a member's address as brokers report it, alike from all:
+// Kafka says "/127.0.0.1", as Java prints an address, and kfake
+// "127.0.0.1:54321", with the client's port.
+func memberHost(h string) string {
+	h = strings.TrimPrefix(h, "/")
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
+}
+
+// coordinatorPending reports whether err says only that a group's
+// coordinator is not ready yet, which passes by itself.
+func coordinatorPending(err error) bool {
+	if err == nil {
+		return false
+	}
+	pending := func(err error) bool {
+		return errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)
+	}
+	if se, ok := errors.AsType[*kadm.ShardErrors](err); ok {
+		for _, e := range se.Errs {
+			if !pending(e.Err) {
+				return false
+			}
+		}
+		return len(se.Errs) > 0
+	}
+	return pending(err)
+}
+
+// groupInfo converts kadm's view of a group and its lag.
+func groupInfo(l kadm.DescribedGroupLag) *GroupInfo {
+	info := &GroupInfo{Group: l.Group, State: l.State, Members: []GroupMember{}, Lag: []TopicLag{}}
+	for _, m := range l.Members {
+		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: memberHost(m.ClientHost), Assignment: []TopicPartitions{}}
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range a.Topics {
+				gm.Assignment = append(gm.Assignment, TopicPartitions{Topic: t.Topic, Partitions: slices.Sorted(slices.Values(t.Partitions))})
+			}
+			slices.SortFunc(gm.Assignment, func(a, b TopicPartitions) int { return strings.Compare(a.Topic, b.Topic) })
+		}
+		info.Members = append(info.Members, gm)
+	}
+	for _, t := range slices.Sorted(maps.Keys(l.Lag)) {
+		tl := TopicLag{Topic: t, Partitions: []PartitionLag{}}
+		for _, p := range slices.Sorted(maps.Keys(l.Lag[t])) {
+			ml := l.Lag[t][p]
+			pl := PartitionLag{Partition: p, Committed: ml.Commit.At, End: ml.End.Offset, Lag: ml.Lag, Err: ml.Err}
+			if pl.Committed < 0 {
+				pl.Committed = -1
+			}
+			if ml.Err != nil {
+				pl.Lag = -1
+				if ml.End.Err != nil {
+					pl.End = -1
+				}
+			}
+			if pl.Lag > 0 {
+				info.TotalLag += pl.Lag
+			}
+			tl.Partitions = append(tl.Partitions, pl)
+		}
+		info.Lag = append(info.Lag, tl)
+	}
+	return info
+}
