@@ -11,18 +11,31 @@ package main
 // free ports of 127.0.0.1, a java process of its own with -Xmx512m.
 // Topics have replication factor 3 and min.insync.replicas 2, unclean
 // leader election is off, and the internal topics are replicated 3 times
-// too (6 partitions each, for a quick start). Everything else is Kafka's
+// too (6 partitions each, for a quick start). The transaction coordinators
+// look for timed-out transactions every 500 ms, not 10 s, so that a
+// transaction that outlasts its timeout is aborted soon after, as the
+// scenario of a short transaction timeout needs. Everything else is Kafka's
 // stock default, in particular broker.session.timeout.ms 9 s: a killed
 // node's partitions move only once the controller fences it, so every
 // kill stalls the partitions it led for about 9 s, whatever the client.
 //
 // Each scenario asserts that no acknowledged record is lost and that each
 // key's records come in order (of first occurrence, where duplicates are
-// allowed), and logs the duplicates and the stalls. Records are 20,000
-// keyed ones: keys k0..k99, values kK-SEQ, SEQ 0..199 per key. The
-// scenarios run one after the other (their kills would disturb each
-// other), each within its own deadline.
+// allowed), and logs the duplicates and the stalls. Records are keyed:
+// keys k0..k99, values kK-SEQ, SEQ counting up per key. Producers send
+// until their scenario stops them, once the cluster is whole again and
+// records flowed after the last restart, so that no scenario depends on
+// how long a restart takes; the stream reads 20,000 records written
+// before it starts. Each wait for a condition is bounded by faultWait (3
+// minutes) and each scenario by a deadline of its own, generous enough
+// for a loaded machine. Nothing asserts how fast anything went, but for
+// bounds that tell a member that left from one waited out. The scenarios
+// run one after the other (their kills would disturb each other).
 //
+//   - first send on a fresh cluster: a new kafkabpl producer and a new
+//     Java KafkaProducer send one record each, at once, on the cluster
+//     just started; both times are logged (the brokers hand out no
+//     producer id until they have a block of them from the controller).
 //   - leader killed under producers: a kafkabpl producer (acks all,
 //     idempotent, the defaults) and Java's KafkaProducer (acks=all,
 //     idempotent) send at the same pace, 25 records every 150 ms, to
@@ -40,9 +53,10 @@ package main
 //     Then the members drain the topic to lag 0. The settle time of each
 //     change is how long until the group is Stable with just the members
 //     it should have, each with partitions; after a destroy it must be
-//     well under the 45 s session timeout, as a destroyed member leaves at
-//     once, even during a rebalance. After the kill it is the process's
-//     session timeout, 10 s, plus the rebalance.
+//     under 40 s, short of the 45 s session timeout, as a destroyed
+//     member leaves at once, even during a rebalance. After the kill it
+//     is the process's session timeout, 10 s, plus the rebalance, and
+//     must be under 40 s too.
 //   - broker killed under consumers: a kafkabpl consumer and Java's
 //     KafkaConsumer, in groups of their own whose coordinator is the same
 //     node, read one topic that a kgo producer writes at 500 records a
@@ -51,7 +65,7 @@ package main
 //     the longest a record took from its ack at the producer to a
 //     consumer.
 //   - broker killed under a stream: an exactly-once kafkabpl stream
-//     upper-cases the 20,000 records (a 1 ms sleep each, so that the kill
+//     upper-cases 20,000 records (a 1 ms sleep each, so that the kill
 //     lands mid-run); the coordinator of its group is killed and
 //     restarted. A read_committed reader finds every output exactly once
 //     and in order per key; the stall is the longest time no input was
@@ -70,15 +84,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -87,7 +98,15 @@ import (
 
 const (
 	faultPartitions = 6
-	faultRecords    = crashKeys * crashPerKey // 20,000
+	faultRecords    = crashKeys * crashPerKey // 20,000: the stream's inputs
+	// faultMaxRecords bounds a producer that its scenario forgot to stop:
+	// 200,000 records, 400 s at the fastest pace, 500 a second.
+	faultMaxRecords = 10 * faultRecords
+	// faultWait bounds each wait for a condition: a node fenced, the
+	// cluster whole again, records flowing, a group settled. Three times
+	// what they take on an idle 2-core machine at worst, so that a loaded
+	// one passes too.
+	faultWait = 3 * time.Minute
 )
 
 func TestFaults(t *testing.T) {
@@ -97,10 +116,12 @@ func TestFaults(t *testing.T) {
 	bin := buildBinary(t)
 	start := time.Now()
 	c := startFaultCluster(t, java)
+	t.Run("first send on a fresh cluster", func(t *testing.T) { faultFirstSend(t, c, java) })
 	t.Run("leader killed under producers", func(t *testing.T) { faultProducers(t, c, java) })
 	t.Run("group churn", func(t *testing.T) { faultChurn(t, c, bin) })
 	t.Run("broker killed under consumers", func(t *testing.T) { faultConsumers(t, c, java) })
-	t.Run("broker killed under a stream", func(t *testing.T) { faultStream(t, c) })
+	t.Run("broker killed under a stream", func(t *testing.T) { faultStream(t, c, "stream-upcase", 0) })
+	t.Run("a stream's transaction aborted by the brokers", func(t *testing.T) { faultStream(t, c, "stream-short-txn", 2000) })
 	t.Logf("the fault suite took %v", time.Since(start).Round(time.Millisecond))
 }
 
@@ -170,6 +191,7 @@ offsets.topic.num.partitions=6
 transaction.state.log.replication.factor=3
 transaction.state.log.min.isr=2
 transaction.state.log.num.partitions=6
+transaction.abort.timed.out.transaction.cleanup.interval.ms=500
 `, n.id, n.port, cports[i], strings.Join(voters, ","), filepath.Join(dir, "data"), faultPartitions))
 		log4j := writeLog4j(t, dir, n.log)
 		n.jvm = []string{"-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
@@ -187,7 +209,7 @@ transaction.state.log.num.partitions=6
 	})
 
 	// A static quorum: each directory formatted alone, at once.
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
 	defer cancel()
 	errs := make([]error, len(c.nodes))
 	var wg sync.WaitGroup
@@ -275,7 +297,7 @@ func (c *faultCluster) checkAlive(t *testing.T) {
 // waitBrokers waits until metadata lists n brokers.
 func (c *faultCluster) waitBrokers(t *testing.T, ctx context.Context, n int) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
+	deadline := time.Now().Add(faultWait)
 	for {
 		c.checkAlive(t)
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -285,7 +307,7 @@ func (c *faultCluster) waitBrokers(t *testing.T, ctx context.Context, n int) {
 			return
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("the cluster did not list %d brokers within %v: %v", n, testTimeout, err)
+			t.Fatalf("the cluster did not list %d brokers within %v: %v", n, faultWait, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -342,16 +364,28 @@ func (c *faultCluster) activeController(t *testing.T, ctx context.Context) int32
 // coordinator returns the node that coordinates group.
 func (c *faultCluster) coordinator(t *testing.T, ctx context.Context, group string) int32 {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
+	return c.findCoordinator(t, ctx, "group", group, c.adm.FindGroupCoordinators)
+}
+
+// txnCoordinator is the node that coordinates transactional id txnID.
+func (c *faultCluster) txnCoordinator(t *testing.T, ctx context.Context, txnID string) int32 {
+	t.Helper()
+	return c.findCoordinator(t, ctx, "transactional id", txnID, c.adm.FindTxnCoordinators)
+}
+
+func (c *faultCluster) findCoordinator(t *testing.T, ctx context.Context, what, key string,
+	find func(context.Context, ...string) kadm.FindCoordinatorResponses) int32 {
+	t.Helper()
+	deadline := time.Now().Add(faultWait)
 	for {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		r := c.adm.FindGroupCoordinators(rctx, group)[group]
+		r := find(rctx, key)[key]
 		cancel()
 		if r.Err == nil {
 			return r.NodeID
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("find coordinator of %s: %v", group, r.Err)
+			t.Fatalf("find coordinator of %s %s: %v", what, key, r.Err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -364,7 +398,7 @@ func (c *faultCluster) kill(t *testing.T, ctx context.Context, id int32) time.Ti
 	start := time.Now()
 	c.node(id).kill()
 	t.Logf("node %d killed with SIGKILL", id)
-	deadline := start.Add(testTimeout)
+	deadline := start.Add(faultWait)
 	for {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(rctx, c.cl)
@@ -403,12 +437,12 @@ func (c *faultCluster) restart(t *testing.T, ctx context.Context, id int32) {
 	t.Logf("node %d restarted, all replicas in sync and leaders preferred, %v after its start", id, time.Since(start).Round(time.Millisecond))
 }
 
-// waitWhole waits (90 s at most) until every partition has its three
+// waitWhole waits (faultWait at most) until every partition has its three
 // replicas in sync, then elects the preferred leaders and waits until
 // every partition is led by its first replica.
 func (c *faultCluster) waitWhole(t *testing.T, ctx context.Context) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(faultWait)
 	elected := false
 	var last string
 	for {
@@ -437,7 +471,7 @@ func (c *faultCluster) waitWhole(t *testing.T, ctx context.Context) {
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("the cluster is not whole after 90 s: %s (%v)", last, err)
+			t.Fatalf("the cluster is not whole after %v: %s (%v)", faultWait, last, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -475,729 +509,4 @@ func (c *faultCluster) createTopics(t *testing.T, ctx context.Context, topics ..
 		t.Fatalf("create topics %v: %v", topics, err)
 	}
 	c.waitWhole(t, ctx)
-}
-
-// faultCtx bounds a scenario.
-func faultCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// faultValues are the values of the 20,000 records, in the order they
-// are sent: SEQ 0 of every key, then SEQ 1, and so on.
-func faultValues() []string {
-	vs := make([]string, 0, faultRecords)
-	for seq := range crashPerKey {
-		for k := range crashKeys {
-			vs = append(vs, fmt.Sprintf("k%d-%d", k, seq))
-		}
-	}
-	return vs
-}
-
-// faultKey is the key of value kK-SEQ: kK.
-func faultKey(value string) string {
-	k, _, _ := strings.Cut(value, "-")
-	return k
-}
-
-// keyedValue is a record's key and value as text, and its partition.
-type keyedValue struct {
-	key, value string
-	partition  int32
-}
-
-// checkKeyed checks what who read: each value kK-SEQ under key kK; every
-// value of acked there (lost counts those missing); per key, values in
-// order of SEQ by first occurrence (a value that comes again is a
-// duplicate, counted). Values not in acked may come too: a send that
-// failed may have been written. It returns the lost and the duplicates.
-func checkKeyed(t *testing.T, who string, got []keyedValue, acked map[string]bool) (lost, dups int) {
-	t.Helper()
-	seen := make(map[string]bool, len(got))
-	last := map[string]int{}
-	bad := 0
-	for i, kv := range got {
-		var k, seq int
-		if _, err := fmt.Sscanf(kv.value, "k%d-%d", &k, &seq); err != nil || kv.key != fmt.Sprintf("k%d", k) {
-			if bad++; bad <= 5 {
-				t.Errorf("%s: record %d: key %q value %q, want key kK and value kK-SEQ", who, i, kv.key, kv.value)
-			}
-			continue
-		}
-		if seen[kv.value] {
-			dups++
-			continue
-		}
-		seen[kv.value] = true
-		if prev, ok := last[kv.key]; ok && seq < prev {
-			if bad++; bad <= 5 {
-				t.Errorf("%s: record %d: %s first came after %s-%d: out of order", who, i, kv.value, kv.key, prev)
-			}
-		}
-		last[kv.key] = seq
-	}
-	var missing []string
-	for v := range acked {
-		if !seen[v] {
-			missing = append(missing, v)
-		}
-	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		t.Errorf("%s: %d acknowledged records lost, such as %v", who, len(missing), missing[:min(10, len(missing))])
-	}
-	return len(missing), dups
-}
-
-// readKeyed reads topic from its start until n distinct values came
-// (readCommitted's way) and returns the records' keys and values.
-func readKeyed(t *testing.T, ctx context.Context, addrs []string, topic string, n int) []keyedValue {
-	t.Helper()
-	var got []keyedValue
-	for _, r := range readCommitted(t, ctx, addrs, topic, n) {
-		got = append(got, keyedValue{string(r.Key), string(r.Value), r.Partition})
-	}
-	return got
-}
-
-// javaLines returns the lines of a Java peer's output that start with
-// word, split in fields.
-func javaLines(out, word string) [][]string {
-	var lines [][]string
-	for line := range strings.Lines(out) {
-		f := strings.Fields(line)
-		if len(f) > 0 && f[0] == word {
-			lines = append(lines, f)
-		}
-	}
-	return lines
-}
-
-// waitFor waits until cond holds, 90 s at most, failing the test if a
-// peer exits or a node dies meanwhile.
-func waitFor(t *testing.T, c *faultCluster, what string, cond func() bool, peers ...*peerProc) {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		c.checkAlive(t)
-		for _, p := range peers {
-			if p.exited() {
-				t.Fatalf("%s: a peer exited: %v\n%s", what, p.err, p)
-			}
-		}
-		if time.Since(start) > 90*time.Second {
-			t.Fatalf("%s: not so after 90 s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// faultProducers: a kafkabpl producer and Java's send side by side; a
-// leader is killed and restarted, then the active controller.
-func faultProducers(t *testing.T, c *faultCluster, java string) {
-	const bplTopic, javaTopic = "produce-bpl", "produce-java"
-	// The 20,000 records take 120 s at this pace, so that the producers
-	// outlast both kills and restarts (about 40 s each on a 2-core
-	// machine, the first after some 15 s of flow): at 100 ms a tick
-	// (80 s), slow restarts once let the kafkabpl producer end first.
-	const batch, tick = 25, 150 * time.Millisecond
-	start := time.Now()
-	ctx := faultCtx(t, 240*time.Second)
-	c.createTopics(t, ctx, bplTopic, javaTopic)
-
-	jp := startPeer(t, ctx, java, javaArgs("fault-produce", c.servers(), javaTopic,
-		strconv.Itoa(crashKeys), strconv.Itoa(crashPerKey), strconv.Itoa(batch), strconv.Itoa(int(tick.Milliseconds())))...)
-
-	lib := newRealLib(t)
-	id := ok[string](t)(lib.Create(ctx, kafkabpl.Producer, map[string]any{"servers": c.servers(), "acks": "all"}))
-	values := faultValues()
-	acked := make(map[string]bool, len(values))
-	var sent atomic.Int64
-	var maxSend time.Duration
-	var failures []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		next := time.Now()
-		for i := 0; i < len(values); i += batch {
-			msgs := make([]kafkabpl.Message, 0, batch)
-			for _, v := range values[i:min(i+batch, len(values))] {
-				msgs = append(msgs, kafkabpl.Message{Key: faultKey(v), Value: v})
-			}
-			began := time.Now()
-			_, err := lib.Send(ctx, id, []string{bplTopic}, msgs)
-			maxSend = max(maxSend, time.Since(began))
-			failed := map[int]bool{}
-			if err != nil {
-				failures = append(failures, err.Error())
-				var se *kafkabpl.SendError
-				if !errors.As(err, &se) {
-					return
-				}
-				for _, f := range se.Failed {
-					failed[f.Message] = true
-				}
-			}
-			for j := range msgs {
-				if !failed[j] {
-					acked[values[i+j]] = true
-				}
-			}
-			sent.Add(int64(len(msgs)))
-			next = next.Add(tick)
-			time.Sleep(time.Until(next))
-		}
-	}()
-
-	// Both flow, then the kills.
-	waitFor(t, c, "both producers acknowledged", func() bool {
-		return sent.Load() >= 1000 && len(javaLines(jp.stdout.String(), "acked")) > 0
-	}, jp)
-	controller := c.activeController(t, ctx)
-	victim := controller%3 + 1 // another node
-	for round, what := range []string{"a leader", "the active controller"} {
-		if round == 1 {
-			victim = c.activeController(t, ctx)
-		}
-		if len(c.leads(t, ctx, victim, bplTopic)) == 0 || len(c.leads(t, ctx, victim, javaTopic)) == 0 {
-			t.Fatalf("node %d (%s) leads no partition of %s or %s", victim, what, bplTopic, javaTopic)
-		}
-		before := sent.Load()
-		t.Logf("kill %d: node %d, %s, leading partitions %v of %s and %v of %s, after %d kafkabpl records", round+1, victim, what,
-			c.leads(t, ctx, victim, bplTopic), bplTopic, c.leads(t, ctx, victim, javaTopic), javaTopic, before)
-		c.kill(t, ctx, victim)
-		c.restart(t, ctx, victim)
-		if sent.Load() == int64(len(values)) {
-			t.Fatalf("the kafkabpl producer ended before the cluster was whole again; slow it")
-		}
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		t.Fatalf("the kafkabpl producer did not end: %d records sent", sent.Load())
-	}
-	if err := jp.wait(ctx); err != nil {
-		t.Fatalf("Java producer: %v\n%s", err, jp)
-	}
-	doneLines := javaLines(jp.stdout.String(), "done")
-	if len(doneLines) != 1 || len(doneLines[0]) != 4 {
-		t.Fatalf("Java producer printed no done line\n%s", jp)
-	}
-	javaFailed, _ := strconv.Atoi(doneLines[0][2])
-	javaMax, _ := strconv.Atoi(doneLines[0][3])
-	javaAcked := make(map[string]bool, len(values))
-	failedJava := map[string]bool{}
-	for _, f := range javaLines(jp.stdout.String(), "failed") {
-		failedJava[f[2]] = true
-	}
-	for _, v := range values {
-		if !failedJava[v] {
-			javaAcked[v] = true
-		}
-	}
-
-	lostBPL, dupsBPL := checkKeyed(t, "kafkabpl producer's topic", readKeyed(t, ctx, c.addrs, bplTopic, len(acked)), acked)
-	lostJava, dupsJava := checkKeyed(t, "Java producer's topic", readKeyed(t, ctx, c.addrs, javaTopic, len(javaAcked)), javaAcked)
-	t.Logf("kafkabpl producer: %d acknowledged, %d failed sends %q; lost %d, duplicates %d; stall (longest Send, 25 records) %v",
-		len(acked), len(failures), failures, lostBPL, dupsBPL, maxSend.Round(time.Millisecond))
-	t.Logf("Java producer:     %d acknowledged, %d failed; lost %d, duplicates %d; stall (longest send-to-ack) %v",
-		len(javaAcked), javaFailed, lostJava, dupsJava, time.Duration(javaMax)*time.Millisecond)
-	t.Logf("stall: kafkabpl %v, Java %v; took %v", maxSend.Round(time.Millisecond), time.Duration(javaMax)*time.Millisecond, time.Since(start).Round(time.Millisecond))
-}
-
-// pacedProducer writes the 20,000 records to topic with kgo, rate a
-// second, acks all, idempotent; it records when each was acknowledged
-// (ms since 1970).
-type pacedProducer struct {
-	mu     sync.Mutex
-	acked  map[string]int64
-	failed []error
-	sent   atomic.Int64
-	done   chan struct{}
-}
-
-func startPacedProducer(t *testing.T, ctx context.Context, c *faultCluster, topic string, perSecond int) *pacedProducer {
-	t.Helper()
-	cl := newClient(t, c.addrs, kgo.RecordRetries(1<<30), kgo.RecordDeliveryTimeout(2*time.Minute))
-	pp := &pacedProducer{acked: make(map[string]int64, faultRecords), done: make(chan struct{})}
-	go func() {
-		defer close(pp.done)
-		const batch = 10
-		tick := time.Second * batch / time.Duration(perSecond)
-		next := time.Now()
-		var wg sync.WaitGroup
-		for i, v := range faultValues() {
-			wg.Add(1)
-			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(faultKey(v)), Value: []byte(v)}, func(r *kgo.Record, err error) {
-				defer wg.Done()
-				pp.mu.Lock()
-				defer pp.mu.Unlock()
-				if err != nil {
-					pp.failed = append(pp.failed, err)
-					return
-				}
-				pp.acked[v] = time.Now().UnixMilli()
-			})
-			pp.sent.Add(1)
-			if (i+1)%batch == 0 {
-				next = next.Add(tick)
-				time.Sleep(time.Until(next))
-			}
-		}
-		wg.Wait()
-	}()
-	return pp
-}
-
-// wait waits for the producer to end and returns the records it got
-// acknowledged.
-func (pp *pacedProducer) wait(t *testing.T, ctx context.Context) map[string]bool {
-	t.Helper()
-	select {
-	case <-pp.done:
-	case <-ctx.Done():
-		t.Fatalf("the producer did not end: %d records sent", pp.sent.Load())
-	}
-	pp.mu.Lock()
-	defer pp.mu.Unlock()
-	if len(pp.failed) > 0 {
-		t.Errorf("the producer failed %d records: %v", len(pp.failed), errors.Join(pp.failed[:min(3, len(pp.failed))]...))
-	}
-	acked := make(map[string]bool, len(pp.acked))
-	for v := range pp.acked {
-		acked[v] = true
-	}
-	return acked
-}
-
-// ackedAt is when value was acknowledged, ms since 1970; 0 if it was not.
-func (pp *pacedProducer) ackedAt(value string) int64 {
-	pp.mu.Lock()
-	defer pp.mu.Unlock()
-	return pp.acked[value]
-}
-
-// consumed is what a member read: the records in the order they came, and
-// when each came (ms since 1970).
-type consumed struct {
-	mu   sync.Mutex
-	recs []keyedValue
-	at   []int64
-	seen map[string]bool
-}
-
-func (cs *consumed) add(kv keyedValue, at int64) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.seen == nil {
-		cs.seen = map[string]bool{}
-	}
-	cs.recs = append(cs.recs, kv)
-	cs.at = append(cs.at, at)
-	cs.seen[kv.value] = true
-}
-
-func (cs *consumed) distinct() int {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return len(cs.seen)
-}
-
-// bplMember is a kafkabpl consumer polling in a goroutine of its own and
-// committing after each poll, until stopped.
-type bplMember struct {
-	name    string
-	id      string
-	stopped atomic.Bool
-	done    chan struct{}
-	errs    []error // unexpected errors
-}
-
-func startBPLMember(t *testing.T, ctx context.Context, lib *kafkabpl.Library, name string, config map[string]any, into *consumed) *bplMember {
-	t.Helper()
-	m := &bplMember{name: name, done: make(chan struct{})}
-	m.id = ok[string](t)(lib.Create(ctx, kafkabpl.Consumer, config))
-	go func() {
-		defer close(m.done)
-		for ctx.Err() == nil {
-			p, err := lib.Poll(ctx, m.id, 200*time.Millisecond)
-			if m.stopped.Load() {
-				return
-			}
-			if err != nil {
-				m.errs = append(m.errs, err)
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			now := time.Now().UnixMilli()
-			for _, tr := range p.Topics {
-				for i := range tr.Records {
-					r := &tr.Records[i]
-					into.add(keyedValue{string(r.KeyBytes()), string(r.ValueBytes()), r.Partition()}, now)
-				}
-			}
-			if p.Len() > 0 && config["enable-auto-commit"] == false {
-				if err := lib.Commit(ctx, m.id); err != nil && !errors.Is(err, kafkabpl.ErrNotCommitted) && !m.stopped.Load() {
-					m.errs = append(m.errs, err)
-				}
-			}
-		}
-	}()
-	return m
-}
-
-// stop destroys the member and returns how long Destroy took.
-func (m *bplMember) stop(t *testing.T, ctx context.Context, lib *kafkabpl.Library) time.Duration {
-	t.Helper()
-	m.stopped.Store(true)
-	start := time.Now()
-	if ok, err := lib.Destroy(ctx, m.id); !ok || err != nil {
-		t.Errorf("destroy %s: %v %v", m.name, ok, err)
-	}
-	took := time.Since(start)
-	select {
-	case <-m.done:
-	case <-time.After(testTimeout):
-		t.Fatalf("%s's poll loop did not end after its destroy", m.name)
-	}
-	if len(m.errs) > 0 {
-		t.Logf("%s's poll or commit errors: %v", m.name, errors.Join(m.errs[:min(5, len(m.errs))]...))
-	}
-	return took
-}
-
-// groupState describes group: its state and how many members it has, and
-// how many of those have partitions.
-func groupState(ctx context.Context, adm *kadm.Client, group string) (state string, members, assigned int) {
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	groups, err := adm.DescribeGroups(rctx, group)
-	g, ok := groups[group]
-	if err != nil || !ok || g.Err != nil {
-		return "unknown", 0, 0
-	}
-	for _, m := range g.Members {
-		if c, ok := m.Assigned.AsConsumer(); ok && len(c.Topics) > 0 && len(c.Topics[0].Partitions) > 0 {
-			assigned++
-		}
-	}
-	return g.State, len(g.Members), assigned
-}
-
-// waitSettled waits (90 s at most) until group is Stable with n members,
-// each with partitions, and returns how long that took since from.
-func waitSettled(t *testing.T, ctx context.Context, c *faultCluster, group string, n int, from time.Time) time.Duration {
-	t.Helper()
-	var state string
-	var members, assigned int
-	for {
-		state, members, assigned = groupState(ctx, c.adm, group)
-		if state == "Stable" && members == n && assigned == n {
-			return time.Since(from)
-		}
-		if time.Since(from) > 90*time.Second || ctx.Err() != nil {
-			t.Fatalf("group %s not settled with %d members after %v: %s, %d members, %d with partitions",
-				group, n, time.Since(from).Round(time.Millisecond), state, members, assigned)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// churnScript is the consumer that faultChurn kills with kill -9: a
-// member of the group that polls for ever and never commits, so that
-// what it read goes to the other members again. Its session timeout is
-// 10 s, for the group to notice its death soon.
-const churnScript = `(set c (kafka-create "consumer" (list "servers" => kafka-servers "group" => %q "topics" => %q
-  "auto-offset-reset" => "earliest" "enable-auto-commit" => false
-  "session-timeout" => 10000 "heartbeat-interval" => 1000)))
-(while true (kafka-poll c 500))
-`
-
-// faultChurn: members come and go while records flow, then a drain.
-func faultChurn(t *testing.T, c *faultCluster, bin string) {
-	const topic, group = "churn", "churn"
-	start := time.Now()
-	ctx := faultCtx(t, 200*time.Second)
-	c.createTopics(t, ctx, topic)
-	lib := newRealLib(t)
-	config := map[string]any{"servers": c.servers(), "group": group, "topics": topic,
-		"auto-offset-reset": "earliest", "enable-auto-commit": false, "max-poll-records": 500}
-	var got consumed
-	script := filepath.Join(t.TempDir(), "churn.bpl")
-	writeFile(t, script, fmt.Sprintf(churnScript, group, topic))
-
-	a := startBPLMember(t, ctx, lib, "A", config, &got)
-	b := startBPLMember(t, ctx, lib, "B", config, &got)
-	proc := startPeer(t, ctx, bin, "run", "--servers", c.servers(), script)
-	from := time.Now()
-	t.Logf("members A, B and a process (pid %d) started; settled %v later", proc.cmd.Process.Pid,
-		waitSettled(t, ctx, c, group, 3, from).Round(time.Millisecond))
-	pp := startPacedProducer(t, ctx, c, topic, 400)
-	waitFor(t, c, "records flow", func() bool { return pp.sent.Load() >= 2000 && got.distinct() >= 1000 }, proc)
-
-	var settles []string
-	var worst time.Duration
-	// C joins; in the rebalance that starts, A is destroyed.
-	cm := startBPLMember(t, ctx, lib, "C", config, &got)
-	var state string
-	waitFor(t, c, "the group rebalances for C", func() bool {
-		state, _, _ = groupState(ctx, c.adm, group)
-		return state == "PreparingRebalance" || state == "CompletingRebalance"
-	}, proc)
-	from = time.Now()
-	took := a.stop(t, ctx, lib)
-	settle := waitSettled(t, ctx, c, group, 3, from)
-	worst = max(worst, settle)
-	settles = append(settles, fmt.Sprintf("A destroyed during a rebalance (%s): %v (destroy took %v)", state, settle.Round(time.Millisecond), took.Round(time.Millisecond)))
-	t.Log(settles[len(settles)-1])
-	waitFor(t, c, "records flow", func() bool { return pp.sent.Load() >= 4000 }, proc)
-
-	// B destroyed in a stable group.
-	from = time.Now()
-	took = b.stop(t, ctx, lib)
-	settle = waitSettled(t, ctx, c, group, 2, from)
-	worst = max(worst, settle)
-	settles = append(settles, fmt.Sprintf("B destroyed: %v (destroy took %v)", settle.Round(time.Millisecond), took.Round(time.Millisecond)))
-	t.Log(settles[len(settles)-1])
-	waitFor(t, c, "records flow", func() bool { return pp.sent.Load() >= 6000 }, proc)
-
-	// The process killed with kill -9: the group waits out its session.
-	from = time.Now()
-	if err := proc.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-proc.done
-	killSettle := waitSettled(t, ctx, c, group, 1, from)
-	settles = append(settles, fmt.Sprintf("process killed with kill -9: %v (its session timeout 10 s)", killSettle.Round(time.Millisecond)))
-	t.Log(settles[len(settles)-1])
-
-	// D joins.
-	from = time.Now()
-	d := startBPLMember(t, ctx, lib, "D", config, &got)
-	settle = waitSettled(t, ctx, c, group, 2, from)
-	settles = append(settles, fmt.Sprintf("D joined: %v", settle.Round(time.Millisecond)))
-	t.Log(settles[len(settles)-1])
-	if pp.sent.Load() == faultRecords {
-		t.Errorf("the records stopped flowing before the churn ended")
-	}
-
-	// Drain to lag 0.
-	acked := pp.wait(t, ctx)
-	drain := time.Now()
-	waitFor(t, c, "all records consumed and committed", func() bool {
-		if got.distinct() < len(acked) {
-			return false
-		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		lags, err := c.adm.Lag(rctx, group)
-		lag := lags[group]
-		return err == nil && lag.Error() == nil && lag.Lag.Total() == 0
-	})
-	t.Logf("drained to lag 0 %v after the last record was acknowledged", time.Since(drain).Round(time.Millisecond))
-	cm.stop(t, ctx, lib)
-	d.stop(t, ctx, lib)
-
-	got.mu.Lock()
-	lost, dups := checkKeyed(t, "the group", got.recs, acked)
-	got.mu.Unlock()
-	t.Logf("group churn: %d acknowledged, lost %d, duplicates %d (the killed process never committed); settle times: %s; took %v",
-		len(acked), lost, dups, strings.Join(settles, "; "), time.Since(start).Round(time.Millisecond))
-	if worst > 15*time.Second {
-		t.Errorf("the group took %v to settle after a destroy: a destroyed member must leave at once, not wait out the 45 s session timeout", worst.Round(time.Millisecond))
-	}
-	if killSettle > 30*time.Second {
-		t.Errorf("the group took %v to settle after kill -9 of a member with a 10 s session timeout", killSettle.Round(time.Millisecond))
-	}
-}
-
-// faultConsumers: a kafkabpl consumer and Java's read one topic; the
-// coordinator of both groups, a leader of the topic too, is killed.
-func faultConsumers(t *testing.T, c *faultCluster, java string) {
-	const topic, bplGroup = "consume", "consume-bpl"
-	start := time.Now()
-	ctx := faultCtx(t, 200*time.Second)
-	c.createTopics(t, ctx, topic)
-	// Groups whose coordinator is the same node (which leads two
-	// partitions of every topic).
-	victim := c.coordinator(t, ctx, bplGroup)
-	javaGroup := ""
-	for i := range 100 {
-		if g := fmt.Sprintf("consume-java-%d", i); c.coordinator(t, ctx, g) == victim {
-			javaGroup = g
-			break
-		}
-	}
-	if javaGroup == "" {
-		t.Fatalf("no group name for Java with coordinator %d", victim)
-	}
-
-	lib := newRealLib(t)
-	var got consumed
-	m := startBPLMember(t, ctx, lib, "kafkabpl consumer", map[string]any{"servers": c.servers(), "group": bplGroup, "topics": topic,
-		"auto-offset-reset": "earliest"}, &got)
-	jc := startPeer(t, ctx, java, javaArgs("fault-consume", c.servers(), topic, javaGroup, strconv.Itoa(faultRecords))...)
-	waitFor(t, c, "both consumers have partitions", func() bool {
-		state, _, assigned := groupState(ctx, c.adm, bplGroup)
-		return state == "Stable" && assigned == 1 && len(javaLines(jc.stdout.String(), "assigned")) > 0
-	}, jc)
-	pp := startPacedProducer(t, ctx, c, topic, 500)
-	waitFor(t, c, "records flow", func() bool { return got.distinct() >= 2500 }, jc)
-	t.Logf("node %d coordinates %s and %s and leads partitions %v of %s", victim, bplGroup, javaGroup, c.leads(t, ctx, victim, topic), topic)
-	killed := time.Now()
-	c.kill(t, ctx, victim)
-	c.restart(t, ctx, victim)
-	if pp.sent.Load() == faultRecords {
-		t.Errorf("the producer ended before the cluster was whole again")
-	}
-	acked := pp.wait(t, ctx)
-	waitFor(t, c, "the kafkabpl consumer read all", func() bool { return got.distinct() >= len(acked) })
-	m.stop(t, ctx, lib)
-	if err := jc.wait(ctx); err != nil {
-		t.Fatalf("Java consumer: %v\n%s", err, jc)
-	}
-
-	// The stall: the longest a record took from its ack to the consumer;
-	// and per partition, the longest and when that record came (after the
-	// kill).
-	stall := func(recs []keyedValue, at []int64) (d time.Duration, where string) {
-		worst := map[int32]time.Duration{}
-		when := map[int32]time.Duration{}
-		for i, kv := range recs {
-			if a := pp.ackedAt(kv.value); a > 0 {
-				lat := time.Duration(at[i]-a) * time.Millisecond
-				d = max(d, lat)
-				if lat > worst[kv.partition] {
-					worst[kv.partition] = lat
-					when[kv.partition] = time.UnixMilli(at[i]).Sub(killed)
-				}
-			}
-		}
-		var parts []string
-		for p := range int32(faultPartitions) {
-			parts = append(parts, fmt.Sprintf("p%d %v at %+.1fs", p, worst[p], when[p].Seconds()))
-		}
-		return d, strings.Join(parts, ", ")
-	}
-	got.mu.Lock()
-	lostBPL, dupsBPL := checkKeyed(t, "kafkabpl consumer", got.recs, acked)
-	stallBPL, whereBPL := stall(got.recs, got.at)
-	got.mu.Unlock()
-	var javaRecs []keyedValue
-	var javaAt []int64
-	for _, f := range javaLines(jc.stdout.String(), "got") {
-		if len(f) != 5 {
-			t.Fatalf("Java consumer printed %q", f)
-		}
-		p, _ := strconv.Atoi(f[2])
-		javaRecs = append(javaRecs, keyedValue{f[1], f[3], int32(p)})
-		at, _ := strconv.ParseInt(f[4], 10, 64)
-		javaAt = append(javaAt, at)
-	}
-	lostJava, dupsJava := checkKeyed(t, "Java consumer", javaRecs, acked)
-	stallJava, whereJava := stall(javaRecs, javaAt)
-	t.Logf("kafkabpl consumer: lost %d, duplicates %d, stall (longest ack-to-consumer) %v; per partition, and when after the kill: %s", lostBPL, dupsBPL, stallBPL, whereBPL)
-	t.Logf("Java consumer:     lost %d, duplicates %d, stall (longest ack-to-consumer) %v; per partition, and when after the kill: %s", lostJava, dupsJava, stallJava, whereJava)
-	t.Logf("stall: kafkabpl %v, Java %v; %d acknowledged; took %v", stallBPL, stallJava, len(acked), time.Since(start).Round(time.Millisecond))
-}
-
-// faultStream: an exactly-once stream; its group's coordinator is killed.
-func faultStream(t *testing.T, c *faultCluster) {
-	const in, out, group = "stream-in", "stream-out", "stream-upcase"
-	start := time.Now()
-	ctx := faultCtx(t, 200*time.Second)
-	c.createTopics(t, ctx, in, out)
-	var rs []*kgo.Record
-	for _, v := range faultValues() {
-		rs = append(rs, &kgo.Record{Topic: in, Key: []byte(faultKey(v)), Value: []byte(v)})
-	}
-	if err := newClient(t, c.addrs).ProduceSync(ctx, rs...).FirstErr(); err != nil {
-		t.Fatalf("seed: %v", err)
-	}
-	victim := c.coordinator(t, ctx, group)
-
-	lib := newRealLib(t)
-	lib.SetLogOutput(logWriter{t})
-	upcase := func(_ context.Context, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
-		time.Sleep(time.Millisecond)
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: r.Key(), Value: strings.ToUpper(string(r.ValueBytes()))}}}, nil
-	}
-	id := ok[string](t)(lib.Stream(ctx, map[string]any{"servers": c.servers(), "group": group, "max-poll-records": 100},
-		kafkabpl.StreamSpec{From: []string{in}, To: out, Transform: upcase, Guarantee: kafkabpl.ExactlyOnce}))
-
-	// Watch the committed inputs: the stall is the longest time they did
-	// not grow.
-	var (
-		mu        sync.Mutex
-		st        *kafkabpl.StreamStatus
-		stall     time.Duration
-		stallFrom int64
-	)
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		last, lastAt := int64(-1), time.Now()
-		for ctx.Err() == nil {
-			s, err := lib.StreamStatus(ctx, id)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			st = s
-			if s.Processed != last {
-				last, lastAt = s.Processed, time.Now()
-			} else if d := time.Since(lastAt); d > stall && s.Processed < faultRecords {
-				stall, stallFrom = d, last
-			}
-			mu.Unlock()
-			if s.State != kafkabpl.StreamRunning || (s.Processed == faultRecords && s.Lag == 0) {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	status := func() kafkabpl.StreamStatus {
-		mu.Lock()
-		defer mu.Unlock()
-		if st == nil {
-			return kafkabpl.StreamStatus{State: kafkabpl.StreamRunning}
-		}
-		return *st
-	}
-	waitFor(t, c, "a fifth of the inputs committed", func() bool {
-		s := status()
-		if s.State != kafkabpl.StreamRunning {
-			t.Fatalf("stream %+v", s)
-		}
-		return s.Processed >= faultRecords/5
-	})
-	s := status()
-	if s.Processed == faultRecords {
-		t.Fatalf("all inputs were processed before the kill; slow the transform")
-	}
-	t.Logf("node %d coordinates %s and leads partitions %v of %s and %v of %s; %d inputs committed", victim, group,
-		c.leads(t, ctx, victim, in), in, c.leads(t, ctx, victim, out), out, s.Processed)
-	c.kill(t, ctx, victim)
-	c.restart(t, ctx, victim)
-	select {
-	case <-watchDone:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("the stream did not process all inputs within 90 s of the restart: %+v", status())
-	}
-	s = status()
-	if s.State != kafkabpl.StreamRunning || s.Processed != faultRecords {
-		t.Fatalf("stream: %+v, want running with %d inputs processed", s, faultRecords)
-	}
-	if ok, err := lib.Destroy(ctx, id); !ok || err != nil {
-		t.Errorf("destroy: %v %v", ok, err)
-	}
-	recs := readCommitted(t, ctx, c.addrs, out, faultRecords)
-	dups := checkPerKey(t, recs, true)
-	all := readUncommitted(t, ctx, c.addrs, out, len(recs))
-	mu.Lock()
-	defer mu.Unlock()
-	t.Logf("stream: %d outputs read_committed for %d inputs (lost 0, duplicates %d, checked exactly once); read_uncommitted sees %d (%d from aborted transactions); %d transactions, %d aborted; stall (longest time no input committed) %v at %d inputs; took %v",
-		len(recs), faultRecords, dups, all, all-len(recs), s.Transactions, s.Aborted, stall.Round(time.Millisecond), stallFrom, time.Since(start).Round(time.Millisecond))
 }

@@ -45,6 +45,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -387,17 +388,37 @@ func runPeerInput(t *testing.T, ctx context.Context, stdin, name string, args ..
 // peerProc is a command running in the background.
 type peerProc struct {
 	cmd            *exec.Cmd
+	stdin          io.WriteCloser // for startPipedPeer's only
 	stdout, stderr *syncBuffer
 	done           chan struct{} // closed once Wait returned
 	err            error
 }
 
+// startPeer starts a command whose standard input is empty.
 func startPeer(t *testing.T, ctx context.Context, name string, args ...string) *peerProc {
+	t.Helper()
+	return startPeerCmd(t, ctx, false, name, args...)
+}
+
+// startPipedPeer starts a command with a pipe to its standard input, for
+// the peers that stop, or learn how much to read, by what comes there.
+func startPipedPeer(t *testing.T, ctx context.Context, name string, args ...string) *peerProc {
+	t.Helper()
+	return startPeerCmd(t, ctx, true, name, args...)
+}
+
+func startPeerCmd(t *testing.T, ctx context.Context, piped bool, name string, args ...string) *peerProc {
 	t.Helper()
 	p := &peerProc{stdout: new(syncBuffer), stderr: new(syncBuffer), done: make(chan struct{})}
 	p.cmd = exec.CommandContext(ctx, name, args...)
 	p.cmd.WaitDelay = 5 * time.Second
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if piped {
+		var err error
+		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

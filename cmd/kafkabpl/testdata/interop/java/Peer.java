@@ -14,17 +14,24 @@
 //                                        for a message whose value is "end"
 //   produce-typed SERVERS TOPIC KT VT    produce, the key read as type KT, the value as VT
 //   consume-typed SERVERS TOPIC N KT VT  consume with the deserializers of KT and VT
-//   fault-produce SERVERS TOPIC KEYS PER-KEY BATCH TICK-MS
-//                                        for faults_test.go: KEYS*PER-KEY records, key kK,
-//                                        value kK-SEQ (SEQ 0..PER-KEY-1, key by key in turn),
-//                                        BATCH of them every TICK-MS, acks=all, idempotent;
-//                                        prints: acked N every 1000, failed KEY VALUE ERROR,
-//                                        then done ACKED FAILED MAX-LATENCY-MS (the longest
-//                                        a record waited from send to its ack)
-//   fault-consume SERVERS TOPIC GROUP N  for faults_test.go: a group member (auto-commit)
-//                                        until N distinct values came and then nothing for
-//                                        1 s; prints: assigned PARTITIONS, got KEY PARTITION
-//                                        VALUE TIME (when it came, in ms since 1970)
+//   fault-produce SERVERS TOPIC KEYS BATCH TICK-MS MAX
+//                                        for faults_test.go: records key kK, value kK-SEQ
+//                                        (record i: K = i mod KEYS, SEQ = i div KEYS), BATCH
+//                                        of them every TICK-MS, acks=all, idempotent, until
+//                                        stdin ends (or MAX records); prints: acked N every
+//                                        1000, failed KEY VALUE ERROR, then done ACKED FAILED
+//                                        MAX-LATENCY-MS SENT (the longest a record waited
+//                                        from send to its ack)
+//   first-send SERVERS TOPIC             for faults_test.go: makes a KafkaProducer (acks=all,
+//                                        idempotent), prints ready, and at stdin's first
+//                                        line sends one record and prints: first-send MS
+//                                        (from send to its ack)
+//   fault-consume SERVERS TOPIC GROUP    for faults_test.go: a group member (auto-commit)
+//                                        until N distinct values came, N being the number
+//                                        that stdin gives once it is known, and then
+//                                        nothing for 1 s; prints: assigned PARTITIONS, got
+//                                        KEY PARTITION VALUE TIME (when it came, in ms since
+//                                        1970)
 //
 // Types: String, Integer, Long, Float, Double. Each is Java's own
 // (de)serializer, configured by class name as a Java application does:
@@ -53,6 +60,7 @@ import java.util.concurrent.Future;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -103,7 +111,8 @@ public class Peer {
             case "consume-typed" -> consume(servers, topic, Integer.parseInt(arg(a, 3)), arg(a, 4), arg(a, 5));
             case "fault-produce" -> faultProduce(servers, topic, Integer.parseInt(arg(a, 3)), Integer.parseInt(arg(a, 4)),
                 Integer.parseInt(arg(a, 5)), Integer.parseInt(arg(a, 6)));
-            case "fault-consume" -> faultConsume(servers, topic, arg(a, 3), Integer.parseInt(arg(a, 4)));
+            case "fault-consume" -> faultConsume(servers, topic, arg(a, 3));
+            case "first-send" -> firstSend(servers, topic);
             default -> throw new IllegalArgumentException("unknown mode " + mode);
         }
     }
@@ -280,38 +289,38 @@ public class Peer {
 
     // faultProduce is KafkaProducer under broker kills: Java's defaults
     // (idempotent, delivery.timeout.ms 120 s) but acks=all, and sends paced
-    // as faults_test.go paces kafkabpl's.
-    static void faultProduce(String servers, String topic, int keys, int perKey, int batch, int tickMs) throws Exception {
+    // as faults_test.go paces kafkabpl's, until stdin ends.
+    static void faultProduce(String servers, String topic, int keys, int batch, int tickMs, int max) throws Exception {
         Properties p = common(servers, "java-faults");
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         AtomicLong acked = new AtomicLong(), failed = new AtomicLong(), maxLatency = new AtomicLong();
+        AtomicBoolean stop = new AtomicBoolean();
+        untilStdinEnds(() -> stop.set(true));
         KafkaProducer<String, String> prod = new KafkaProducer<>(p);
+        int n = 0;
         try {
             long next = System.nanoTime();
-            int n = 0;
-            for (int seq = 0; seq < perKey; seq++) {
-                for (int k = 0; k < keys; k++) {
-                    String key = "k" + k, value = key + "-" + seq;
-                    long sent = System.nanoTime();
-                    prod.send(new ProducerRecord<>(topic, key, value), (md, e) -> {
-                        long latency = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
-                        maxLatency.accumulateAndGet(latency, Math::max);
-                        if (e != null) {
-                            failed.incrementAndGet();
-                            out("failed", key, value, e.toString().replace('\n', ' '));
-                        } else if (acked.incrementAndGet() % 1000 == 0) {
-                            out("acked", acked.get());
-                        }
-                    });
-                    if (++n % batch == 0) {
-                        next += TimeUnit.MILLISECONDS.toNanos(tickMs);
-                        long wait = next - System.nanoTime();
-                        if (wait > 0) {
-                            TimeUnit.NANOSECONDS.sleep(wait);
-                        }
+            for (; n < max && !stop.get(); n++) {
+                String key = "k" + (n % keys), value = key + "-" + (n / keys);
+                long sent = System.nanoTime();
+                prod.send(new ProducerRecord<>(topic, key, value), (md, e) -> {
+                    long latency = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+                    maxLatency.accumulateAndGet(latency, Math::max);
+                    if (e != null) {
+                        failed.incrementAndGet();
+                        out("failed", key, value, e.toString().replace('\n', ' '));
+                    } else if (acked.incrementAndGet() % 1000 == 0) {
+                        out("acked", acked.get());
+                    }
+                });
+                if ((n + 1) % batch == 0) {
+                    next += TimeUnit.MILLISECONDS.toNanos(tickMs);
+                    long wait = next - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
                     }
                 }
             }
@@ -319,17 +328,68 @@ public class Peer {
         } finally {
             prod.close(CLOSE);
         }
-        out("done", acked.get(), failed.get(), maxLatency.get());
+        out("done", acked.get(), failed.get(), maxLatency.get(), n);
     }
 
-    // faultConsume is a KafkaConsumer group member under broker kills.
-    static void faultConsume(String servers, String topic, String id, int n) {
+    // firstSend times a new producer's first send, from send() to its ack,
+    // started when stdin gives a line.
+    static void firstSend(String servers, String topic) throws Exception {
+        Properties p = common(servers, "java-faults");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        KafkaProducer<String, String> prod = new KafkaProducer<>(p);
+        try {
+            out("ready");
+            if (new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine() == null) {
+                throw new IllegalStateException("stdin ended before the go");
+            }
+            long start = System.nanoTime();
+            prod.send(new ProducerRecord<>(topic, "k0", "k0-0")).get(60, TimeUnit.SECONDS);
+            out("first-send", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        } finally {
+            prod.close(CLOSE);
+        }
+    }
+
+    // untilStdinEnds runs then in a thread of its own once stdin ends
+    // (or fails).
+    static void untilStdinEnds(Runnable then) {
+        Thread th = new Thread(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                }
+            } catch (java.io.IOException e) {
+            }
+            then.run();
+        });
+        th.setDaemon(true);
+        th.start();
+    }
+
+    // faultConsume is a KafkaConsumer group member under broker kills. It
+    // learns how many distinct values to wait for from stdin's first line.
+    static void faultConsume(String servers, String topic, String id) {
         Properties p = common(servers, "java-faults");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
         p.put(ConsumerConfig.GROUP_ID_CONFIG, id);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        AtomicLong want = new AtomicLong(-1);
+        Thread reader = new Thread(() -> {
+            try {
+                String line = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+                if (line != null) {
+                    want.set(Long.parseLong(line.trim()));
+                }
+            } catch (Exception e) {
+                System.err.println("stdin: " + e);
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
         KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
         try {
             c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
@@ -339,7 +399,9 @@ public class Peer {
                 }
             });
             Set<String> seen = new HashSet<>();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
+            // A bound, not a pace: faults_test.go ends the process sooner
+            // when its scenario's deadline passes.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(900);
             long last = System.nanoTime();
             while (System.nanoTime() < deadline) {
                 ConsumerRecords<String, String> batch = c.poll(Duration.ofMillis(100));
@@ -348,14 +410,15 @@ public class Peer {
                     seen.add(r.value());
                     out("got", r.key(), r.partition(), r.value(), now);
                 }
+                long n = want.get();
                 if (!batch.isEmpty()) {
                     last = System.nanoTime();
-                } else if (seen.size() >= n && System.nanoTime() - last >= TimeUnit.SECONDS.toNanos(1)) {
+                } else if (n >= 0 && seen.size() >= n && System.nanoTime() - last >= TimeUnit.SECONDS.toNanos(1)) {
                     c.commitSync(Duration.ofSeconds(20));
                     return;
                 }
             }
-            throw new IllegalStateException("consumed " + seen.size() + " of " + n + " distinct values in 150 s");
+            throw new IllegalStateException("consumed " + seen.size() + " of " + want.get() + " distinct values in 900 s");
         } finally {
             c.close(CloseOptions.timeout(CLOSE));
         }
