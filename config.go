@@ -111,7 +111,7 @@ func defaultConfigOf(d dialect) *config {
 		sendTimeout:        30 * time.Second,
 		requestTimeout:     30 * time.Second,
 		retryBackoff:       100 * time.Millisecond,
-		retryBackoffMax:    time.Second,
+		retryBackoffMax:    500 * time.Millisecond,
 		transactionTimeout: 30 * time.Second,
 	}
 	if d == brain4itDialect {
@@ -448,12 +448,16 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 		// broker fails until its partitions move (Kafka fences it after
 		// 9 s), and each failure doubles the wait, so kgo's came back up
 		// to 4 s after the partitions had moved. The metadata refresh
-		// that finds the new leader is made at each backoff.
+		// that finds the new leader is made at each retry, so the cap is
+		// how late after the move a client may notice it: 500 ms by
+		// default, half of Java's, for two retries a second to a broker
+		// that is down.
 		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax)),
 		// kgo waits 5 s between metadata requests by default, so a
 		// first send to a topic the broker is still creating (on first
 		// use) paused 5 s. Java's clients ask again after 100 ms to 1 s.
-		kgo.MetadataMinAge(500 * time.Millisecond),
+		// Less than the retry cap, so that each retry's refresh is made.
+		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
 	if c.tls != nil {
 		opts = append(opts, kgo.DialTLSConfig(c.tls.Clone()))
