@@ -151,9 +151,11 @@ func biSubtypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return nil, nil
 }
 
-// isFunctionName reports whether name is a builtin or a library function.
+// isFunctionName reports whether name is a builtin or a library function,
+// or a core function of brain4it's left out here (system), whose call
+// raises NotImplemented.
 func (t *task) isFunctionName(name string) bool {
-	return builtins[name] != nil || t.in.libFunc(name) != nil
+	return builtins[name] != nil || isCore[name] || t.in.libFunc(name) != nil
 }
 
 // maxJSONDepth bounds how deep parse lets JSON arrays and objects nest, as

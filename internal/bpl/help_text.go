@@ -33,7 +33,7 @@ var helpText = map[string]string{
 	"bit-shift":      "(bit-shift a n) shifts a right by n bits, keeping its sign ((bit-shift\n16 4) is 1, (bit-shift -16 2) is -4), or left by -n bits when n is\nnegative ((bit-shift 1 -4) is 16). Shifting by 64 bits or more gives 0,\nor -1 for a negative a shifted right.",
 	"bit-xor":        "(bit-xor a b ...) gives the bitwise exclusive or of its arguments;\n(bit-xor) is 0.",
 	"boolean":        "(boolean x) gives x's truth as a boolean: false for null, false, 0, ()\nand strings other than \"true\" (in any case), true for anything else.",
-	"call":           "(call f args...) calls f, a function value or the name of a library\nfunction, with the evaluated args.",
+	"call":           "(call f args...) calls f with the evaluated args: f is a function\nvalue, or the name of a builtin or library function, as a reference\n((call sin 0.5), (call + 4 5)) or a string.",
 	"ceil":           "(ceil x) gives the smallest whole number not below x, a float as in\nJava: (ceil 7.2) is 8.0. An integer x gives itself.",
 	"clear":          "(clear list) removes every element of list and gives null, as\n(remove list) does. (In brain4it, clear is an old name of delete, which\ndeletes variables.)",
 	"clone":          "(clone x) gives a new list with the elements of the list x, names kept,\nsharing its sublists (a shallow copy); (clone x true) copies the\nsublists too, at every depth, a sublist that x holds more than once\nbeing copied once and shared alike. Any other x (a function, whose code\nnever changes, too) is given as it is.",
