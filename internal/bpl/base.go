@@ -92,20 +92,21 @@ func biQuote(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (set x value) assigns the local x if the current function (or top level)
 // has one, else the global x; (set a/b/0 value) the element the path
-// names. It gives the value.
+// names. x may be an expression in parentheses whose value is a reference,
+// as in (set (reference "a") 44). It gives the value.
 func biSet(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 2, 2); err != nil {
+	name, err := t.varArg(f, call, 1)
+	if err != nil {
 		return nil, err
 	}
-	ref, ok := call.At(1).(kafkabpl.Reference)
-	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "set: want a variable name, got %s", describe(call.At(1)))
+	if err := t.arity(f, call, 2, 2); err != nil {
+		return nil, err
 	}
 	v, err := t.eval(f, call.At(2))
 	if err != nil {
 		return nil, err
 	}
-	if err := t.set(f, string(ref), v); err != nil {
+	if err := t.set(f, name, v); err != nil {
 		return nil, err
 	}
 	return v, nil

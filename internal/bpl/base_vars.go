@@ -19,7 +19,12 @@ import (
 // varArg reads argument i of exists, delete and set-local: a variable name
 // or path as written (x, a/b/0), or an expression in parentheses whose
 // value is a reference, such as (reference "x").
+// A missing argument is a MissingArgument exception and one that is no
+// reference an InvalidReference, as brain4it names them.
 func (t *task) varArg(f *frame, call *kafkabpl.List, i int) (string, error) {
+	if i >= call.Len() {
+		return "", t.errorf(f, "MissingArgument", "%s: want a variable name or a reference as argument %d", fname(call), i)
+	}
 	arg := call.At(i)
 	if l, ok := arg.(*kafkabpl.List); ok {
 		v, err := t.eval(f, l)
@@ -31,7 +36,7 @@ func (t *task) varArg(f *frame, call *kafkabpl.List, i int) (string, error) {
 	if r, ok := arg.(kafkabpl.Reference); ok && r != "" {
 		return string(r), nil
 	}
-	return "", t.errorf(f, "InvalidArgument", "%s: want a variable name or a reference, got %s", fname(call), describe(arg))
+	return "", t.errorf(f, "InvalidReference", "%s: want a variable name or a reference, got %s", fname(call), describe(arg))
 }
 
 // hasVar reports whether name is a local variable of f or a global one.
@@ -66,11 +71,11 @@ func (t *task) pathElement(f *frame, segs []string) (*kafkabpl.List, int) {
 // (false when any list on the way is missing). (exists (reference "x"))
 // takes the variable from an expression.
 func biExists(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
 	if t.hasVar(f, name) {
@@ -89,11 +94,11 @@ func biExists(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // removed something, false when there was nothing to remove (as when a
 // list on the path is missing).
 func biDelete(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
 	if f.locals.del(name) {
@@ -125,11 +130,11 @@ func (in *Interp) deleteGlobal(name string) bool {
 // it gives the value. x may be an expression in parentheses whose value is
 // a reference; it cannot be a path.
 func biSetLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 2, 2); err != nil {
-		return nil, err
-	}
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.arity(f, call, 2, 2); err != nil {
 		return nil, err
 	}
 	if pathOf(name) != nil {
@@ -150,7 +155,9 @@ func biSetLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // or indexes (("persons" 5 "name") gives persons/5/name). A part that the
 // reader could not read back in a path (a name with a space, a slash or
 // only digits, a negative or fractional index) is an exception, as are
-// values of other types.
+// values of other types (an InvalidReference exception, as brain4it's). A
+// path of one part is written with a slash before it: (reference
+// ("action")) is /action, which evaluates as action does.
 func biReference(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
@@ -161,13 +168,13 @@ func biReference(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		return v, nil
 	case string:
 		if !isReferenceText(v) {
-			return nil, t.errorf(f, "InvalidArgument", "reference: %s is not a reference", describe(v))
+			return nil, t.errorf(f, "InvalidReference", "reference: %s is not a reference", describe(v))
 		}
 		return kafkabpl.Reference(v), nil
 	case *kafkabpl.List:
 		return t.pathReference(f, v)
 	}
-	return nil, t.errorf(f, "InvalidArgument", "reference: want a string, a list or a reference, got %s", describe(v))
+	return nil, t.errorf(f, "InvalidReference", "reference: want a string, a list or a reference, got %s", describe(v))
 }
 
 // isReferenceText reports whether s reads as one reference and nothing
@@ -184,7 +191,7 @@ func isReferenceText(s string) bool {
 // pathReference joins a list of path parts into a reference.
 func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
 	if l.Len() == 0 {
-		return nil, t.errorf(f, "InvalidArgument", "reference: an empty list is no path")
+		return nil, t.errorf(f, "InvalidReference", "reference: an empty list is no path")
 	}
 	parts := make([]string, l.Len())
 	for i, p := range l.Values() {
@@ -194,7 +201,7 @@ func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
 			s = p
 			_, isIndex := pathIndex(p)
 			if isIndex || strings.Contains(p, "/") || !isReferenceText(p) {
-				return nil, t.errorf(f, "InvalidArgument", "reference: path part %d, %s, cannot be written in a path", i+1, describe(p))
+				return nil, t.errorf(f, "InvalidReference", "reference: path part %d, %s, cannot be written in a path", i+1, describe(p))
 			}
 		case int64:
 			if i > 0 && p >= 0 {
@@ -210,9 +217,12 @@ func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
 			if i == 0 {
 				want = "a variable name"
 			}
-			return nil, t.errorf(f, "InvalidArgument", "reference: path part %d is %s, want %s", i+1, describe(p), want)
+			return nil, t.errorf(f, "InvalidReference", "reference: path part %d is %s, want %s", i+1, describe(p), want)
 		}
 		parts[i] = s
+	}
+	if len(parts) == 1 {
+		return kafkabpl.Reference("/" + parts[0]), nil // a path still
 	}
 	return kafkabpl.Reference(strings.Join(parts, "/")), nil
 }
@@ -333,11 +343,11 @@ func biFunctions(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // given as a number. x is taken as written, or from an expression in
 // parentheses whose value is a reference, as exists takes it.
 func biReferenceList(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
-	}
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
 	segs := pathOf(name)

@@ -379,6 +379,9 @@ func (t *task) set(f *frame, name string, v any) error {
 		}
 		return nil
 	}
+	if len(segs) == 1 {
+		return t.set(f, segs[0], v)
+	}
 	parent := t.lookup(f, strings.Join(segs[:len(segs)-1], "/"))
 	l, ok := parent.(*kafkabpl.List)
 	if !ok {
@@ -392,10 +395,14 @@ func (t *task) set(f *frame, name string, v any) error {
 }
 
 // pathOf splits a path reference such as a/b/0 into its parts; it returns
-// nil for a plain name, including / itself.
+// nil for a plain name, including / itself. A path of one part is written
+// /a, as brain4it writes it.
 func pathOf(name string) []string {
 	if !strings.Contains(name, "/") {
 		return nil
+	}
+	if len(name) > 1 && name[0] == '/' && !strings.Contains(name[1:], "/") {
+		return []string{name[1:]}
 	}
 	segs := strings.Split(name, "/")
 	for _, s := range segs {
