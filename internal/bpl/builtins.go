@@ -73,18 +73,19 @@ func fname(call *kafkabpl.List) string { return kafkabpl.Format(call.At(0)) }
 // (with the reason, from notImplemented) rather than evaluate to itself as
 // data, which would let a script run on with wrong values.
 var coreNames = strings.Fields(`
-	### != * + ++ - -- / < <= = == === > >= and append apply assert bit-and
-	bit-not bit-or bit-shift bit-xor boolean call clear clone concat cond date
-	delete div do downcase empty eval executors exists find findstr first for
-	for-each foreach format-date function functions get get-name getname
-	global-scope has help http if indexof insert kill last length list ln local
-	local-scope locate locate-string log match match-string merge mod
-	name-index names not notify number or parse parse-date pop push put
+	### != * + ++ - -- / < <= = == === > >= abs acos and append apply asin
+	assert atan bit-and bit-not bit-or bit-shift bit-xor boolean call ceil
+	clear clone concat cond cos date delete div do downcase empty eval
+	executors exists find findstr first for floor for-each foreach
+	format-date function functions get get-name getname global-scope has
+	help http if indexof insert kill last length list ln local local-scope
+	locate locate-string log log10 logn match match-string merge mod
+	name-index names not notify number or parse parse-date pop pow push put
 	put-name putname quote random reference reference-list remove
-	replace-string reverse seq set set-local size sleep sort spawn split string
-	sublist substr substring subtype-of sync system throw timer-cancel
-	timer-schedule timer-tasks trim try type-of typeof upcase wait watch when
-	while`)
+	replace-string reverse round seq set set-local sin size sleep sort
+	spawn split sqrt string sublist substr substring subtype-of sync system
+	tan throw timer-cancel timer-schedule timer-tasks trim try type-of
+	typeof upcase wait watch when while`)
 
 // notImplemented says why a brain4it core function is left out.
 var notImplemented = map[string]string{

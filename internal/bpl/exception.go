@@ -14,12 +14,14 @@ import (
 // whose element named "message" is the message, ("Type" "message" => m).
 //
 // The evaluator's own exceptions have the types InvalidArgument (a builtin
-// got the wrong number or kind of arguments), UnknownFunction, StackOverflow
-// (calls nested too deep), DivisionByZero, AssertionError, IOError (print
-// could not write) and Interrupted (the context was cancelled; try does not
-// catch it). A library function's error has the type
-// kafkabpl.ErrorType(err) and err's text as message, and Unwrap returns
-// err.
+// got the wrong number or kind of arguments), InvalidReference and
+// MissingArgument (a reference argument was not one, or was missing, as
+// brain4it names them), AssertFailed (assert, as brain4it names it),
+// UnknownFunction, StackOverflow (calls nested too deep), DivisionByZero,
+// IOError (print could not write) and Interrupted (the context was
+// cancelled; try does not catch it). A library function's error has the
+// type kafkabpl.ErrorType(err) and err's text as message, and Unwrap
+// returns err.
 type Exception struct {
 	Type, Message string
 	File          string // the source file, as given to Run
@@ -207,8 +209,10 @@ func biThrow(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return nil, t.exception(f, typ, msg, nil)
 }
 
-// (assert cond message) raises an AssertionError, whose message is message
-// or else cond's source, when cond is false; it gives cond's value.
+// (assert cond message) raises an AssertFailed exception, as brain4it
+// names it, whose message is message or else cond's source, when cond is
+// false; it gives cond's value. A handler of AssertionError, this
+// evaluator's name for it before, catches it too.
 func biAssert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
@@ -217,7 +221,7 @@ func biAssert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil || truthy(v) {
 		return v, err
 	}
-	msg := "assert " + kafkabpl.Format(call.At(1))
+	msg := kafkabpl.Format(call.At(1))
 	if call.Len() > 2 {
 		m, err := t.eval(f, call.At(2))
 		if err != nil {
@@ -227,7 +231,7 @@ func biAssert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return nil, err
 		}
 	}
-	return nil, t.exception(f, "AssertionError", msg, nil)
+	return nil, t.exception(f, "AssertFailed", msg, nil)
 }
 
 // javaTypes maps the Java exception classes brain4it's functions raise to
@@ -258,6 +262,9 @@ var javaTypes = map[string][]string{
 	"TimeoutException":                {"Timeout"},
 	"CommitFailedException":           {"KafkaError"},
 	"KafkaException":                  {"KafkaError", "Timeout", "DeserializationError"},
+	"AssertionError":                  {"AssertFailed"}, // kafkabpl's name for it before
+	// not Java's, but what kafkabpl raised for these before
+	"InvalidArgument": {"InvalidReference", "MissingArgument"},
 }
 
 // javaHandler returns the index of the first handler of catch named by a

@@ -3,6 +3,7 @@ package bpl
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/brain4it/kafkabpl"
 )
@@ -134,8 +135,9 @@ func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return nil, t.errorf(f, "InvalidArgument", "function: want a parameter list like (a b), got %s", describe(call.At(1)))
 }
 
-// (call f args...) calls f, a function value or the name of a library
-// function, with the evaluated args.
+// (call f args...) calls f with the evaluated args: f is a function
+// value, or the name of a builtin or library function, as a reference
+// ((call sin 0.5), (call + 4 5)) or a string.
 func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
@@ -154,21 +156,50 @@ func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		return t.apply(f, c, args)
 	case string:
 		name = c
+	case kafkabpl.Reference:
+		name = string(c)
 	case nil:
 		if r, ok := call.At(1).(kafkabpl.Reference); ok {
 			name = string(r)
 		}
 	}
-	if lf := t.in.libFunc(name); lf != nil {
-		v, err := lf(t.libCtx(), args)
-		if err != nil {
-			return nil, t.fromGo(f, err)
-		}
-		return v, nil
+	if t.isFunctionName(name) {
+		return t.callNamed(f, name, args)
 	}
 	what := describe(target)
 	if target == nil && name != "" {
 		what = name
 	}
 	return nil, t.errorf(f, "UnknownFunction", "call: %s is not a function", what)
+}
+
+// callNamed calls the builtin or library function name with arguments
+// already evaluated. A builtin gets them as a call whose arguments are
+// references to locals of a scope of their own holding the values, so
+// that it evaluates them to the very values (a list stays that list).
+func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error) {
+	if lf := t.in.libFunc(name); builtins[name] == nil && lf != nil {
+		v, err := lf(t.libCtx(), args)
+		if err != nil {
+			return nil, t.fromGo(f, err)
+		}
+		return v, nil
+	}
+	b := builtins[name]
+	if b == nil {
+		return nil, t.notImplemented(f, kafkabpl.NewList(kafkabpl.Reference(name)), name)
+	}
+	g := &frame{src: f.src}
+	c := kafkabpl.NewList(kafkabpl.Reference(name))
+	for i := range args.Len() {
+		local := "\x00arg" + strconv.Itoa(i) // no script can name it
+		g.locals.set(local, args.At(i))
+		c.AppendNamed(args.Name(i), kafkabpl.Reference(local))
+	}
+	t.depth++
+	defer func() { t.depth-- }()
+	if t.depth > maxDepth {
+		return nil, t.errorf(f, "StackOverflow", "%s: calls nested more than %d deep", name, maxDepth)
+	}
+	return b(t, g, c)
 }

@@ -8,8 +8,11 @@
 // [Interp.Define], or a variable holding a function value) is a call; any
 // other list is data and evaluates to itself, its elements unevaluated. A
 // reference evaluates to its variable, null when unset; a path a/b/0 to the
-// element of nested lists it names (null when there is none). Other atoms
-// evaluate to themselves.
+// element of nested lists it names (null when there is none). A reference
+// that names a builtin or library function and no variable (brain4it's
+// hard reference) evaluates to itself, so that (set f sin) (f 0.5) and
+// (call f 0.5) call sin, and (list + 1 2) equals (quote (+ 1 2)). Other
+// atoms evaluate to themselves.
 //
 // Variables are global, or local to the function call running (the top
 // level of a Run or Eval has a local scope of its own); there are no
@@ -208,7 +211,11 @@ func (t *task) libCtx() context.Context {
 func (t *task) eval(f *frame, x any) (any, error) {
 	switch x := x.(type) {
 	case kafkabpl.Reference:
-		return t.lookup(f, string(x)), nil
+		v := t.lookup(f, string(x))
+		if v == nil && t.isFunctionName(string(x)) && !t.hasVar(f, string(x)) {
+			return x, nil // a hard reference, as brain4it calls it: itself
+		}
+		return v, nil
 	case *kafkabpl.List:
 		return t.evalList(f, x)
 	}
@@ -231,11 +238,23 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 	var fv kafkabpl.Callable
 	if b == nil {
 		if lf = t.in.libFunc(name); lf == nil {
-			if fv, ok = t.lookup(f, name).(kafkabpl.Callable); !ok {
-				if isCore[name] {
+			v := t.lookup(f, name)
+			if fv, ok = v.(kafkabpl.Callable); !ok {
+				// a variable whose value is a function's name, as
+				// (set f sin) makes one, calls that function
+				r, isRef := v.(kafkabpl.Reference)
+				switch {
+				case isRef && builtins[string(r)] != nil:
+					b = builtins[string(r)]
+				case isRef && t.in.libFunc(string(r)) != nil:
+					lf = t.in.libFunc(string(r))
+				case isRef && isCore[string(r)]:
+					return nil, t.notImplemented(f, l, string(r))
+				case isCore[name]:
 					return nil, t.notImplemented(f, l, name)
+				default:
+					return copyData(l), nil
 				}
-				return copyData(l), nil
 			}
 		}
 	}
@@ -360,6 +379,9 @@ func (t *task) set(f *frame, name string, v any) error {
 		}
 		return nil
 	}
+	if len(segs) == 1 {
+		return t.set(f, segs[0], v)
+	}
 	parent := t.lookup(f, strings.Join(segs[:len(segs)-1], "/"))
 	l, ok := parent.(*kafkabpl.List)
 	if !ok {
@@ -373,10 +395,14 @@ func (t *task) set(f *frame, name string, v any) error {
 }
 
 // pathOf splits a path reference such as a/b/0 into its parts; it returns
-// nil for a plain name, including / itself.
+// nil for a plain name, including / itself. A path of one part is written
+// /a, as brain4it writes it.
 func pathOf(name string) []string {
 	if !strings.Contains(name, "/") {
 		return nil
+	}
+	if len(name) > 1 && name[0] == '/' && !strings.Contains(name[1:], "/") {
+		return []string{name[1:]}
 	}
 	segs := strings.Split(name, "/")
 	for _, s := range segs {

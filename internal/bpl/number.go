@@ -35,6 +35,8 @@ func init() {
 		"===":    biExactEq,
 		"ln":     biLn,
 		"log":    biLog,
+		"logn":   biLn,
+		"log10":  biLog,
 
 		"bit-and":   biBitAnd,
 		"bit-or":    biBitOr,
@@ -521,13 +523,14 @@ func (t *task) logarithm(f *frame, call *kafkabpl.List, log func(float64) float6
 }
 
 // (ln x) gives the natural logarithm of x, a float: (ln 1) is 0, (ln 0)
-// -Infinity, and a negative x gives NaN. brain4it names it logn.
+// -Infinity, and a negative x gives NaN. logn is brain4it's name for it.
 func biLn(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return t.logarithm(f, call, math.Log)
 }
 
 // (log x) gives the base-10 logarithm of x, a float: (log 1000) is 3,
-// (log 0) -Infinity, and a negative x gives NaN. brain4it names it log10.
+// (log 0) -Infinity, and a negative x gives NaN. log10 is brain4it's name
+// for it.
 // A power of ten gives its exact exponent; other values may differ from
 // Java's Math.log10 in the last bit.
 func biLog(t *task, f *frame, call *kafkabpl.List) (any, error) {

@@ -1,0 +1,36 @@
+package bpl
+
+import "testing"
+
+// A function's name that is no variable evaluates to itself, a hard
+// reference in brain4it's words, so that it can be kept and called.
+func TestHardReferences(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`sin`, `sin`},
+		{`(type-of subtype-of)`, `"reference"`},
+		{`(subtype-of subtype-of)`, `"hard-reference"`},
+		{`(subtype-of (quote alfa))`, `"soft-reference"`},
+		{`(subtype-of system)`, `"hard-reference"`},
+		{`(= (list + 1 2) (quote (+ 1 2)))`, `true`},
+		{`(eval (list + 2 4))`, `6`},
+		{`(set f sin) (call f 0.5)`, `0.479425538604203`},
+		{`(set f sin) (f 0.5)`, `0.479425538604203`},
+		{`(call sin 0.5)`, `0.479425538604203`},
+		{`(call + 4 5)`, `9`},
+		{`(call "+" 4 5)`, `9`},
+		{`(set l (list 1)) (call push l 2) l`, `(1 2)`},
+		{`(call list 1 "k" => 2)`, `(1 "k" => 2)`},
+		{`(call (function (x) x) 3)`, `3`},
+		// a variable of a function's name is the variable
+		{`(set size 3) size`, `3`},
+		{`(set size 3) (size (1 2))`, `2`},
+		{`(boolean system)`, `true`},
+		{`nosuchthing`, `null`},
+	})
+	checkErrors(t, []errorTest{
+		{`(call system "ls")`, "NotImplemented", "system: brain4it's core function is not available here: it runs operating-system commands", 1},
+		{`(set f system) (f "ls")`, "NotImplemented", "system: brain4it's core function is not available here", 1},
+		{`(call nosuch 1)`, "UnknownFunction", "call: nosuch is not a function", 1},
+		{`(call sin "x")`, "InvalidArgument", `sin: argument 1 is the string "x", want a number`, 1},
+	})
+}
