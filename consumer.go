@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -127,8 +128,10 @@ type consumerState struct {
 	topics       map[string]bool
 	sorted       []string               // topics, sorted; nil when topics changed
 	start        partitions[int64]      // where partitions with no committed offset start
-	seeks        partitions[kgo.Offset] // seeks waiting for assignment; partition -1 = all
-	assigned     partitions[bool]       // what the group gave us
+	seeks        partitions[kgo.Offset] // seeks waiting for adjustOffsets (an assignment); partition -1 = all
+	assigned     partitions[uint64]     // what the group gave us, each with its assignment's number
+	starting     partitions[bool]       // assigned, offsets not fetched yet: seeks wait for adjustOffsets
+	assignments  uint64                 // the number of the latest assignment
 	unpositioned partitions[bool]       // "none": assigned, no offset; paused while here
 	held         []*kgo.Record          // polled, not yet returned to the caller
 	heldErr      error                  // fetched with records; the next fetch returns it
@@ -155,6 +158,10 @@ type consumerState struct {
 	// a background auto-commit never covers records the caller may still
 	// be working on, so a crash then redelivers them (at least once).
 	pending []*kgo.Record
+
+	// testHook, set by tests only, is called at the points where a seek
+	// and an assignment meet (see consumerState.at).
+	testHook atomic.Pointer[func(event string)]
 }
 
 func newConsumerState(h *handle) *consumerState {
@@ -163,12 +170,25 @@ func newConsumerState(h *handle) *consumerState {
 		topics:       map[string]bool{},
 		start:        partitions[int64]{},
 		seeks:        partitions[kgo.Offset]{},
-		assigned:     partitions[bool]{},
+		assigned:     partitions[uint64]{},
+		starting:     partitions[bool]{},
 		unpositioned: partitions[bool]{},
 		uncommitted:  partitions[int64]{},
 	}
 	cs.wakeCtx, cs.wake = context.WithCancel(context.Background())
 	return cs
+}
+
+// at calls the test hook, if any, with event: "assigning" (kgo has called
+// onAssigned), "assigned" (onAssigned recorded the partitions), "adjusted"
+// (adjustOffsets applied the waiting seeks; kgo has yet to start the
+// partitions there) or "seek placed" (a seek stored what waits for the
+// assignment and is about to move what the consumer owns). It is called
+// with no lock of the consumer's held.
+func (cs *consumerState) at(event string) {
+	if hook := cs.testHook.Load(); hook != nil {
+		(*hook)(event)
+	}
 }
 
 // withConsumer runs fn on a live consumer, wording its error for fn name.

@@ -37,15 +37,26 @@ func (cs *consumerState) groupOpts() []kgo.Opt {
 	}
 }
 
+// onAssigned records what the group gave the consumer. kgo calls it before
+// it fetches the partitions' committed offsets (kgo v1.22.3
+// consumer_group.go:1153-1160), so the partitions are starting until
+// adjustOffsets has seen those offsets: a seek meanwhile is left for
+// adjustOffsets to apply (see consumerState.seek). Each assignment gets a
+// new number, so a seek can tell that a partition was assigned again while
+// it asked the brokers for offsets.
 func (cs *consumerState) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	cs.at("assigning")
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	cs.assignments++
 	for t, ps := range assigned {
 		delete(cs.deleted, t)
 		for _, p := range ps {
-			cs.assigned.set(t, p, true)
+			cs.assigned.set(t, p, cs.assignments)
+			cs.starting.set(t, p, true)
 		}
 	}
+	cs.mu.Unlock()
+	cs.at("assigned")
 }
 
 // onRevoked commits what was polled and came back from (when auto-commit
@@ -90,6 +101,7 @@ func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[stri
 	}
 	cs.pending = slices.DeleteFunc(cs.pending, func(r *kgo.Record) bool { return gone(r.Topic, r.Partition) })
 	cs.assigned.removeIf(gone)
+	cs.starting.removeIf(gone)
 	cs.positioned(gone)
 	cs.held = slices.DeleteFunc(cs.held, func(r *kgo.Record) bool { return gone(r.Topic, r.Partition) })
 }
@@ -107,7 +119,21 @@ func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[stri
 // would return nothing and no error. A paused cursor is one SetOffsets
 // moves; offset 0 is never fetched, as the partition is resumed only once
 // a seek has replaced it.
+//
+// It runs under cs.mu, as seeks decide under it what waits for the
+// assignment: a seek either came first, and is applied here, or sees the
+// partitions no longer starting and moves them itself (kgo then keeps that
+// position over the fetched one: kgo v1.22.3 consumer_group.go:2986-2988
+// records a SetOffsets made while the offsets are fetched, and 2345-2356
+// prefers it to what this returns).
 func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	cs.applyOffsets(offsets)
+	cs.at("adjusted")
+	return offsets, nil
+}
+
+// applyOffsets is the work of adjustOffsets, done under cs.mu.
+func (cs *consumerState) applyOffsets(offsets map[string]map[int32]kgo.Offset) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	var unpositioned map[string][]int32
@@ -137,8 +163,11 @@ func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map
 	for t := range offsets {
 		delete(cs.seeks, t) // a seek applies to the topic's next assignment only
 	}
-	// A partition assigned again drops what it was left with.
-	cs.positioned(func(t string, p int32) bool { _, ok := offsets[t][p]; return ok })
+	// The partitions have their offsets now; one assigned again drops
+	// what it was left with.
+	fetched := func(t string, p int32) bool { _, ok := offsets[t][p]; return ok }
+	cs.starting.removeIf(fetched)
+	cs.positioned(fetched)
 	if len(unpositioned) > 0 {
 		for t, ps := range unpositioned {
 			for _, p := range ps {
@@ -149,7 +178,6 @@ func (cs *consumerState) adjustOffsets(_ context.Context, offsets map[string]map
 		cs.wake()
 		cs.wakeCtx, cs.wake = context.WithCancel(context.Background())
 	}
-	return offsets, nil
 }
 
 // positioned removes the partitions for which is returns true from

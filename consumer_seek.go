@@ -2,6 +2,7 @@ package kafkabpl
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -48,6 +49,35 @@ func SeekTimestamp(t time.Time) Position { return Position{at: t.UnixMilli(), ti
 // resume at its committed offsets. Under auto-offset-reset "none", a seek
 // is how a partition with no committed offset gets a position (see
 // [Library.Poll]).
+//
+// A seek made while the group assigns a partition to the consumer wins
+// over the partition's committed offset and over auto-offset-reset. The
+// group assigns in steps, in the background: it tells the consumer which
+// partitions are its own, then fetches their committed offsets, then
+// starts fetching records from them. A seek before the first step, or
+// between the first two, waits and is applied to the fetched offsets; one
+// after them moves the partition, and kgo keeps that position over the
+// fetched one even before it starts the partition. When the group takes a
+// partition away and gives it back while the seek is moving it, the seek
+// moves it again; Seek fails with an error saying so when the group keeps
+// doing that.
+//
+// Hazards:
+//   - The seek is not committed. When the group later takes a partition
+//     away (a member joins or leaves, or this consumer's session ends), the
+//     partition's next owner, this consumer included, resumes at the
+//     group's committed offset, not at the seek: commit after polling from
+//     the new position when it must outlive a rebalance. A seek waiting
+//     for an assignment is lost in the same way when the group gives the
+//     partition to another member.
+//   - A waiting seek to the beginning, the end or a timestamp is resolved
+//     when the assignment comes: to the end at that moment, not at the
+//     seek. A seek of owned partitions asks the brokers (within
+//     request-timeout) at once.
+//   - A seek of every partition, made while the consumer owns some of the
+//     topic's partitions (or is being assigned them), moves those and no
+//     others: partitions the group assigns it afterwards, even during the
+//     seek, start at their committed offsets.
 func (lib *Library) Seek(ctx context.Context, id, topic string, pos Position, partitions ...int32) error {
 	_, err := withConsumer(lib, "kafka-seek", id, func(cs *consumerState) (struct{}, error) {
 		return struct{}{}, cs.seek(ctx, topic, pos, partitions)
@@ -71,63 +101,120 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 	cs.subMu.Lock()
 	defer cs.subMu.Unlock()
 
-	// Partitions owned now move at once, to offsets the brokers resolve.
+	// A named partition the consumer does not own waits for an
+	// assignment; one the topic does not have would wait for ever.
 	cs.mu.Lock()
-	var owned []int32
-	for p := range cs.assigned[topic] {
-		if len(partitions) == 0 || slices.Contains(partitions, p) {
-			owned = append(owned, p)
+	var unowned []int32
+	for _, p := range partitions {
+		if !cs.assigned.has(topic, p) {
+			unowned = append(unowned, p)
 		}
 	}
 	cs.mu.Unlock()
-	if len(owned) > 0 {
-		offsets, err := cs.resolve(ctx, topic, pos, owned)
+	if len(unowned) > 0 {
+		if err := cs.checkPartitions(ctx, topic, unowned); err != nil {
+			return err
+		}
+	}
+
+	for range seekAttempts {
+		live := cs.placeSeek(topic, pos.offset(), partitions)
+		cs.at("seek placed")
+		if len(live) == 0 {
+			return nil
+		}
+		// Partitions whose offsets were fetched move at once, to offsets
+		// the brokers resolve.
+		offsets, err := cs.resolve(ctx, topic, pos, slices.Sorted(maps.Keys(live)))
 		if err != nil {
 			return err
 		}
 		cs.h.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{topic: offsets})
+		// The group may have taken a partition meanwhile, and given it
+		// back, starting from its committed offset: such partitions are
+		// sought again, as named ones (one the consumer does not own now
+		// waits for its next assignment). The others, still in the same
+		// assignment, are positioned.
 		cs.mu.Lock()
-		cs.positioned(func(t string, p int32) bool { return t == topic && slices.Contains(owned, p) })
+		same := func(t string, p int32) bool {
+			n, ok := live[p]
+			return t == topic && ok && cs.assigned[t][p] == n
+		}
+		cs.positioned(same)
+		partitions = nil
+		for p := range live {
+			if !same(topic, p) {
+				partitions = append(partitions, p)
+			}
+		}
 		cs.mu.Unlock()
+		if len(partitions) == 0 {
+			return nil
+		}
+		slices.Sort(partitions)
 	}
+	return errorf(errKafka, "topic %q partitions %v: the group assigned them again during each of %d tries to seek them; seek again", topic, partitions, seekAttempts)
+}
 
-	// The rest wait for the next assignment; a partition the topic does
-	// not have would wait for ever.
-	var waiting []int32
-	for _, p := range partitions {
-		if !slices.Contains(owned, p) {
-			waiting = append(waiting, p)
-		}
-	}
-	if len(waiting) > 0 {
-		if err := cs.checkPartitions(ctx, topic, waiting); err != nil {
-			return err
-		}
-	}
-	var o kgo.Offset
-	switch {
-	case pos.time:
-		o = kgo.NewOffset().AfterMilli(pos.at)
-	case pos.at == seekBeginning:
-		o = kgo.NewOffset().AtStart()
-	case pos.at == seekEnd:
-		o = kgo.NewOffset().AtEnd()
-	default:
-		o = kgo.NewOffset().At(pos.at)
-	}
+// seekAttempts is how many times a seek tries again when the group
+// assigns again partitions it is moving.
+const seekAttempts = 3
+
+// placeSeek stores the seek of topic's partitions (every partition when
+// none are given) to o for those it must wait for, and returns those it
+// must move now, each with the number of its assignment. It decides and
+// stores under cs.mu, under which onAssigned and adjustOffsets record what
+// the group gave, so no step of an assignment comes between the decision
+// and what it stores (see [Library.Seek]):
+//   - a partition whose committed offset kgo is fetching (onAssigned ran,
+//     adjustOffsets did not) waits: adjustOffsets gives it the seek;
+//   - a named partition the consumer does not own waits for an
+//     assignment;
+//   - a seek of every partition waits while the consumer has started none
+//     of the topic's partitions (it just subscribed);
+//   - the other partitions move now.
+func (cs *consumerState) placeSeek(topic string, o kgo.Offset, partitions []int32) map[int32]uint64 {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	// A seek of every partition waits only while the consumer owns none
-	// of the topic (it just subscribed): stored otherwise, it would move
-	// again, at the next rebalance, what it moved now and what other
-	// members had read.
-	if len(partitions) == 0 && len(cs.assigned[topic]) == 0 {
+	live := map[int32]uint64{}
+	place := func(p int32, n uint64, owned bool) {
+		if owned && !cs.starting.has(topic, p) {
+			live[p] = n
+		} else {
+			cs.seeks.set(topic, p, o)
+		}
+	}
+	if len(partitions) > 0 {
+		for _, p := range partitions {
+			n, owned := cs.assigned[topic][p]
+			place(p, n, owned)
+		}
+		return live
+	}
+	for p, n := range cs.assigned[topic] {
+		place(p, n, true)
+	}
+	// Stored otherwise, a seek of every partition would move again, at
+	// the next rebalance, what it moved now and what other members had
+	// read.
+	if len(live) == 0 {
 		cs.seeks.set(topic, -1, o)
 	}
-	for _, p := range waiting {
-		cs.seeks.set(topic, p, o)
+	return live
+}
+
+// offset is pos as kgo takes it for a partition not started yet.
+func (pos Position) offset() kgo.Offset {
+	switch {
+	case pos.time:
+		return kgo.NewOffset().AfterMilli(pos.at)
+	case pos.at == seekBeginning:
+		return kgo.NewOffset().AtStart()
+	case pos.at == seekEnd:
+		return kgo.NewOffset().AtEnd()
+	default:
+		return kgo.NewOffset().At(pos.at)
 	}
-	return nil
 }
 
 // checkPartitions fails when topic exists and lacks one of partitions. A

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Tests of seeking: to the beginning, an offset, a timestamp or the end,
-// before and after the partitions are assigned.
+// before, while and after the partitions are assigned.
 
 func TestSeek(t *testing.T) {
 	t.Parallel()
@@ -160,5 +162,168 @@ func TestSeekMissingPartition(t *testing.T) {
 	}
 	if err := lib.Seek(ctx, c, "later", SeekBeginning(), 5); err != nil {
 		t.Errorf("seek of a topic not created yet: %v", err)
+	}
+}
+
+// TestSeekDuringAssignment seeks at each point where a seek meets the
+// group's assignment of the partitions it moves, and checks that the seek
+// wins: the consumer reads the topic from its beginning, under
+// auto-offset-reset "latest" (which would start at the end) and "none"
+// (which would leave the partitions with no position). The consumer's test
+// hook holds the assignment or the seek at the point named, so each case
+// happens on every run:
+//   - seek, then assignment: the seek has found that the consumer owns
+//     none of the topic, and the group assigns it before the seek goes on
+//     (where TestSeek's seek right after subscribing was sometimes lost);
+//   - in onAssigned: the seek runs inside kgo's OnPartitionsAssigned, the
+//     partitions recorded and their committed offsets not fetched yet;
+//   - after adjustOffsets: the seek runs once adjustOffsets has seen the
+//     fetched offsets, before kgo starts the partitions from them.
+func TestSeekDuringAssignment(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	var msgs []Message
+	for i := range 10 {
+		msgs = append(msgs, Message{Value: fmt.Sprint(i), Partition: new(int32(i % 2))})
+	}
+	must[int](t)(lib.Send(ctx, p, []string{"t"}, msgs))
+
+	// wait waits for ch, failing the test after a generous deadline.
+	wait := func(t *testing.T, ch <-chan struct{}, what string) {
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s never came", what)
+		}
+	}
+	for _, reset := range []string{"latest", "none"} {
+		for _, where := range []string{"seek, then assignment", "in onAssigned", "after adjustOffsets"} {
+			t.Run(reset+"/"+where, func(t *testing.T) {
+				t.Parallel()
+				group := "g-" + reset + "-" + strings.NewReplacer(" ", "-", ",", "").Replace(where)
+				c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": group, "auto-offset-reset": reset}))
+				// The hook fires for the first assignment only: this
+				// consumer, alone in its group, gets no other.
+				var placed, assigning, assigned, inside sync.Once
+				decided, recorded, sought := make(chan struct{}), make(chan struct{}), make(chan struct{})
+				var seekErr error
+				seekNow := func() {
+					seekErr = lib.Seek(ctx, c, "t", SeekBeginning())
+					close(sought)
+				}
+				hook := func(event string) {
+					switch {
+					case where == "seek, then assignment" && event == "assigning":
+						assigning.Do(func() { wait(t, decided, "the seek's decision") })
+					case where == "seek, then assignment" && event == "assigned":
+						assigned.Do(func() { close(recorded) })
+					case where == "seek, then assignment" && event == "seek placed":
+						placed.Do(func() { close(decided); wait(t, recorded, "the assignment") })
+					case where == "in onAssigned" && event == "assigned",
+						where == "after adjustOffsets" && event == "adjusted":
+						inside.Do(seekNow)
+					}
+				}
+				h, err := lib.acquire(c, Consumer)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.cons.testHook.Store(&hook)
+				h.calls.Done()
+
+				must[[]string](t)(lib.Subscribe(ctx, c, []string{"t"}))
+				if where == "seek, then assignment" {
+					seekNow()
+				}
+				wait(t, sought, "the seek")
+				if seekErr != nil {
+					t.Fatalf("seek: %v", seekErr)
+				}
+				var got []string
+				for _, m := range pollUntil(t, lib, c, nil, 10)["t"].Values() {
+					got = append(got, m.(string))
+				}
+				slices.Sort(got)
+				if want := strings.Fields("0 1 2 3 4 5 6 7 8 9"); !slices.Equal(got, want) {
+					t.Errorf("polled %v, want %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestSeekAssignedAgain has the group take a partition away and give it
+// back while a seek of owned partitions is moving it (the test hook plays
+// the group's callbacks when the seek has decided): the seek is made again
+// on the new assignment, and when that keeps happening, it fails saying so.
+func TestSeekAssignedAgain(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Partitions(2), embedded.Topics("t")).Servers()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	for _, always := range []bool{false, true} {
+		c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t", "group": fmt.Sprint("g-again-", always)}))
+		waitAssigned(t, lib, c)
+		h, err := lib.acquire(c, Consumer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := h.cons
+		h.calls.Done()
+		// Poll until both partitions have started, so that the seek
+		// moves them itself rather than leave them to adjustOffsets.
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			cs.mu.Lock()
+			started := len(cs.assigned["t"]) == 2 && len(cs.starting) == 0
+			cs.mu.Unlock()
+			if started {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the partitions never started")
+			}
+			must[*Polled](t)(lib.Poll(ctx, c, 50*time.Millisecond))
+		}
+
+		placed := 0
+		hook := func(event string) {
+			if event != "seek placed" || (placed > 0 && !always) {
+				return
+			}
+			placed++
+			// Partition 1 is taken away and given back, and with always
+			// its offsets are fetched at once, so that the seek finds it
+			// started again each time.
+			cs.onLost(ctx, h.cl, map[string][]int32{"t": {1}})
+			cs.onAssigned(ctx, h.cl, map[string][]int32{"t": {1}})
+			if always {
+				cs.adjustOffsets(ctx, map[string]map[int32]kgo.Offset{"t": {1: kgo.NewOffset().AtCommitted()}})
+			}
+		}
+		cs.testHook.Store(&hook)
+		err = lib.Seek(ctx, c, "t", SeekBeginning())
+		cs.testHook.Store(nil)
+		if always {
+			if err == nil || !strings.Contains(err.Error(), "assigned them again") {
+				t.Errorf("seek while the group kept assigning partition 1 again: got %v, want an error saying so", err)
+			}
+			if placed != seekAttempts {
+				t.Errorf("seek tried %d times, want %d", placed, seekAttempts)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("seek: %v", err)
+		}
+		// Partition 1, assigned again and not started, waits for its
+		// fetched offsets: adjustOffsets gives it the seek.
+		adjusted := map[string]map[int32]kgo.Offset{"t": {1: kgo.NewOffset().AtCommitted()}}
+		cs.adjustOffsets(ctx, adjusted)
+		if got, want := adjusted["t"][1], kgo.NewOffset().AtStart(); got != want {
+			t.Errorf("partition 1 assigned again during the seek starts at %v, want %v", got, want)
+		}
 	}
 }

@@ -159,6 +159,7 @@ func (cs *consumerState) forget(deleted []string) {
 			cs.start[t] = map[int32]int64{} // known, with no partitions: from the beginning
 			delete(cs.seeks, t)
 			delete(cs.assigned, t)
+			delete(cs.starting, t)
 			delete(cs.uncommitted, t)
 			if cs.deleted == nil {
 				cs.deleted = map[string]bool{}
