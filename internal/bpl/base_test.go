@@ -182,8 +182,11 @@ b`, `-1`},
 		{`(cond (when false 1) (when true 2))`, `null`},
 		{`(cond)`, `null`},
 		{`(set n 0) (cond (when true (set n 1)) (set n 2)) n`, `1`},
-		// a clause whose value is false does not stop it, as in brain4it
-		{`(set b 5) (cond (when true (set b 0)) (when true (set b 7))) b`, `7`},
+		// a when clause whose test holds stops cond, as in brain4it, where when gives true
+		{`(set b 5) (cond (when true (set b 0)) (when true (set b 7))) b`, `0`},
+		{`(set a 3) (cond (when (= a 1) (set b "A")) (when (= a 3) (set b "C")) (when true (set b "E"))) b`, `"C"`},
+		{`(set b 1) (cond (when false (set b 2)) (= 1 1) (set b 3)) b`, `1`},
+		// another clause whose value is false does not stop it, as in brain4it
 		{`(set n 0) (cond null () "no" (set n 3) (set n 4)) n`, `3`},
 
 		{`(set l (list)) (for (set i 0) (< i 5) (set i (+ i 1)) (push l i)) l`, `(0 1 2 3 4)`},
