@@ -79,12 +79,16 @@ func (t *task) evalBody(f *frame, call *kafkabpl.List, from int) (any, error) {
 	return v, nil
 }
 
-// (quote x) gives x unevaluated (a list as a fresh copy).
+// (quote x) gives x unevaluated (a list as a fresh copy, but for one read
+// with a brain4it tag, which is itself: see value_tags.go).
 func biQuote(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
 	if l, ok := call.At(1).(*kafkabpl.List); ok {
+		if isTagged(l) {
+			return l, nil
+		}
 		return copyData(l), nil
 	}
 	return call.At(1), nil

@@ -169,7 +169,7 @@ func biParse(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	case "xml":
 		return nil, t.errorf(f, "InvalidArgument", "parse: the xml format is not supported")
 	}
-	vs, err := kafkabpl.Parse(text)
+	vs, err := parseValues(text)
 	if err != nil {
 		return nil, t.exception(f, "InvalidArgument", "parse: "+err.Error(), err)
 	}

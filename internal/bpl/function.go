@@ -61,7 +61,7 @@ func (fn *Function) String() string {
 	if fn == nil {
 		return "null"
 	}
-	return kafkabpl.Format(fn.def)
+	return formatValue(fn.def)
 }
 
 // invoke binds args and evaluates the body.
@@ -202,6 +202,9 @@ func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // that it evaluates them to the very values (a list stays that list).
 func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error) {
 	if lf := t.in.libFunc(name); builtins[name] == nil && lf != nil {
+		if err := t.cyclicArg(f, name, args); err != nil {
+			return nil, err
+		}
 		v, err := lf(t.libCtx(), args)
 		if err != nil {
 			return nil, t.fromGo(f, err)
