@@ -79,12 +79,16 @@ func (t *task) evalBody(f *frame, call *kafkabpl.List, from int) (any, error) {
 	return v, nil
 }
 
-// (quote x) gives x unevaluated (a list as a fresh copy).
+// (quote x) gives x unevaluated (a list as a fresh copy, but for one read
+// with a brain4it tag, which is itself: see value_tags.go).
 func biQuote(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
 	if l, ok := call.At(1).(*kafkabpl.List); ok {
+		if isTagged(l) {
+			return l, nil
+		}
 		return copyData(l), nil
 	}
 	return call.At(1), nil
@@ -245,12 +249,25 @@ func biPrint(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return nil, nil
 }
 
-// (cond clause...) evaluates its clauses in order until one gives a true
-// value, as brain4it's cond does with clauses like (when test body...):
-// the first clause whose when runs a body with a true value stops it. It
-// gives null, whatever the clauses gave.
+// (cond clause...) evaluates its clauses in order until one is true, as
+// brain4it's cond does with clauses like (when test body...): a when
+// clause is true when its test is (its body is evaluated then), any other
+// clause when its value is true. It gives null, whatever the clauses gave.
+// (A when here gives its body's value, where brain4it's gives true, so a
+// when whose test holds stops cond even when its body gives false.)
 func biCond(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	for i := 1; i < call.Len(); i++ {
+		if w, ok := call.At(i).(*kafkabpl.List); ok && w.Len() > 1 && w.At(0) == kafkabpl.Reference("when") && !t.hasVar(f, "when") {
+			c, err := t.eval(f, w.At(1))
+			if err != nil {
+				return nil, err
+			}
+			if !truthy(c) {
+				continue
+			}
+			_, err = t.evalBody(f, w, 2)
+			return nil, err
+		}
 		v, err := t.eval(f, call.At(i))
 		if err != nil {
 			return nil, err

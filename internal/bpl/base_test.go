@@ -182,8 +182,11 @@ b`, `-1`},
 		{`(cond (when false 1) (when true 2))`, `null`},
 		{`(cond)`, `null`},
 		{`(set n 0) (cond (when true (set n 1)) (set n 2)) n`, `1`},
-		// a clause whose value is false does not stop it, as in brain4it
-		{`(set b 5) (cond (when true (set b 0)) (when true (set b 7))) b`, `7`},
+		// a when clause whose test holds stops cond, as in brain4it, where when gives true
+		{`(set b 5) (cond (when true (set b 0)) (when true (set b 7))) b`, `0`},
+		{`(set a 3) (cond (when (= a 1) (set b "A")) (when (= a 3) (set b "C")) (when true (set b "E"))) b`, `"C"`},
+		{`(set b 1) (cond (when false (set b 2)) (= 1 1) (set b 3)) b`, `1`},
+		// another clause whose value is false does not stop it, as in brain4it
 		{`(set n 0) (cond null () "no" (set n 3) (set n 4)) n`, `3`},
 
 		{`(set l (list)) (for (set i 0) (< i 5) (set i (+ i 1)) (push l i)) l`, `(0 1 2 3 4)`},
@@ -596,7 +599,28 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	checkErrors(t, []errorTest{
-		{`(help 5)`, "InvalidArgument", "help: want a function name, got 5", 1},
-		{`(help)`, "InvalidArgument", "help: want 1 argument, got 0", 1},
+		{`(help 5)`, "InvalidReference", "help: want a function name, got 5", 1},
+		{`(help)`, "MissingArgument", "help: want a function name as argument 1", 1},
+		{`(help sin format => "html")`, "InvalidArgument", `help: format "html" is not "string" or "list"`, 1},
+		{`(help sin colour => "red")`, "InvalidArgument", `help: unknown argument "colour"`, 1},
+		{`(help sin 2)`, "InvalidArgument", "help: want 0 arguments besides the named ones, got 1", 1},
+	})
+}
+
+// help works for every builtin, with brain4it's named arguments.
+func TestHelpEveryBuiltin(t *testing.T) {
+	for name := range builtins {
+		got, _, err := run(t, nil, `(help "`+name+`")`)
+		if err != nil || len(got) < 10 || got[0] != '"' {
+			t.Errorf("(help %q) = %s, %v", name, got, err)
+		}
+	}
+	checkValues(t, []valueTest{
+		{`(type-of (help sin))`, `"string"`},
+		{`(= (help sin) (help sin format => "string" language => "en"))`, `true`},
+		{`(get (help sin format => "list") "name")`, `"sin"`},
+		{`(= (get (help sin format => "list" language => "en") "description") (help sin))`, `true`},
+		{`(help system)`, `"system is a function of brain4it's core library that is not available here: it runs operating-system commands, which kafkabpl's scripts may not do."`},
+		{`(help "no-such" format => "list")`, `null`},
 	})
 }

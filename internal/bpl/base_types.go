@@ -14,43 +14,6 @@ import (
 // The base family, continued: conversions (string, number, boolean),
 // types (type-of, subtype-of) and reading text (parse).
 
-// (string x) gives x as text: a string as it is, a byte array as its
-// bytes, anything else in BPL text (null as "null").
-func biString(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	v, err := t.onlyArg(f, call)
-	if err != nil {
-		return nil, err
-	}
-	return t.text(f, "string", v)
-}
-
-// (number x) gives the number x's text denotes, read as BPL reads numbers
-// ("12" 12, "2.5" 2.5, "0x1F" 31); a number is itself and null stays null.
-func biNumber(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	v, err := t.onlyArg(f, call)
-	if err != nil {
-		return nil, err
-	}
-	var s string
-	switch x := v.(type) {
-	case nil, int64, float64:
-		return v, nil
-	case string:
-		s = x
-	case []byte:
-		s = string(x)
-	default:
-		return nil, t.errorf(f, "InvalidArgument", "number: want a string, got %s", describe(v))
-	}
-	if vs, err := kafkabpl.Parse(s); err == nil && len(vs) == 1 {
-		switch n := vs[0].(type) {
-		case int64, float64:
-			return n, nil
-		}
-	}
-	return nil, t.errorf(f, "InvalidArgument", "number: %s is not a number", describe(s))
-}
-
 // sameValue reports whether a and b are the same value: equal atoms, or
 // the same list, function or byte array.
 func sameValue(a, b any) bool {
@@ -206,7 +169,7 @@ func biParse(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	case "xml":
 		return nil, t.errorf(f, "InvalidArgument", "parse: the xml format is not supported")
 	}
-	vs, err := kafkabpl.Parse(text)
+	vs, err := parseValues(text)
 	if err != nil {
 		return nil, t.exception(f, "InvalidArgument", "parse: "+err.Error(), err)
 	}

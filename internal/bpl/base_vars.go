@@ -370,11 +370,14 @@ func biReferenceList(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // for a library function (kafka-send, ...), where to read its
 // documentation; null for a name that is no function. name is taken as
 // written, or from an expression whose value is a reference or a string.
-// brain4it's "format" and "language" arguments are accepted; the text is
-// English, and "format" => "list" is not supported.
+// brain4it's named arguments are taken: "format" => "string" (the
+// default) gives the text, "format" => "list" a list ("name" => name
+// "description" => text) (brain4it's list has more fields, from its own
+// documentation files), and "language" => l is accepted, but the text is
+// English.
 func biHelp(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 1, 1); err != nil {
-		return nil, err
+	if call.Len() < 2 || call.Name(1) != "" {
+		return nil, t.errorf(f, "MissingArgument", "help: want a function name as argument 1")
 	}
 	var name string
 	switch arg := call.At(1).(type) {
@@ -391,14 +394,42 @@ func biHelp(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		case string:
 			name = v
 		default:
-			return nil, t.errorf(f, "InvalidArgument", "help: want a function name, got %s", describe(v))
+			return nil, t.errorf(f, "InvalidReference", "help: want a function name, got %s", describe(v))
 		}
 	}
-	if text, ok := helpText[name]; ok {
-		return text, nil
+	rest := kafkabpl.NewList(call.At(0))
+	for i := 2; i < call.Len(); i++ {
+		rest.AppendNamed(call.Name(i), call.At(i))
 	}
-	if t.in.libFunc(name) != nil {
-		return name + " is a library function: its documentation is the kafkabpl package's (go doc github.com/brain4it/kafkabpl) and the README.", nil
+	_, opts, err := t.optArgs(f, rest, 0, 0, "format", "language")
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil
+	format, _, err := t.optString(f, "help", opts, "format")
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := t.optString(f, "help", opts, "language"); err != nil {
+		return nil, err
+	}
+	if format != "" && format != "string" && format != "list" {
+		return nil, t.errorf(f, "InvalidArgument", "help: format %s is not \"string\" or \"list\"", strconv.Quote(format))
+	}
+	text, ok := helpText[name]
+	if !ok && t.in.libFunc(name) != nil {
+		text, ok = name+" is a library function: its documentation is the kafkabpl package's (go doc github.com/brain4it/kafkabpl) and the README.", true
+	}
+	if !ok && isCore[name] {
+		text, ok = name+" is a function of brain4it's core library that is not available here: "+notImplemented[name]+".", true
+	}
+	switch {
+	case !ok:
+		return nil, nil
+	case format == "list":
+		l := kafkabpl.NewList()
+		l.AppendNamed("name", name)
+		l.AppendNamed("description", text)
+		return l, nil
+	}
+	return text, nil
 }

@@ -376,18 +376,27 @@ func (m *monitor) letGo() {
 	}
 }
 
-// monitorKey checks that v can be synchronised on.
+// monitorKey checks that v can be synchronised on: a list or function
+// value is its own monitor; a string's monitor is that of its text, as
+// brain4it's (Java's) are for the strings a script writes, so that (sync
+// "mon01" ...) and (notify "mon01") meet.
 func (t *task) monitorKey(f *frame, fn string, v any) (any, error) {
 	switch v := v.(type) {
 	case *kafkabpl.List:
 		return v, nil
+	case string:
+		return stringMonitor(v), nil
 	case *Function:
 		if v != nil {
 			return v, nil
 		}
 	}
-	return nil, t.errorf(f, "InvalidArgument", "%s: want a list or a function to synchronise on, got %s", fn, describe(v))
+	return nil, t.errorf(f, "InvalidArgument", "%s: want a list, a function or a string to synchronise on, got %s", fn, describe(v))
 }
+
+// stringMonitor is the monitor key of a string, a type of its own so that
+// it is no other key.
+type stringMonitor string
 
 // lock takes the monitor of key for t (once more, if t holds it), waiting
 // until no other task holds it or t's context ends. Unless it fails, t

@@ -268,21 +268,20 @@ func TestSync(t *testing.T) {
 	})
 	checkErrors(t, []errorTest{
 		{`(sync)`, "InvalidArgument", "sync: want at least 1 argument, got 0", 1},
-		{`(sync null 1)`, "InvalidArgument", "sync: want a list or a function to synchronise on, got null", 1},
-		{`(sync 1 1)`, "InvalidArgument", "sync: want a list or a function to synchronise on, got 1", 1},
-		{`(sync "l" 1)`, "InvalidArgument", `sync: want a list or a function to synchronise on, got the string "l"`, 1},
+		{`(sync null 1)`, "InvalidArgument", "sync: want a list, a function or a string to synchronise on, got null", 1},
+		{`(sync 1 1)`, "InvalidArgument", "sync: want a list, a function or a string to synchronise on, got 1", 1},
 		{`(sync (list) (throw "E" "in sync"))`, "E", "in sync", 1},
 		{`(wait)`, "InvalidArgument", "wait: want 1 to 2 arguments, got 0", 1},
 		{`(wait (list) 1 2)`, "InvalidArgument", "wait: want 1 to 2 arguments, got 3", 1},
-		{`(wait null)`, "InvalidArgument", "wait: want a list or a function to synchronise on, got null", 1},
-		{`(wait 5 1)`, "InvalidArgument", "wait: want a list or a function to synchronise on, got 5", 1},
+		{`(wait null)`, "InvalidArgument", "wait: want a list, a function or a string to synchronise on, got null", 1},
+		{`(wait 5 1)`, "InvalidArgument", "wait: want a list, a function or a string to synchronise on, got 5", 1},
 		{`(wait (list) -1)`, "InvalidArgument", "wait: want milliseconds, 0 or more, got -1", 1},
 		{`(wait (list) "1")`, "InvalidArgument", `wait: want milliseconds, 0 or more, got the string "1"`, 1},
 		{`(wait (list) NaN)`, "InvalidArgument", "wait: want milliseconds, 0 or more, got NaN", 1},
 		{`(notify)`, "InvalidArgument", "notify: want 1 argument, got 0", 1},
 		{`(notify (list) 1)`, "InvalidArgument", "notify: want 1 argument, got 2", 1},
-		{`(notify null)`, "InvalidArgument", "notify: want a list or a function to synchronise on, got null", 1},
-		{`(notify true)`, "InvalidArgument", "notify: want a list or a function to synchronise on, got true", 1},
+		{`(notify null)`, "InvalidArgument", "notify: want a list, a function or a string to synchronise on, got null", 1},
+		{`(notify true)`, "InvalidArgument", "notify: want a list, a function or a string to synchronise on, got true", 1},
 	})
 	checkMonitorsFreed(t)
 }
@@ -618,4 +617,23 @@ func TestSpawnFlood(t *testing.T) {
 		t.Errorf("flood: %v, want Interrupted", err)
 	}
 	eventually(t, "the executors to end", func() bool { return evalConc(t, in, `(executors)`) == "()" })
+}
+
+// A string is a monitor by its text, as brain4it's strings are.
+func TestStringMonitor(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(set monitor "mon01") (notify monitor)`, `null`},
+		{`(sync "m" (+ 1 2))`, `3`},
+		{`(wait "m" 1)`, `null`},
+	})
+	in := New(nil)
+	got, _, err := run(t, in, `
+(set done false)
+(spawn (do (sleep 50) (sync (concat "mo" "n") (set done true) (notify "mon"))))
+(sync "mon" (while (not done) (wait "mon" 5000)))
+done`)
+	if err != nil || got != "true" {
+		t.Fatalf("wait on a string woken by notify of an equal string: %s, %v", got, err)
+	}
+	in.Close()
 }

@@ -221,7 +221,7 @@ func biAssert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil || truthy(v) {
 		return v, err
 	}
-	msg := kafkabpl.Format(call.At(1))
+	msg := formatValue(call.At(1))
 	if call.Len() > 2 {
 		m, err := t.eval(f, call.At(2))
 		if err != nil {

@@ -13,16 +13,24 @@ import (
 // prints as its source.
 //
 // A call binds arguments named like a parameter ("b" => 2) to it, and the
-// unnamed ones to the remaining parameters in order; parameters left over
-// are null and extra arguments are ignored. (function args body...) binds
+// unnamed ones (and those named like no parameter) to the remaining
+// parameters in order, but for the parameters that take only a named
+// argument; parameters left over are null and extra arguments are ignored. (function args body...) binds
 // all the arguments, as a list, to args. The body runs with only these
 // locals and the globals, and gives the value of its last expression.
 type Function struct {
 	in     *Interp
 	src    *source
 	def    *kafkabpl.List // (function params body...) as read; never changed
-	params []string
+	params []param
 	rest   string
+}
+
+// param is a parameter of a function: the local it sets, the name of the
+// argument it takes, and whether it takes only a named argument.
+type param struct {
+	local, key string
+	named      bool
 }
 
 // Call calls the function with arguments already evaluated. Its error is
@@ -53,7 +61,7 @@ func (fn *Function) String() string {
 	if fn == nil {
 		return "null"
 	}
-	return kafkabpl.Format(fn.def)
+	return formatValue(fn.def)
 }
 
 // invoke binds args and evaluates the body.
@@ -75,7 +83,7 @@ func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
 			j := -1
 			if name != "" {
 				for k, p := range fn.params {
-					if p == name && !bound[k] {
+					if p.key == name && !bound[k] {
 						j = k
 						break
 					}
@@ -85,7 +93,7 @@ func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
 				positional = append(positional, args.At(i))
 				continue
 			}
-			f.locals.set(name, args.At(i))
+			f.locals.set(fn.params[j].local, args.At(i))
 			bound[j] = true
 		}
 		for k, p := range fn.params {
@@ -93,11 +101,11 @@ func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
 				continue
 			}
 			var v any
-			if len(positional) > 0 {
+			if len(positional) > 0 && !p.named {
 				v, positional = positional[0], positional[1:]
 			}
-			if _, dup := f.locals.get(p); !dup {
-				f.locals.set(p, v)
+			if _, dup := f.locals.get(p.local); !dup {
+				f.locals.set(p.local, v)
 			}
 		}
 	}
@@ -112,7 +120,11 @@ func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
 }
 
 // (function (a b) body...) makes a function value; (function args body...)
-// one that takes all its arguments as the list args.
+// one that takes all its arguments as the list args. As in brain4it, a
+// parameter written as a string, (function (a "b") ...), takes only an
+// argument named b (null without one), and one written "k" => v sets the
+// local v to the argument named k: (function (s "upcase" => up) ...)
+// called with upcase => true sets up to true.
 func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
@@ -124,11 +136,22 @@ func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		return fn, nil
 	case *kafkabpl.List:
 		for i := range p.Len() {
-			r, ok := p.At(i).(kafkabpl.Reference)
-			if !ok || pathOf(string(r)) != nil {
+			var pa param
+			switch r := p.At(i).(type) {
+			case kafkabpl.Reference:
+				pa = param{local: string(r), key: string(r), named: p.Name(i) != ""}
+				if pa.named {
+					pa.key = p.Name(i)
+				}
+			case string:
+				if p.Name(i) == "" {
+					pa = param{local: r, key: r, named: true}
+				}
+			}
+			if pa.local == "" || pathOf(pa.local) != nil {
 				return nil, t.errorf(f, "InvalidArgument", "function: parameter %d is %s, want a name", i+1, describe(p.At(i)))
 			}
-			fn.params = append(fn.params, string(r))
+			fn.params = append(fn.params, pa)
 		}
 		return fn, nil
 	}
@@ -179,6 +202,9 @@ func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // that it evaluates them to the very values (a list stays that list).
 func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error) {
 	if lf := t.in.libFunc(name); builtins[name] == nil && lf != nil {
+		if err := t.cyclicArg(f, name, args); err != nil {
+			return nil, err
+		}
 		v, err := lf(t.libCtx(), args)
 		if err != nil {
 			return nil, t.fromGo(f, err)

@@ -34,3 +34,21 @@ func TestHardReferences(t *testing.T) {
 		{`(call sin "x")`, "InvalidArgument", `sin: argument 1 is the string "x", want a number`, 1},
 	})
 }
+
+// brain4it's parameters that take only a named argument: "m", and "k" => v.
+func TestNamedParameters(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(set test (function (x y "m" "n") (+ x y m n))) (test 4)`, `4`},
+		{`(set test (function (x y "m" "n") (+ x y m n))) (test 4 (+ 1 1) 3)`, `6`},
+		{`(set test (function (x y "m" "n") (+ x y m n))) (test 4 (+ 1 1) z => 3)`, `6`},
+		{`(set test (function (x y "m" "n") (+ x y m n))) (test 4 (+ 1 1) m => 3 n => 1)`, `10`},
+		{`(set test (function (x y "m" "n") (+ x y m n))) (call test 4 2 n => 3)`, `9`},
+		{`(set test (function (str "trimmed" "upcase" => up) (if up (set str (upcase str))) (if trimmed (set str (trim str))) str)) (test " hello " trimmed => true upcase => true)`, `"HELLO"`},
+		{`(set test (function (str "upcase" => up) (list str up))) (test "a" "b")`, `("a" null)`},
+		{`(set test (function ("upcase" => up) up)) (test upcase => 1)`, `1`},
+	})
+	checkErrors(t, []errorTest{
+		{`(function (x 5) x)`, "InvalidArgument", "function: parameter 2 is 5, want a name", 1},
+		{`(function ("k" => "v") x)`, "InvalidArgument", `function: parameter 1 is the string "v", want a name`, 1},
+	})
+}

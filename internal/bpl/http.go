@@ -169,7 +169,7 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			if l, ok := bv.(*kafkabpl.List); ok && textSize(l, map[*kafkabpl.List]int{}) > maxText {
 				return nil, t.errorf(f, "InvalidArgument", "http: the body is too large to write as text (over %d bytes)", maxText)
 			}
-			s = kafkabpl.Format(bv)
+			s = formatValue(bv)
 		} else if s, err = t.text(f, "http", bv); err != nil {
 			return nil, err
 		}

@@ -121,7 +121,9 @@ func (in *Interp) libFunc(name string) kafkabpl.Func {
 
 // Run reads src (file names the source for messages) and evaluates each
 // top-level expression in order, calling each(result) after every one
-// (each may be nil; it is called for null results too). It stops at the
+// (each may be nil; it is called for null results too; a list that holds
+// a list more than once, or itself, comes as a fmt.Stringer that writes it
+// with brain4it's tags, see value_tags.go). It stops at the
 // first uncaught exception and returns it as *Exception, or returns the
 // *kafkabpl.SyntaxError if src does not parse (nothing is evaluated then).
 func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) error {
@@ -129,6 +131,11 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 	exprs, err := kafkabpl.ParseLines(src, func(l *kafkabpl.List, line int) { s.lines[l] = line })
 	if err != nil {
 		return err
+	}
+	if strings.Contains(src, "<") {
+		if err := resolveTags(exprs, func(l *kafkabpl.List) int { return s.lines[l] }); err != nil {
+			return err
+		}
 	}
 	t := in.task(ctx, 0)
 	f := &frame{src: s}
@@ -138,7 +145,7 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 			return err
 		}
 		if each != nil {
-			each(v)
+			each(forCallback(v))
 		}
 	}
 	return nil
@@ -230,6 +237,9 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 	}
 	ref, ok := l.At(0).(kafkabpl.Reference)
 	if !ok {
+		if isTagged(l) {
+			return l, nil // shared on purpose (value_tags.go)
+		}
 		return copyData(l), nil
 	}
 	name := string(ref)
@@ -326,6 +336,9 @@ func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, er
 	if err != nil {
 		return nil, err
 	}
+	if err := t.cyclicArg(f, fname(call), args); err != nil {
+		return nil, err
+	}
 	v, err := lf(t.libCtx(), args)
 	if err != nil {
 		return nil, t.fromGo(f, err)
@@ -337,6 +350,9 @@ func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, er
 func (t *task) apply(f *frame, c kafkabpl.Callable, args *kafkabpl.List) (any, error) {
 	if fn, ok := c.(*Function); ok && fn != nil && fn.in == t.in {
 		return fn.invoke(t, args)
+	}
+	if err := t.cyclicArg(f, "a library function", args); err != nil {
+		return nil, err
 	}
 	v, err := c.Call(t.libCtx(), args)
 	if err != nil {

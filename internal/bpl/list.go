@@ -171,11 +171,13 @@ func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return nil, nil
 }
 
-// (put list key value) sets the element at index key (from 0; the size
-// appends) or the first one named key (appending one when there is none).
-// A key that is a list is a path, as in get: (put l (1 "a") v) puts into
-// the list (get l (1)) gives, an InvalidArgument when that is not a list.
-// It gives the list.
+// (put list key value) sets the element at index key (from 0) or the
+// first one named key (appending one when there is none), and gives the
+// value it had before (null for a new one), as brain4it's put does: (put
+// (1 2 3) 0 9) is 1. An index past the end appends, with nulls between
+// ((put (1 2) 4 3) makes (1 2 null null 3)), up to maxPad nulls. A key
+// that is a list is a path, as in get: (put l (1 "a") v) puts into the
+// list (get l (1)) gives, an InvalidArgument when that is not a list.
 func biPut(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 3, 3); err != nil {
 		return nil, err
@@ -189,34 +191,31 @@ func biPut(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if !ok {
 		return nil, t.errorf(f, "InvalidArgument", "put: want a list, got %s", describe(args[0]))
 	}
+	var i int
+	var name string
 	if p, ok := args[1].(*kafkabpl.List); ok {
 		parent, last, err := t.pathParent(f, "put", l, p)
 		if err != nil {
 			return nil, err
 		}
-		if last.name != "" {
-			err = t.putName(f, "put", parent, last.name, args[2])
-		} else {
-			err = t.putIndex(f, "put", parent, last.i, args[2])
-		}
-		if err != nil {
-			return nil, err
-		}
-		return l, nil
-	}
-	i, name, err := t.key(f, "put", args[1])
-	if err != nil {
+		l, i, name = parent, last.i, last.name
+	} else if i, name, err = t.key(f, "put", args[1]); err != nil {
 		return nil, err
 	}
+	var old any
 	if name != "" {
+		old, _ = l.Get(name)
 		err = t.putName(f, "put", l, name, args[2])
 	} else {
+		if i >= 0 && i < l.Len() {
+			old = l.At(i)
+		}
 		err = t.putIndex(f, "put", l, i, args[2])
 	}
 	if err != nil {
 		return nil, err
 	}
-	return l, nil
+	return old, nil
 }
 
 // key reads an index (an integral number) or a name (a string).
@@ -242,13 +241,22 @@ func (t *task) key(f *frame, fn string, k any) (int, string, error) {
 	return 0, "", t.errorf(f, "InvalidArgument", "%s: want an index or a name, got %s", fn, describe(k))
 }
 
-// putIndex sets element i of l, or appends when i is its size.
+// maxPad bounds the nulls put and set add before an index past the end of
+// a list, so that a wrong index is an exception rather than a list that
+// exhausts memory (brain4it adds any number).
+const maxPad = 1 << 20
+
+// putIndex sets element i of l; an i past the end appends v, after nulls
+// up to i, as brain4it does.
 func (t *task) putIndex(f *frame, fn string, l *kafkabpl.List, i int, v any) error {
-	if i < 0 || i > l.Len() {
-		return t.errorf(f, "InvalidArgument", "%s: index out of range: the list has %s", fn, plural(l.Len(), "element"))
+	if i < 0 || i-l.Len() > maxPad {
+		return t.errorf(f, "InvalidArgument", "%s: index out of range: the list has %s (at most %d nulls are added before an index past its end)", fn, plural(l.Len(), "element"), maxPad)
 	}
 	if contains(v, l) {
 		return t.errorf(f, "InvalidArgument", "%s: a list cannot contain itself", fn)
+	}
+	for l.Len() < i {
+		l.Append(nil)
 	}
 	if i == l.Len() {
 		l.Append(v)

@@ -93,12 +93,26 @@ func fold(acc any, ns []any, op func(a, b int64) int64, fop func(a, b float64) f
 	return acc
 }
 
-// (+ a b ...) gives the sum; (+) is 0.
+// (+ a b ...) gives the sum; (+) is 0. A null argument is left out, as
+// brain4it leaves it out, so that a function's parameters not passed add
+// nothing: (+ 4 null) is 4. Any other argument that is no number is an
+// InvalidArgument (brain4it leaves those out too).
 func biAdd(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	var buf argBuf
-	ns, err := t.numbers(f, call, buf[:])
+	vs, err := t.evalValues(f, call, 1, buf[:])
 	if err != nil {
 		return nil, err
+	}
+	ns := vs[:0]
+	for i, v := range vs {
+		switch v.(type) {
+		case nil:
+			continue
+		case int64, float64:
+			ns = append(ns, v)
+		default:
+			return nil, t.errorf(f, "InvalidArgument", "+: argument %d is %s, want a number", i+1, describe(v))
+		}
 	}
 	return fold(int64(0), ns, func(a, b int64) int64 { return a + b }, func(a, b float64) float64 { return a + b }), nil
 }
@@ -183,17 +197,14 @@ func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return true, nil
 }
 
-// (!= a b) is (not (= a b)).
+// (!= a b ...) is (not (= a b ...)): true when any argument differs from
+// the first. brain4it's compares the first two only.
 func biNe(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	if err := t.arity(f, call, 2, 2); err != nil {
-		return nil, err
-	}
-	var buf argBuf
-	vs, err := t.evalValues(f, call, 1, buf[:])
+	eq, err := biEq(t, f, call)
 	if err != nil {
 		return nil, err
 	}
-	return !equal(vs[0], vs[1], false, nil), nil
+	return !eq.(bool), nil
 }
 
 // (< a b ...), (> ...), (<= ...) and (>= ...) compare numbers by value and

@@ -40,3 +40,19 @@ func TestMathFunctions(t *testing.T) {
 		{`(round null)`, "InvalidArgument", "round: argument 1 is null, want a number", 1},
 	})
 }
+
+func TestAddSkipsNullAndNotEqual(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(+ 4 null)`, `4`},
+		{`(+ null)`, `0`},
+		{`(set f (function (x y "m") (+ x y m))) (f 4)`, `4`},
+		{`(!= 1 3 5)`, `true`},
+		{`(!= 1 1 1)`, `false`},
+		{`(!= 1 1 2)`, `true`},
+		{`(!= (1 "a" => 2) (1 2))`, `false`},
+	})
+	checkErrors(t, []errorTest{
+		{`(+ 1 "a")`, "InvalidArgument", `+: argument 2 is the string "a", want a number`, 1},
+		{`(!= 1)`, "InvalidArgument", "!=: want at least 2 arguments, got 1", 1},
+	})
+}

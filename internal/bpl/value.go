@@ -12,11 +12,12 @@ import (
 
 // copyData returns a deep copy of a data list, so that changing what a
 // script got from a literal never changes the code.
+// A list read with a brain4it tag is kept, not copied (see value_tags.go).
 func copyData(l *kafkabpl.List) *kafkabpl.List {
 	c := &kafkabpl.List{}
 	for i := range l.Len() {
 		v := l.At(i)
-		if sub, ok := v.(*kafkabpl.List); ok {
+		if sub, ok := v.(*kafkabpl.List); ok && !isTagged(sub) {
 			v = copyData(sub)
 		}
 		c.AppendNamed(l.Name(i), v)
@@ -94,7 +95,8 @@ func textSize(l *kafkabpl.List, memo map[*kafkabpl.List]int) int {
 	if n, ok := memo[l]; ok {
 		return n
 	}
-	n := 2 // ()
+	n := 2      // ()
+	memo[l] = n // while l is being measured: a list within itself adds a tag
 	for name, v := range l.All() {
 		n++ // a space
 		if name != "" {
@@ -130,7 +132,7 @@ func toText(v any) string {
 	case int64:
 		return strconv.FormatInt(v, 10) // as Format writes it, without its buffer
 	}
-	return kafkabpl.Format(v)
+	return formatValue(v)
 }
 
 // atomText is toText for values that are not lists or functions.
