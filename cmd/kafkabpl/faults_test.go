@@ -63,13 +63,24 @@ package main
 //     second; that node, which also leads partitions of the topic, is
 //     killed, and restarted once the controller fenced it. The stall is
 //     the longest a record took from its ack at the producer to a
-//     consumer.
+//     consumer; the gaps are, per partition, the longest each consumer
+//     went without a new record, beside the producer's longest without
+//     an ack.
 //   - broker killed under a stream: an exactly-once kafkabpl stream
 //     upper-cases 20,000 records (a 1 ms sleep each, so that the kill
 //     lands mid-run); the coordinator of its group is killed and
 //     restarted. A read_committed reader finds every output exactly once
 //     and in order per key; the stall is the longest time no input was
 //     committed.
+//   - a stream's transaction aborted by the brokers: the same with a
+//     transaction timeout of 2 s, shorter than a failover, and a node
+//     killed that leads partitions of the output but does not coordinate
+//     the stream's transactions. When the brokers abort the transaction
+//     in flight and bump the producer's epoch, the stream must
+//     re-initialize its producer and go on from its committed offsets,
+//     still exactly once. They do not abort every time (the failover can
+//     end first), so whether they did is logged; the root package's
+//     TestStreamTransactionTimedOut makes it certain on kfake.
 //
 // Java's client has no stream (Kafka Streams is a separate library, not
 // among the jars), so the stream's stall stands alone.
