@@ -220,7 +220,9 @@ const sendOneScript = `
 (set p (kafka-create "producer" servers))
 (set i 0)
 (while (< i sends)
-  (kafka-send p topic (put (list) (string i) value))
+  (set m (list))
+  (put m (string i) value)                ; put gives the old value, as brain4it's
+  (kafka-send p topic m)
   (set i (+ i 1)))
 (kafka-destroy p)
 `

@@ -68,7 +68,9 @@ func loopScript(topic string, n int) string {
 (set value %q)
 (set i 0)
 (while (< i %d)
-  (kafka-send p %q (put (list) (string i) value))
+  (set m (list))
+  (put m (string i) value)                ; put gives the old value, as brain4it's
+  (kafka-send p %q m)
   (set i (+ i 1)))
 (kafka-destroy p)
 null
