@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/internal/bpl"
+	"github.com/brain4it/kafkabpl/bpl"
 )
 
 // libClient is the library's Go API: Library.Send and Library.Poll.
@@ -196,7 +196,7 @@ func checkMessages(chk *checker, topic string, v any) (int, error) {
 }
 
 // scriptClient runs a BPL script through the project's evaluator
-// (internal/bpl, as the kafkabpl command does), in this process: the
+// (bpl, as the kafkabpl command does), in this process: the
 // script loops, builds its messages and calls the library's functions.
 type scriptClient struct{}
 

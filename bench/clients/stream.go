@@ -13,7 +13,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/benchloop"
-	"github.com/brain4it/kafkabpl/internal/bpl"
+	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/internal/bpl"
+	"github.com/brain4it/kafkabpl/bpl"
 )
 
 var runUsage = usage{

@@ -1,6 +1,8 @@
-// Package bpl is a small evaluator of BPL, the Lisp-like language of the
-// brain4it IoT platform: enough of it to run scripts that drive the
-// kafkabpl library. The reader and printer are kafkabpl.Parse and
+// Package bpl is an embeddable evaluator of BPL, the Lisp-like language of
+// the brain4it IoT platform, with brain4it's core library (lists, strings,
+// numbers, dates, executors, timers, http). Any Go program can run BPL with
+// it, and register the kafkabpl library's functions (or its own) with
+// [Interp.Define]. The reader and printer are kafkabpl.Parse and
 // kafkabpl.Format.
 //
 // Evaluation follows brain4it. A list whose first element is a reference

@@ -19,7 +19,7 @@ var updateHelp = flag.Bool("update-help", false, "rewrite help_text.go from the 
 
 // TestHelpText checks that help_text.go holds the doc comment of every
 // builtin, as the source says it now: `go test -run TestHelpText
-// -update-help ./internal/bpl` rewrites it after a doc comment changes.
+// -update-help ./bpl` rewrites it after a doc comment changes.
 func TestHelpText(t *testing.T) {
 	want, err := helpSource(".")
 	if err != nil {
@@ -36,7 +36,7 @@ func TestHelpText(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("help_text.go is out of date: run go test -run TestHelpText -update-help ./internal/bpl")
+		t.Fatal("help_text.go is out of date: run go test -run TestHelpText -update-help ./bpl")
 	}
 	for name := range builtins {
 		if helpText[name] == "" {
