@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
