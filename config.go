@@ -57,6 +57,8 @@ type config struct {
 	requestTimeout  time.Duration
 	retryBackoff    time.Duration // the first wait before a retry
 	retryBackoffMax time.Duration // the longest, as the wait doubles
+	logLevel        kgo.LogLevel  // what of franz-go's own log to write; none by default
+	clientLog       func(string)  // where, one line each (the Library's log output)
 	tls             *tls.Config
 	sasl            sasl.Mechanism
 }
@@ -271,6 +273,15 @@ var configKeys = []configKey{
 		c.retryBackoffMax, err = r.millis(1)
 		return err
 	}},
+	{"log-level", nil, func(c *config, r valueReader) (err error) {
+		c.logLevel, err = oneOf(r,
+			choice[kgo.LogLevel]{[]string{"none"}, kgo.LogLevelNone},
+			choice[kgo.LogLevel]{[]string{"error"}, kgo.LogLevelError},
+			choice[kgo.LogLevel]{[]string{"warn"}, kgo.LogLevelWarn},
+			choice[kgo.LogLevel]{[]string{"info"}, kgo.LogLevelInfo},
+			choice[kgo.LogLevel]{[]string{"debug"}, kgo.LogLevelDebug})
+		return err
+	}},
 	{"tls", nil, func(c *config, r valueReader) (err error) {
 		c.tls, err = r.tls()
 		return err
@@ -435,8 +446,9 @@ func suggestKey(name string) string {
 // host.
 var testDialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// kgoOpts turns the config into the options of a kgo client for kind.
-func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
+// kgoOpts turns the config into the options of a kgo client for kind
+// whose handle is id.
+func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.servers...),
 		kgo.ClientID(c.clientID),
@@ -458,6 +470,9 @@ func (c *config) kgoOpts(kind Kind, hooks *reachability) []kgo.Opt {
 		// use) paused 5 s. Java's clients ask again after 100 ms to 1 s.
 		// Less than the retry cap, so that each retry's refresh is made.
 		kgo.MetadataMinAge(250 * time.Millisecond),
+	}
+	if c.logLevel != kgo.LogLevelNone && c.clientLog != nil {
+		opts = append(opts, kgo.WithLogger(&clientLogger{level: c.logLevel, id: id, write: c.clientLog}))
 	}
 	if c.tls != nil {
 		opts = append(opts, kgo.DialTLSConfig(c.tls.Clone()))

@@ -34,8 +34,10 @@ func New() *Library {
 // SetLogOutput sets where the library writes what a user running scripts
 // should see without asking, one line each, starting with the function's
 // name: warnings from brain4it's functions kafka-producer and
-// kafka-consumer about a config key they ignore, and streams starting,
-// failing and stopping. The default is standard error; nil discards it.
+// kafka-consumer about a config key they ignore, streams starting,
+// failing and stopping, and the clients' own log when their config sets
+// "log-level" (lines starting "kafka-client: HANDLE"). The default is
+// standard error; nil discards it.
 func (lib *Library) SetLogOutput(w io.Writer) {
 	lib.logMu.Lock()
 	defer lib.logMu.Unlock()
@@ -50,6 +52,9 @@ func (lib *Library) log(fn, msg string) {
 		fmt.Fprintf(lib.logOut, "%s: %s\n", fn, msg)
 	}
 }
+
+// clientLog writes a line of a client's own log (config "log-level").
+func (lib *Library) clientLog(line string) { lib.log("kafka-client", line) }
 
 // Func is a BPL function as a runtime registers it: it takes the evaluated
 // arguments, positional ones unnamed and in order, named ones ("partitions"
@@ -85,6 +90,7 @@ func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any
 	if err != nil {
 		return "", newError(fn, err)
 	}
+	cfg.clientLog = lib.clientLog
 	h, err := newHandle(kind, cfg)
 	if err != nil {
 		return "", newError(fn, err)
@@ -107,7 +113,7 @@ func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any
 func newHandle(kind Kind, cfg *config) (*handle, error) {
 	h := &handle{id: newID(kind), kind: kind, cfg: cfg, net: &reachability{servers: joinServers(cfg.servers)}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	opts := cfg.kgoOpts(kind, h.net)
+	opts := cfg.kgoOpts(kind, h.id, h.net)
 	if kind == Consumer {
 		h.cons = newConsumerState(h)
 		opts = append(opts, h.cons.groupOpts()...)

@@ -225,6 +225,7 @@ func (lib *Library) stream(_ context.Context, fn string, config any, extra *List
 	if spec.Guarantee == ExactlyOnce && (cfg.acks != kgo.AllISRAcks() || !cfg.idempotence) {
 		return "", newError(fn, errorf(ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
 	}
+	cfg.clientLog = lib.clientLog
 	s, err := newStream(cfg, spec, func(msg string) { lib.log(fn, msg) })
 	if err != nil {
 		return "", newError(fn, err)
@@ -276,7 +277,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	h.stream = s
 	s.pollCtx, s.stopPoll = context.WithCancel(context.Background())
 	s.workCtx, s.cancelWork = context.WithCancel(context.Background())
-	opts := cfg.kgoOpts(Stream, h.net)
+	opts := cfg.kgoOpts(Stream, h.id, h.net)
 	opts = append(opts, kgo.ConsumeTopics(spec.From...))
 	var err error
 	if spec.Guarantee == ExactlyOnce {

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -364,4 +366,38 @@ func waitSettled(t *testing.T, ctx context.Context, c *faultCluster, group strin
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// faultClientLog, when KAFKABPL_FAULT_LOG names a file, sets config's
+// "log-level" to debug and writes lib's log there, each line stamped
+// with the time: franz-go's own account of a failover, to read beside
+// the scenario's figures.
+func faultClientLog(t *testing.T, lib *kafkabpl.Library, config map[string]any) {
+	path := os.Getenv("KAFKABPL_FAULT_LOG")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	config["log-level"] = "debug"
+	lib.SetLogOutput(&stampedWriter{w: f})
+	t.Logf("the kafkabpl client's debug log goes to %s", path)
+}
+
+// stampedWriter prefixes each write (one log line) with the wall time.
+type stampedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *stampedWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := fmt.Fprintf(s.w, "%s %s", time.Now().Format("15:04:05.000"), p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

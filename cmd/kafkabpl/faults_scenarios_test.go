@@ -319,9 +319,10 @@ func faultConsumers(t *testing.T, c *faultCluster, java string) {
 	}
 
 	lib := newRealLib(t)
+	config := map[string]any{"servers": c.servers(), "group": bplGroup, "topics": topic, "auto-offset-reset": "earliest"}
+	faultClientLog(t, lib, config)
 	var got consumed
-	m := startBPLMember(t, ctx, lib, "kafkabpl consumer", map[string]any{"servers": c.servers(), "group": bplGroup, "topics": topic,
-		"auto-offset-reset": "earliest"}, &got)
+	m := startBPLMember(t, ctx, lib, "kafkabpl consumer", config, &got)
 	jc := startPipedPeer(t, ctx, java, javaArgs("fault-consume", c.servers(), topic, javaGroup)...)
 	waitFor(t, c, "both consumers have partitions", func() bool {
 		state, _, assigned := groupState(ctx, c.adm, bplGroup)
