@@ -224,6 +224,9 @@
 // at the price of a longer stall after its partitions move: Java's
 // clients cap the wait at 1 s; the default here, 500 ms, notices a move
 // sooner for two retries and metadata requests a second per client.
+// "log-level" "debug" shows it happen: franz-go's log of the client's
+// dials, retries, metadata refreshes and leader moves, a line each, goes
+// to the Library's log output.
 //
 // Serializers are named by short name or Java class name (String,
 // StringSerializer and org.apache.kafka.common.serialization.StringSerializer
