@@ -71,7 +71,9 @@ func faultProducers(t *testing.T, c *faultCluster, java string) {
 		strconv.Itoa(crashKeys), strconv.Itoa(batch), strconv.Itoa(int(tick.Milliseconds())), strconv.Itoa(faultMaxRecords))...)
 
 	lib := newRealLib(t)
-	id := ok[string](t)(lib.Create(ctx, kafkabpl.Producer, map[string]any{"servers": c.servers(), "acks": "all"}))
+	config := map[string]any{"servers": c.servers(), "acks": "all"}
+	faultClientLog(t, lib, config)
+	id := ok[string](t)(lib.Create(ctx, kafkabpl.Producer, config))
 	acked := make(map[string]bool)
 	var sent, ackedCount atomic.Int64
 	var maxSend time.Duration
