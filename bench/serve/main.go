@@ -80,10 +80,10 @@ func run() error {
 	flag.IntVar(&o.conc, "conc", 8, "concurrent clients in the evaluation and call workloads")
 	flag.IntVar(&o.evals, "evals", 5000, "evaluations per round")
 	flag.IntVar(&o.calls, "calls", 5000, "exterior calls per round")
-	flag.IntVar(&o.warmup, "warmup", 3000, "evaluations and calls each, per server, before the first round (not measured)")
+	flag.IntVar(&o.warmup, "warmup", 10000, "evaluations and calls each, per server, before the first round (not measured)")
 	flag.IntVar(&o.watchers, "watchers", 100, "monitor sessions in the fan-out workload")
 	flag.IntVar(&o.changes, "changes", 30, "changes per round in the fan-out workload")
-	flag.IntVar(&o.rounds, "rounds", 3, "rounds; the servers take turns in each, in an order that alternates")
+	flag.IntVar(&o.rounds, "rounds", 5, "rounds; the servers take turns in each, in an order that alternates")
 	flag.DurationVar(&o.wait, "wait", 10*time.Second, "how long every watcher has to read one change")
 	flag.Parse()
 	if flag.NArg() > 0 {
