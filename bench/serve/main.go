@@ -80,7 +80,7 @@ func run() error {
 	flag.IntVar(&o.conc, "conc", 8, "concurrent clients in the evaluation and call workloads")
 	flag.IntVar(&o.evals, "evals", 5000, "evaluations per round")
 	flag.IntVar(&o.calls, "calls", 5000, "exterior calls per round")
-	flag.IntVar(&o.warmup, "warmup", 10000, "evaluations and calls each, per server, before the first round (not measured)")
+	flag.IntVar(&o.warmup, "warmup", 10000, "evaluations and calls each, and 5 fan-out changes, per server, before the first round (not measured)")
 	flag.IntVar(&o.watchers, "watchers", 100, "monitor sessions in the fan-out workload")
 	flag.IntVar(&o.changes, "changes", 30, "changes per round in the fan-out workload")
 	flag.IntVar(&o.rounds, "rounds", 5, "rounds; the servers take turns in each, in an order that alternates")
@@ -192,6 +192,9 @@ func run() error {
 			}
 			if _, err := calls(ctx, clients[i], o.conc, o.warmup); err != nil {
 				return fmt.Errorf("%s: warm-up calls: %w", s.name, err)
+			}
+			if _, err := fanout(ctx, clients[i], o.watchers, 5, o.wait); err != nil {
+				return fmt.Errorf("%s: warm-up fan-out: %w", s.name, err)
 			}
 		}
 	}
