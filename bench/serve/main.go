@@ -244,5 +244,8 @@ func run() error {
 		r.after, r.peak = cur, max(r.peak, hwm)
 	}
 	printTable(os.Stdout, servers, results, o)
+	if *javaCP != "" {
+		fmt.Printf("Java server: %s, TCP_NODELAY asked for: %v, JVM options: %q.\n", *javaMain, *javaNoDel, *javaOpts)
+	}
 	return nil
 }
