@@ -1,0 +1,314 @@
+package bpl
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/brain4it/kafkabpl"
+)
+
+// What a server that hosts BPL modules needs of an Interp: the global scope
+// as brain4it's module scope (an ordered list), reading and changing it by
+// path, and printing it, all safe to use while code runs on the Interp.
+//
+// A path is a sequence of parts, each a string (a name) or an int (an
+// index), as brain4it's PathParser makes them: ("a" 0 "b") is a/0/b. Its
+// first part names a global variable.
+
+// ErrPath is wrapped by the errors of GetPath, PutPath and DeletePath when
+// the path names no element.
+var ErrPath = fmt.Errorf("bpl: invalid path")
+
+// Parse reads BPL text into its top-level values, resolving brain4it's tags
+// (<#N> and <@N>, see value_tags.go), so that a module's saved scope that
+// refers to itself reads back with the same shape. An error is a
+// *kafkabpl.SyntaxError.
+func Parse(src string) ([]any, error) { return parseValues(src) }
+
+// Format writes v in BPL text as brain4it's printer does: a list that holds
+// a list more than once, or itself, is written with tags that Parse reads
+// back. Format does not lock anything: v must not change while it runs (see
+// [Interp.FormatValue]).
+func Format(v any) string { return formatValue(v) }
+
+// Scope returns the global scope as a new named list, in the order the
+// variables were first set (brain4it's module order). The values are the
+// variables' own: a list in it is the variable's list.
+func (in *Interp) Scope() *kafkabpl.List {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	c := &kafkabpl.List{}
+	for name, v := range in.globals.All() {
+		c.AppendNamed(name, v)
+	}
+	return c
+}
+
+// ReplaceScope makes scope the global scope, as brain4it's module-init and
+// PUT /module with a list do; in keeps and owns scope afterwards (the
+// caller must not change it). A nil scope empties the global scope. A
+// value in scope that is scope itself (a saved module that refers to
+// itself) stays so.
+func (in *Interp) ReplaceScope(scope *kafkabpl.List) {
+	if scope == nil {
+		scope = &kafkabpl.List{}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.globals = scope
+}
+
+// Global returns the value of a global variable and whether it is set.
+func (in *Interp) Global(name string) (any, bool) { return in.global(name) }
+
+// DeleteGlobal removes a global variable and reports whether it was set.
+func (in *Interp) DeleteGlobal(name string) bool { return in.deleteGlobal(name) }
+
+// GetPath returns the element path names: the global of its first part,
+// then the element of each further part (nil when a list on the way has no
+// such element). An empty path is an error wrapping ErrPath.
+func (in *Interp) GetPath(ctx context.Context, path []any) (any, error) {
+	if len(path) == 0 {
+		return nil, fmt.Errorf("%w: empty path", ErrPath)
+	}
+	name, ok := path[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("%w: the first part of a path is a name, got %v", ErrPath, path[0])
+	}
+	v, _ := in.global(name)
+	for _, p := range path[1:] {
+		l, ok := v.(*kafkabpl.List)
+		if !ok {
+			return nil, nil
+		}
+		unlock, err := in.LockList(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		v = partOf(l, p)
+		unlock()
+	}
+	return v, nil
+}
+
+// partOf is the element of l a path part names, or nil.
+func partOf(l *kafkabpl.List, p any) any {
+	switch p := p.(type) {
+	case int:
+		if p >= 0 && p < l.Len() {
+			return l.At(p)
+		}
+	case string:
+		v, _ := l.Get(p)
+		return v
+	}
+	return nil
+}
+
+// PutPath sets the element path names to v and returns its old value: a
+// global for a one-part path, else the element of the list the path's
+// other parts name, set while holding that list's monitor (see
+// concurrency.go), so code that changes the list inside (sync list ...)
+// never meets it half done. A name missing from that list is appended; an
+// index may be the list's length (appending). A list cannot be put into
+// itself. The errors wrap ErrPath.
+func (in *Interp) PutPath(ctx context.Context, path []any, v any) (any, error) {
+	if len(path) == 1 {
+		name, ok := path[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("%w: the first part of a path is a name, got %v", ErrPath, path[0])
+		}
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		old, _ := in.globals.Get(name)
+		in.globals.Put(name, v)
+		return old, nil
+	}
+	l, last, err := in.parentOf(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if contains(v, l) {
+		return nil, fmt.Errorf("%w: a list cannot contain itself", ErrPath)
+	}
+	unlock, err := in.LockList(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	switch p := last.(type) {
+	case int:
+		switch {
+		case p >= 0 && p < l.Len():
+			old := l.At(p)
+			l.Set(p, v)
+			return old, nil
+		case p == l.Len():
+			l.Append(v)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w: index %d is out of range: the list has %d elements", ErrPath, p, l.Len())
+	case string:
+		old, _ := l.Get(p)
+		l.Put(p, v)
+		return old, nil
+	}
+	return nil, fmt.Errorf("%w: a path part is a name or an index, got %v", ErrPath, last)
+}
+
+// DeletePath removes the element path names (a global for a one-part path)
+// and returns its value; it returns nil when there is none.
+func (in *Interp) DeletePath(ctx context.Context, path []any) (any, error) {
+	if len(path) == 1 {
+		name, ok := path[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("%w: the first part of a path is a name, got %v", ErrPath, path[0])
+		}
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		i := in.globals.Index(name)
+		if i < 0 {
+			return nil, nil
+		}
+		old := in.globals.At(i)
+		in.globals.Remove(i)
+		return old, nil
+	}
+	l, last, err := in.parentOf(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := in.LockList(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	i := -1
+	switch p := last.(type) {
+	case int:
+		if p >= 0 && p < l.Len() {
+			i = p
+		}
+	case string:
+		i = l.Index(p)
+	}
+	if i < 0 {
+		return nil, nil
+	}
+	old := l.At(i)
+	l.Remove(i)
+	return old, nil
+}
+
+// parentOf returns the list all but the last part of path name, and the
+// last part.
+func (in *Interp) parentOf(ctx context.Context, path []any) (*kafkabpl.List, any, error) {
+	if len(path) == 0 {
+		return nil, nil, fmt.Errorf("%w: empty path", ErrPath)
+	}
+	pv, err := in.GetPath(ctx, path[:len(path)-1])
+	if err != nil {
+		return nil, nil, err
+	}
+	l, ok := pv.(*kafkabpl.List)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %v is %s, not a list", ErrPath, path[:len(path)-1], describe(pv))
+	}
+	return l, path[len(path)-1], nil
+}
+
+// LockList takes the monitor of l, the one (sync l ...) takes, waiting
+// until no executor holds it or ctx ends (then the error is an Interrupted
+// *Exception). The caller must call unlock once, and must not evaluate
+// code on in that syncs on other lists meanwhile, or it may deadlock with
+// it until ctx ends.
+func (in *Interp) LockList(ctx context.Context, l *kafkabpl.List) (unlock func(), err error) {
+	t := in.task(ctx, 0)
+	if err := t.lock(&frame{src: &source{}}, l); err != nil {
+		return nil, err
+	}
+	return func() { t.unlock(l) }, nil
+}
+
+// FormatValue writes v as Format does, holding v's monitor when it is a
+// list, so code that changes v inside (sync v ...) does not race with it.
+func (in *Interp) FormatValue(ctx context.Context, v any) (string, error) {
+	l, ok := v.(*kafkabpl.List)
+	if !ok {
+		return formatValue(v), nil
+	}
+	unlock, err := in.LockList(ctx, l)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	return formatValue(l), nil
+}
+
+// FormatScope writes the global scope as Format does, as brain4it prints a
+// module (GET /module and its saved snapshot): it takes the monitor of
+// every list a global holds, in scope order, then prints the scope at once
+// so that brain4it's tags link lists shared between variables. It gives up
+// with an Interrupted *Exception when ctx ends first.
+func (in *Interp) FormatScope(ctx context.Context) (string, error) {
+	in.mu.RLock()
+	var lists []*kafkabpl.List
+	for _, v := range in.globals.Values() {
+		if l, ok := v.(*kafkabpl.List); ok && l != in.globals {
+			lists = append(lists, l)
+		}
+	}
+	in.mu.RUnlock()
+	t := in.task(ctx, 0)
+	f := &frame{src: &source{}}
+	held := map[*kafkabpl.List]bool{}
+	defer func() {
+		for l := range held {
+			t.unlock(l)
+		}
+	}()
+	for _, l := range lists {
+		if held[l] {
+			continue
+		}
+		if err := t.lock(f, l); err != nil {
+			return "", err
+		}
+		held[l] = true
+	}
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	return formatValue(in.globals), nil
+}
+
+// SafeEval is Eval that never panics: a Go panic in the evaluator or in a
+// library function it calls becomes an InternalError *Exception, its stack
+// kept in the message, so that one bad evaluation never takes down a
+// server that hosts many.
+func (in *Interp) SafeEval(ctx context.Context, expr any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, panicException(r)
+		}
+	}()
+	return in.Eval(ctx, expr)
+}
+
+// SafeCall calls c with args as the library calls a function value, and
+// never panics (see SafeEval).
+func SafeCall(ctx context.Context, c kafkabpl.Callable, args *kafkabpl.List) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, panicException(r)
+		}
+	}()
+	return c.Call(ctx, args)
+}
+
+// panicException is the exception a recovered panic becomes.
+func panicException(r any) *Exception {
+	msg := fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
+	return &Exception{Type: "InternalError", Message: msg,
+		Value: kafkabpl.NewList("InternalError").AppendNamed("message", msg)}
+}
