@@ -312,3 +312,31 @@ func panicException(r any) *Exception {
 	return &Exception{Type: "InternalError", Message: msg,
 		Value: kafkabpl.NewList("InternalError").AppendNamed("message", msg)}
 }
+
+// WithSpawnContext returns ctx such that the executors and timer tasks
+// that code evaluated under it spawns run under base rather than ctx: a
+// server evaluates a request under the request's context, cancelled when
+// the request ends or its time is up, while what the code spawns runs on
+// until it ends, is killed or the Interp is closed, as on brain4it's
+// server. base must not be nil.
+func WithSpawnContext(ctx, base context.Context) context.Context {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	c.base = base
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// FormatJSON writes v in JSON as (string v "format" => "json") does: a list
+// all of whose elements are named as an object, any other list as an
+// array; references, functions and byte arrays as null. The error is an
+// InvalidArgument *Exception for what JSON cannot hold (NaN, a list that
+// contains itself).
+func (in *Interp) FormatJSON(v any) (string, error) {
+	if l, ok := v.(*kafkabpl.List); ok {
+		return in.task(nil, 0).jsonText(&frame{src: &source{}}, l)
+	}
+	s, err := in.task(nil, 0).jsonText(&frame{src: &source{}}, kafkabpl.NewList(v))
+	if err != nil {
+		return "", err
+	}
+	return s[1 : len(s)-1], nil // the one element of [v]
+}
