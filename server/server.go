@@ -14,7 +14,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxBody      = 16 << 20         // bytes of a request body
+	DefaultMaxBody      = 16 << 20          // bytes of a request body
 	DefaultMaxEvalTime  = 300 * time.Second // brain4it's RestService.maxWaitTime
 	DefaultPingInterval = 30 * time.Second  // brain4it's MonitorService.pingTime
 	monitorEvalTime     = 10 * time.Second  // brain4it's MonitorService.maxWaitTime
