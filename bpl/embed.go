@@ -340,3 +340,18 @@ func (in *Interp) FormatJSON(v any) (string, error) {
 	}
 	return s[1 : len(s)-1], nil // the one element of [v]
 }
+
+// Reopen makes in usable again after Close: spawn and timer-schedule work
+// again, and the scope, library functions and function values stay. A
+// server stops a module so (Close kills its executors) and may start it
+// again later. Call it only after Close has returned.
+func (in *Interp) Reopen() {
+	c := &in.conc
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		c.closed = false
+		c.ctx, c.cancel = nil, nil
+		c.init()
+	}
+}

@@ -21,6 +21,28 @@ import (
 // module-publish), module-monitor and remote-call. Each is documented
 // where it is defined.
 func (m *Module) functions() map[string]kafkabpl.Func {
+	fs := m.moduleFunctions()
+	for name, f := range fs {
+		fs[name] = func(ctx context.Context, args *kafkabpl.List) (any, error) {
+			v, err := f(ctx, args)
+			if err != nil && kafkabpl.ErrorType(err) == "KafkaError" {
+				err = ioError{err} // a store's or module's error, not Kafka's
+			}
+			return v, err
+		}
+	}
+	return fs
+}
+
+// ioError is an error of the module functions that is brain4it's
+// IOException in BPL.
+type ioError struct{ err error }
+
+func (e ioError) Error() string         { return strings.TrimPrefix(e.err.Error(), "server: ") }
+func (e ioError) Unwrap() error         { return e.err }
+func (e ioError) ExceptionType() string { return "IOException" }
+
+func (m *Module) moduleFunctions() map[string]kafkabpl.Func {
 	return map[string]kafkabpl.Func{
 		"module-name":      m.fnName,
 		"module-start":     m.fnStart,

@@ -59,21 +59,26 @@ func newModule(s *Server, name string) *Module {
 	return m
 }
 
-// runtime makes a fresh interpreter and library for m, with the kafka and
-// module functions defined.
+// runtime makes the module's interpreter and its first library, with
+// the kafka and module functions defined.
 func (m *Module) runtime() (*bpl.Interp, *kafkabpl.Library) {
 	log := m.srv.logWriter(m.name)
 	in := bpl.New(log)
 	in.SetErrorOutput(log)
-	lib := kafkabpl.New()
-	lib.SetLogOutput(log)
-	for name, f := range lib.Functions() {
-		in.Define(name, f)
-	}
 	for name, f := range m.functions() {
 		in.Define(name, f)
 	}
-	return in, lib
+	return in, m.newLibrary(in)
+}
+
+// newLibrary makes a kafkabpl.Library and defines its functions in in.
+func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
+	lib := kafkabpl.New()
+	lib.SetLogOutput(m.srv.logWriter(m.name))
+	for name, f := range lib.Functions() {
+		in.Define(name, f)
+	}
+	return lib
 }
 
 // ensureServers sets kafka-servers when the server knows its servers and
@@ -90,16 +95,16 @@ func (m *Module) ensureServers(in *bpl.Interp) {
 // Name returns the module's name.
 func (m *Module) Name() string { return m.name }
 
-// Interp returns the module's current interpreter. Stopping the module
-// replaces it (its executors end with the old one), so do not keep it.
+// Interp returns the module's interpreter: the same for the module's
+// life (stopping the module closes and reopens it).
 func (m *Module) Interp() *bpl.Interp {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.in
 }
 
-// Library returns the module's current kafkabpl.Library (replaced, like
-// the interpreter, when the module stops).
+// Library returns the module's current kafkabpl.Library: stopping the
+// module closes it (destroying its handles) and makes a new one.
 func (m *Module) Library() *kafkabpl.Library {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -188,10 +193,10 @@ func (m *Module) stopLocked(ctx context.Context) error {
 	in, lib := m.Interp(), m.Library()
 	in.Close()
 	cerr := lib.Close(context.WithoutCancel(ctx))
-	nin, nlib := m.runtime()
-	nin.ReplaceScope(in.Scope())
+	in.Reopen()
+	nlib := m.newLibrary(in)
 	m.mu.Lock()
-	m.in, m.lib = nin, nlib
+	m.lib = nlib
 	m.mu.Unlock()
 	switch {
 	case err != nil:
@@ -207,8 +212,62 @@ func (m *Module) stopLocked(ctx context.Context) error {
 // again when the server knows its servers and scope has none.
 func (m *Module) Init(scope *kafkabpl.List) {
 	in := m.Interp()
+	if scope != nil {
+		makeFunctions(in, scope, map[*kafkabpl.List]bool{})
+	}
 	in.ReplaceScope(scope)
 	m.ensureServers(in)
+}
+
+// makeFunctions replaces, within l, each list (function (params) body...)
+// by the function value it defines: read from a snapshot or a request
+// body, a function is such a list, which brain4it calls as it is and this
+// evaluator must evaluate first.
+func makeFunctions(in *bpl.Interp, l *kafkabpl.List, seen map[*kafkabpl.List]bool) {
+	if seen[l] {
+		return
+	}
+	seen[l] = true
+	for i, v := range l.Values() {
+		sub, ok := v.(*kafkabpl.List)
+		if !ok {
+			continue
+		}
+		if fv, ok := functionValue(in, sub); ok {
+			l.Set(i, fv)
+			continue
+		}
+		makeFunctions(in, sub, seen)
+	}
+}
+
+// functionValue evaluates a list (function (params) body...).
+func functionValue(in *bpl.Interp, l *kafkabpl.List) (any, bool) {
+	if l.Len() < 2 || l.At(0) != kafkabpl.Reference("function") {
+		return nil, false
+	}
+	if _, ok := l.At(1).(*kafkabpl.List); !ok {
+		return nil, false
+	}
+	fv, err := in.SafeEval(context.Background(), l)
+	if _, ok := fv.(kafkabpl.Callable); !ok || err != nil {
+		return nil, false
+	}
+	return fv, true
+}
+
+// importValue is a value from a request body, with its functions made.
+func (m *Module) importValue(v any) any {
+	l, ok := v.(*kafkabpl.List)
+	if !ok {
+		return v
+	}
+	in := m.Interp()
+	if fv, ok := functionValue(in, l); ok {
+		return fv
+	}
+	makeFunctions(in, l, map[*kafkabpl.List]bool{})
+	return l
 }
 
 // Save writes the module's scope as the snapshot name ("" is head, the one
@@ -339,6 +398,13 @@ func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *kafkab
 	v, err := in.GetPath(ctx, parts)
 	if err != nil {
 		return nil, err
+	}
+	if l, ok := v.(*kafkabpl.List); ok {
+		// (function ...) written inside a data list, as brain4it's
+		// scopes hold them: brain4it calls it as it is
+		if fv, ok := functionValue(in, l); ok {
+			v = fv
+		}
 	}
 	fn, ok := v.(*bpl.Function)
 	if !ok || fn == nil {

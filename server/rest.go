@@ -230,7 +230,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	old, err := m.Interp().PutPath(r.Context(), t.Parts, data)
+	old, err := m.Interp().PutPath(r.Context(), t.Parts, m.importValue(data))
 	if err != nil {
 		return err
 	}
@@ -480,7 +480,7 @@ func ExceptionList(err error) *kafkabpl.List {
 	case errors.Is(err, bpl.ErrPath):
 		typ = "InvalidReference"
 	default:
-		if t := kafkabpl.ErrorType(err); t != "" {
+		if t := kafkabpl.ErrorType(err); t != "" && t != "KafkaError" {
 			typ = t
 		}
 	}
