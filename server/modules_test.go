@@ -155,12 +155,12 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func TestParsePath(t *testing.T) {
 	for in, want := range map[string]string{
-		"a":                   `("a")`,
-		"rules:2/predicate":   `("rules" 2 "predicate")`,
-		"a/0/b":               `("a" 0 "b")`,
-		`"@x y"/0`:            `("@x y" 0)`,
-		`a/"b/c":3`:           `("a" "b/c" 3)`,
-		`"q\"uote"`:           `("q\"uote")`,
+		"a":                 `("a")`,
+		"rules:2/predicate": `("rules" 2 "predicate")`,
+		"a/0/b":             `("a" 0 "b")`,
+		`"@x y"/0`:          `("@x y" 0)`,
+		`a/"b/c":3`:         `("a" "b/c" 3)`,
+		`"q\"uote"`:         `("q\"uote")`,
 	} {
 		parts, err := ParsePath(in)
 		if err != nil {

@@ -32,11 +32,11 @@ func TestEndpoints(t *testing.T) {
 	}
 	// paths: / for names, : and leading digits for indexes, quoted names, URL-decoded
 	for path, want := range map[string]string{
-		"/m/b":                   "1",
-		"/m/rules:1/predicate":   `"x y"`,
-		"/m/rules/1/predicate":   `"x y"`,
-		`/m/"a%20b"`:             "3",
-		"/m/rules:7":             "null",
+		"/m/b":                    "1",
+		"/m/rules:1/predicate":    `"x y"`,
+		"/m/rules/1/predicate":    `"x y"`,
+		`/m/"a%20b"`:              "3",
+		"/m/rules:7":              "null",
 		"/m/module-metadata/icon": `"air"`,
 	} {
 		if got := c.ok("GET", path, ""); got != want {
