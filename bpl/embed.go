@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/brain4it/kafkabpl"
 )
@@ -249,37 +250,65 @@ func (in *Interp) FormatValue(ctx context.Context, v any) (string, error) {
 // FormatScope writes the global scope as Format does, as brain4it prints a
 // module (GET /module and its saved snapshot): it takes the monitor of
 // every list a global holds, in scope order, then prints the scope at once
-// so that brain4it's tags link lists shared between variables. It gives up
-// with an Interrupted *Exception when ctx ends first.
+// so that brain4it's tags link lists shared between variables. So that it
+// never deadlocks with code that holds one of those monitors while
+// waiting for another, it lets go of them all when one is not free within
+// lockPatience and tries again. It gives up with an Interrupted
+// *Exception when ctx ends first.
 func (in *Interp) FormatScope(ctx context.Context) (string, error) {
 	in.mu.RLock()
 	var lists []*kafkabpl.List
+	seen := map[*kafkabpl.List]bool{}
 	for _, v := range in.globals.Values() {
-		if l, ok := v.(*kafkabpl.List); ok && l != in.globals {
+		if l, ok := v.(*kafkabpl.List); ok && l != in.globals && !seen[l] {
+			seen[l] = true
 			lists = append(lists, l)
 		}
 	}
 	in.mu.RUnlock()
-	t := in.task(ctx, 0)
 	f := &frame{src: &source{}}
-	held := map[*kafkabpl.List]bool{}
-	defer func() {
-		for l := range held {
-			t.unlock(l)
+	for {
+		t, held, err := in.lockAll(ctx, f, lists)
+		if err == nil {
+			in.mu.RLock()
+			text := formatValue(in.globals)
+			in.mu.RUnlock()
+			for _, l := range held {
+				t.unlock(l)
+			}
+			return text, nil
 		}
-	}()
-	for _, l := range lists {
-		if held[l] {
-			continue
+		if ctx.Err() != nil {
+			return "", in.task(ctx, 0).interrupted(f)
 		}
-		if err := t.lock(f, l); err != nil {
-			return "", err
-		}
-		held[l] = true
 	}
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return formatValue(in.globals), nil
+}
+
+// lockPatience is how long FormatScope waits for one monitor before it
+// lets go of the others and starts again.
+const lockPatience = 20 * time.Millisecond
+
+// lockAll takes the monitors of lists for one task, or none: it fails when
+// one is not free within lockPatience.
+func (in *Interp) lockAll(ctx context.Context, f *frame, lists []*kafkabpl.List) (*task, []*kafkabpl.List, error) {
+	t := in.task(ctx, 0)
+	held := make([]*kafkabpl.List, 0, len(lists))
+	for _, l := range lists {
+		actx, cancel := context.WithTimeout(ctx, lockPatience)
+		t.ctx = actx
+		err := t.lock(f, l)
+		cancel()
+		if err != nil {
+			t.ctx = ctx
+			for _, h := range held {
+				t.unlock(h)
+			}
+			return nil, nil, err
+		}
+		held = append(held, l)
+	}
+	t.ctx = ctx
+	return t, held, nil
 }
 
 // SafeEval is Eval that never panics: a Go panic in the evaluator or in a

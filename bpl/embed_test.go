@@ -100,3 +100,29 @@ func TestSafeEvalRecoversPanics(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// FormatScope does not deadlock with code that holds one list's monitor
+// while it waits for another's.
+func TestFormatScopeBacksOff(t *testing.T) {
+	ctx := context.Background()
+	in := New(nil)
+	if err := in.Run(ctx, "t", `(set a (list 1)) (set b (list 2))`, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- in.Run(ctx, "t", `(sync b (sleep 100) (sync a (push a 3)))`, nil)
+	}()
+	for range 50 {
+		if _, err := in.FormatScope(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s, err := in.FormatScope(ctx)
+	if err != nil || s != `("a" => (1 3) "b" => (2))` {
+		t.Fatalf("FormatScope = %s, %v", s, err)
+	}
+}
