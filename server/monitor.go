@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -189,6 +190,9 @@ func (s *Server) monitorLine(ctx context.Context, m *Module, fn string, reqCtx *
 	ctx, cancel := context.WithTimeout(ctx, monitorEvalTime)
 	defer cancel()
 	v, err := m.CallExterior(ctx, fn, reqCtx, nil)
+	if errors.Is(err, ErrNotExterior) {
+		v, err = nil, nil // brain4it sends null for it
+	}
 	if err != nil {
 		return "", false
 	}

@@ -51,8 +51,10 @@ func SplitPath(urlPath string) (Target, error) {
 // is an index too (brain4it's reader reads a/0 so), and a name may be
 // quoted, "a b", with BPL's escapes, to hold /, : or spaces. So
 // rules:2/predicate is ("rules" 2 "predicate") and "@x y"/0 is ("@x y" 0).
-// The first part must be a name. Errors wrap ErrInvalidPath.
+// Spaces around s are ignored, as brain4it's PathParser trims them. The
+// first part must be a name. Errors wrap ErrInvalidPath.
 func ParsePath(s string) ([]any, error) {
+	s = strings.TrimSpace(s)
 	var parts []any
 	i := 0
 	sep := byte('/') // the separator before the part being read

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -113,8 +114,19 @@ func (r *recorder) Flush() {
 	}
 }
 
+// requestPath is the request's path decoded as brain4it's standalone
+// server decodes it (Java's URLDecoder): %XX escapes and + for a space,
+// which brain4it's Java client writes for one.
+func requestPath(r *http.Request) string {
+	p, err := url.QueryUnescape(r.URL.EscapedPath())
+	if err != nil {
+		return r.URL.Path
+	}
+	return p
+}
+
 func moduleOf(r *http.Request) string {
-	t, _ := SplitPath(r.URL.Path)
+	t, _ := SplitPath(requestPath(r))
 	return t.Module
 }
 
@@ -144,7 +156,7 @@ func (s *Server) checkAccess(t Target, key string) error {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
-	t, err := SplitPath(r.URL.Path)
+	t, err := SplitPath(requestPath(r))
 	if err != nil {
 		return err
 	}
@@ -190,7 +202,7 @@ func (s *Server) listModules() *kafkabpl.List {
 }
 
 func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
-	t, err := SplitPath(r.URL.Path)
+	t, err := SplitPath(requestPath(r))
 	if err != nil {
 		return err
 	}
@@ -238,7 +250,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
-	t, err := SplitPath(r.URL.Path)
+	t, err := SplitPath(requestPath(r))
 	if err != nil {
 		return err
 	}
@@ -266,7 +278,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
-	t, err := SplitPath(r.URL.Path)
+	t, err := SplitPath(requestPath(r))
 	if err != nil {
 		return err
 	}
