@@ -61,8 +61,9 @@ type Server struct {
 	mu       sync.RWMutex
 	modules  map[string]*Module
 	closing  bool
-	done     chan struct{} // closed by Shutdown: ends monitor streams
-	sessions sync.Map      // monitor session id -> *session
+	done     chan struct{} // closed by CloseMonitors: ends monitor streams
+	monOnce  sync.Once
+	sessions sync.Map // monitor session id -> *session
 }
 
 // New returns a server with no modules.
@@ -125,13 +126,13 @@ func (s *Server) Start(ctx context.Context) error {
 // brain4it's does on a clean shutdown. Requests made afterwards fail with
 // ErrShutdown. It returns the errors joined.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.CloseMonitors()
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		return nil
 	}
 	s.closing = true
-	close(s.done)
 	mods := s.sortedLocked()
 	s.mu.Unlock()
 	var errs []error
@@ -148,6 +149,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CloseMonitors ends every monitor stream, and any started later at once.
+// A program calls it before http.Server.Shutdown, which would otherwise
+// wait for the streams, and then Shutdown, once the requests in flight
+// are done, so that what they did is saved. Shutdown calls it too.
+func (s *Server) CloseMonitors() {
+	s.monOnce.Do(func() { close(s.done) })
 }
 
 // Module returns the module named name, or nil.

@@ -110,16 +110,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		failed = true
 	}
 	fmt.Fprintln(stderr, "kafkabpl serve: stopping")
-	// Monitors end and modules stop and save first; then the requests
-	// still running get a few seconds to finish.
+	// Monitor streams end, the requests in flight get 10 s to finish,
+	// then the modules stop and are saved with what those did.
+	srv.CloseMonitors()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
+	hctx, hcancel := context.WithTimeout(sctx, 10*time.Second)
+	defer hcancel()
+	hs.Shutdown(hctx)
 	if err := srv.Shutdown(sctx); err != nil {
 		failed = true
 	}
-	hctx, hcancel := context.WithTimeout(sctx, 5*time.Second)
-	defer hcancel()
-	hs.Shutdown(hctx)
 	if failed {
 		return exitFail
 	}
