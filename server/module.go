@@ -81,13 +81,11 @@ func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
 	return lib
 }
 
-// ensureServers sets kafka-servers when the server knows its servers and
-// the scope has none.
+// ensureServers sets kafka-servers when the server knows its servers: a
+// module loaded from a snapshot made with other servers talks to this
+// server's.
 func (m *Module) ensureServers(in *bpl.Interp) {
-	if m.srv.cfg.Servers == "" {
-		return
-	}
-	if _, ok := in.Global(ServersVar); !ok {
+	if m.srv.cfg.Servers != "" {
 		in.SetGlobal(ServersVar, m.srv.cfg.Servers)
 	}
 }
@@ -209,7 +207,7 @@ func (m *Module) stopLocked(ctx context.Context) error {
 
 // Init replaces the module's scope with scope (nil empties it), as PUT
 // /module with a list does; the module keeps scope. kafka-servers is set
-// again when the server knows its servers and scope has none.
+// again when the server knows its servers (Config.Servers).
 func (m *Module) Init(scope *kafkabpl.List) {
 	in := m.Interp()
 	if scope != nil {

@@ -35,7 +35,8 @@ type Config struct {
 	// (a new MemStore), lost when the process ends.
 	Store Store
 	// Servers, when not "", is set as kafka-servers in every module
-	// that has no such variable.
+	// when it is created or loaded, or its scope replaced (replacing the
+	// value a snapshot holds).
 	Servers string
 	// Log receives the server's log and what modules print, a line each
 	// with the module's name first; nil discards it.
