@@ -124,8 +124,9 @@ func (s *Server) Start(ctx context.Context) error {
 
 // Shutdown ends every monitor stream, then stops every module (its stop
 // code, executors and Kafka handles) and saves its head snapshot, as
-// brain4it's does on a clean shutdown. Requests made afterwards fail with
-// ErrShutdown. It returns the errors joined.
+// brain4it's does on a clean shutdown. ctx bounds the stop code (which
+// is interrupted once it ends), not the saving. Modules created afterwards
+// fail with ErrShutdown. It returns the errors joined.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.CloseMonitors()
 	s.mu.Lock()
@@ -142,7 +143,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.logf("%v", err)
 			errs = append(errs, err)
 		}
-		if err := m.Save(ctx, "", false); err != nil {
+		// saved even when ctx has ended: a stop that took too long
+		// must not lose the module
+		if err := m.Save(context.WithoutCancel(ctx), "", false); err != nil {
 			s.logf("module %s: save failed: %v", m.name, err)
 			errs = append(errs, err)
 		} else {
