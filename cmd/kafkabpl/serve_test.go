@@ -112,3 +112,19 @@ func TestServeKeepsModules(t *testing.T) {
 		t.Fatalf("serve exit %d: %s", code, stderr)
 	}
 }
+
+func TestServeAddress(t *testing.T) {
+	for _, c := range []struct {
+		sf   serveFlags
+		want string
+	}{
+		{serveFlags{port: 9999}, "127.0.0.1:9999"},
+		{serveFlags{port: 8080, listen: "0.0.0.0"}, "0.0.0.0:8080"},
+		{serveFlags{port: 8080, listen: "10.0.0.1:7000"}, "10.0.0.1:7000"},
+		{serveFlags{port: 80, listen: "[::1]"}, "[::1]:80"},
+	} {
+		if got := c.sf.address(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.sf, got, c.want)
+		}
+	}
+}
