@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/brain4it/kafkabpl/bpl"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,3 +186,42 @@ func TestParsePath(t *testing.T) {
 		}
 	}
 }
+
+// Destroying a module runs its stop, kills its executors and destroys its
+// Kafka handles; other modules go on.
+func TestDestroyEndsExecutorsAndHandles(t *testing.T) {
+	srv, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("PUT", "/other", "")
+	c.ok("POST", "/other", "(set t (spawn (while true (sleep 10))))")
+	p := c.ok("POST", "/m", `(set stop (function () (set stopped true))) (spawn (while true (sleep 10))) (kafka-producer "127.0.0.1:1")`)
+	m := srv.Module("m")
+	in, lib := m.Interp(), m.Library()
+	if in.Busy() != 1 {
+		t.Fatalf("busy %d", in.Busy())
+	}
+	c.ok("DELETE", "/m", "")
+	if in.Busy() != 0 {
+		t.Fatalf("destroy left %d executors", in.Busy())
+	}
+	if stopped, _ := in.Global("stopped"); stopped != true {
+		t.Fatal("stop did not run")
+	}
+	vs, _ := parseOne(p)
+	if ok, err := lib.Functions()["kafka-destroy"](context.Background(), kafkabpl.NewList(vs)); err == nil && ok != false {
+		t.Fatalf("the handle %s outlived its module", p)
+	}
+	if srv.Module("other").Interp().Busy() != 1 {
+		t.Fatal("destroying m stopped another module's executor")
+	}
+}
+
+func parseOne(s string) (any, error) {
+	vs, err := bplParse(s)
+	if err != nil || len(vs) != 1 {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+var bplParse = bpl.Parse
