@@ -368,11 +368,13 @@ func requestContext(remoteAddr string, remotePort int64, headers *kafkabpl.List)
 	if headers == nil {
 		headers = &kafkabpl.List{}
 	}
+	// brain4it's order; response-headers is an empty list, not null, so
+	// that (set ctx/response-headers/content-type ...) works
 	return (&kafkabpl.List{}).
-		AppendNamed("request-headers", headers).
-		AppendNamed("response-headers", &kafkabpl.List{}).
 		AppendNamed("remote-address", remoteAddr).
-		AppendNamed("remote-port", remotePort)
+		AppendNamed("remote-port", remotePort).
+		AppendNamed("request-headers", headers).
+		AppendNamed("response-headers", &kafkabpl.List{})
 }
 
 // ErrNotExterior is wrapped by CallExterior's error when the path names no
