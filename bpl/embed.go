@@ -2,6 +2,7 @@ package bpl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -19,7 +20,7 @@ import (
 
 // ErrPath is wrapped by the errors of GetPath, PutPath and DeletePath when
 // the path names no element.
-var ErrPath = fmt.Errorf("bpl: invalid path")
+var ErrPath = errors.New("bpl: invalid path")
 
 // Parse reads BPL text into its top-level values, resolving brain4it's tags
 // (<#N> and <@N>, see value_tags.go), so that a module's saved scope that
