@@ -226,7 +226,7 @@ func (in *Interp) parentOf(ctx context.Context, path []any) (*kafkabpl.List, any
 // code on in that syncs on other lists meanwhile, or it may deadlock with
 // it until ctx ends.
 func (in *Interp) LockList(ctx context.Context, l *kafkabpl.List) (unlock func(), err error) {
-	t := in.task(ctx, 0)
+	t := in.lockTask(ctx)
 	if err := t.lock(&frame{src: &source{}}, l); err != nil {
 		return nil, err
 	}
@@ -292,15 +292,16 @@ const lockPatience = 20 * time.Millisecond
 // lockAll takes the monitors of lists for one task, or none: it fails when
 // one is not free within lockPatience.
 func (in *Interp) lockAll(ctx context.Context, f *frame, lists []*kafkabpl.List) (*task, []*kafkabpl.List, error) {
-	t := in.task(ctx, 0)
+	t := in.lockTask(ctx)
 	held := make([]*kafkabpl.List, 0, len(lists))
+	saved := t.ctx
+	defer func() { t.ctx = saved }()
 	for _, l := range lists {
 		actx, cancel := context.WithTimeout(ctx, lockPatience)
 		t.ctx = actx
 		err := t.lock(f, l)
 		cancel()
 		if err != nil {
-			t.ctx = ctx
 			for _, h := range held {
 				t.unlock(h)
 			}
@@ -308,8 +309,19 @@ func (in *Interp) lockAll(ctx context.Context, f *frame, lists []*kafkabpl.List)
 		}
 		held = append(held, l)
 	}
-	t.ctx = ctx
 	return t, held, nil
+}
+
+// lockTask is the task that takes monitors for LockList and FormatScope:
+// when ctx is that of a library function called from code running on in
+// (module-save, say), the calling task, blocked in that call, so that the
+// monitors it holds (its (sync l ...)) are its own again, as Java's are
+// reentrant; otherwise a task of its own.
+func (in *Interp) lockTask(ctx context.Context) *task {
+	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.task != nil && c.task.in == in {
+		return c.task
+	}
+	return in.task(ctx, 0)
 }
 
 // SafeEval is Eval that never panics: a Go panic in the evaluator or in a

@@ -211,11 +211,12 @@ type callerKey struct{}
 type caller struct {
 	depth int
 	base  context.Context
+	task  *task // the task blocked in the library call (see lockTask)
 }
 
 // libCtx is the context a library function gets.
 func (t *task) libCtx() context.Context {
-	return context.WithValue(t.ctx, callerKey{}, caller{depth: t.depth, base: t.base})
+	return context.WithValue(t.ctx, callerKey{}, caller{depth: t.depth, base: t.base, task: t})
 }
 
 // eval evaluates x. Every error it returns is an *Exception.

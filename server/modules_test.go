@@ -83,6 +83,12 @@ func TestModuleFunctions(t *testing.T) {
 	if got := c.ok("POST", "/m", `(module-delete "backup*") (size (module-snapshots))`); got != "1" {
 		t.Fatalf("module-delete left: %s", got) // head
 	}
+	// module-save inside (sync l ...) prints l: the monitor is the
+	// caller's (without that, the save gives up after 30 s)
+	if got := c.ok("POST", "/m", `(set l (list 1)) (sync l (push l 2) (module-save "in-sync"))`); got != `"Module m saved."` {
+		t.Fatalf("module-save in sync: %s", got)
+	}
+	c.ok("POST", "/m", `(module-delete "in-sync")`)
 	c.fails("POST", "/m", `(module-load "nope")`, "IOException", "no such snapshot")
 	c.fails("POST", "/m", `(module-save "../x")`, "IOException", "invalid snapshot name")
 	c.fails("POST", "/m", `(module-notify 3)`, "InvalidArgument", "module-notify")
