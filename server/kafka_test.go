@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,7 +153,7 @@ func TestKafkaTemperatureModule(t *testing.T) {
 	deadline = time.Now().Add(60 * time.Second)
 	for i := 0; ; i++ {
 		send(fmt.Sprintf("%d.25", 30+i))
-		if line := waitLine(mon2, time.Second); len(line) > 9 && line[:9] == `("@temp" ` && line[9:13] != "24.5" {
+		if line := waitLine(mon2, time.Second); strings.HasPrefix(line, `("@temp" `) && !strings.HasPrefix(line, `("@temp" 24.5 `) {
 			break
 		}
 		if time.Now().After(deadline) {
