@@ -97,7 +97,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "kafkabpl serve: %v\n", err)
 		return exitFail
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: 1 << 20}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
