@@ -2,7 +2,6 @@ package bpl
 
 import (
 	"iter"
-	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -120,9 +119,12 @@ func biDelete(t *task, f *frame, call *kafkabpl.List) (any, error) {
 func (in *Interp) deleteGlobal(name string) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	_, ok := in.globals[name]
-	delete(in.globals, name)
-	return ok
+	i := in.globals.Index(name)
+	if i < 0 {
+		return false
+	}
+	in.globals.Remove(i)
+	return true
 }
 
 // (set-local x value) sets the local variable x of the current function
@@ -237,7 +239,7 @@ func biGlobalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	t.in.mu.RLock()
 	defer t.in.mu.RUnlock()
-	return scopeList(maps.All(t.in.globals)), nil
+	return scopeList(t.in.globals.All()), nil
 }
 
 // (local-scope) gives the local variables of the current function (or top
