@@ -130,10 +130,14 @@ func moduleOf(r *http.Request) string {
 	return t.Module
 }
 
-// checkAccess is brain4it's checkSecurity: the server key allows anything;
-// without a server key anything is allowed; otherwise a module whose
-// access-key variable is unset allows anything, one whose key matches
-// allows it; anything else is a SecurityException.
+// checkAccess is brain4it's checkSecurity, but closed by default: without
+// a server key anything is allowed; the server key allows anything; a
+// module's own access-key allows that module; anything else is a
+// SecurityException. brain4it leaves a module with no access-key open to
+// anyone even when the server has a key, so that a module saved on a
+// laptop and loaded by a server listening beyond loopback (--listen, which
+// requires a key) would be open to the network; here it needs the server
+// key.
 func (s *Server) checkAccess(t Target, key string) error {
 	if s.cfg.AccessKey == "" || s.cfg.AccessKey == key {
 		return nil
@@ -142,7 +146,7 @@ func (s *Server) checkAccess(t Target, key string) error {
 		if m := s.Module(t.Module); m != nil {
 			v, _ := m.Interp().Global(AccessKeyVar)
 			if v == nil {
-				return nil
+				return ErrSecurity
 			}
 			if text, ok := v.(string); ok && text == key {
 				return nil

@@ -167,10 +167,16 @@ func TestAccessKeys(t *testing.T) {
 		t.Fatalf("@pub: %s", got)
 	}
 	mod.fails("PUT", "/other", "", "SecurityException", "not authorized") // a module key creates nothing
-	// brain4it's rule: a module without access-key is open
+	// A module without access-key needs the server key (brain4it leaves
+	// it open to anyone).
 	admin.ok("POST", "/m", "(delete access-key)")
-	if got := anon.ok("POST", "/m", "(+ 1 2)"); got != "3" {
-		t.Fatalf("open module: %s", got)
+	anon.fails("POST", "/m", "(+ 1 2)", "SecurityException", "not authorized")
+	mod.fails("GET", "/m", "", "SecurityException", "not authorized")
+	if got := admin.ok("POST", "/m", "(+ 1 2)"); got != "3" {
+		t.Fatalf("server key on a module without its own: %s", got)
+	}
+	if got := anon.ok("POST", "/m/@pub", ""); got != `"public"` {
+		t.Fatalf("@pub without the module's key: %s", got)
 	}
 }
 
