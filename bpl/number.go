@@ -179,7 +179,9 @@ func biDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (= a b ...) is true when all its arguments are equal: numbers by value
 // (1 = 1.0), lists element by element (not their names: == compares
-// those too), other values by type and content.
+// those too), functions by their code, as brain4it's, which are lists
+// (=== tells one function from another of the same code), other values by
+// type and content.
 func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
