@@ -422,6 +422,9 @@ func pathOf(name string) []string {
 	if !strings.Contains(name, "/") {
 		return nil
 	}
+	if strings.Contains(name, `"`) {
+		return quotedPath(name)
+	}
 	if len(name) > 1 && name[0] == '/' && !strings.Contains(name[1:], "/") {
 		return []string{name[1:]}
 	}
