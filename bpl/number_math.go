@@ -93,7 +93,7 @@ func biAtan(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (cos x) gives the cosine of the angle x in radians, a float: (cos 0) is
 // 1.
 // The result is Java's StrictMath's to the last bit, but for |x| beyond
-// 2**19 pi/2 (about 823550), where the last bit may differ.
+// 2**19 pi/2 (about 823550), where the last two bits may differ.
 func biCos(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return t.floatFunc(f, call, javaCos)
 }
@@ -101,7 +101,7 @@ func biCos(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (sin x) gives the sine of the angle x in radians, a float: (sin 0.5) is
 // 0.479425538604203.
 // The result is Java's StrictMath's to the last bit, but for |x| beyond
-// 2**19 pi/2 (about 823550), where the last bit may differ.
+// 2**19 pi/2 (about 823550), where the last two bits may differ.
 func biSin(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return t.floatFunc(f, call, javaSin)
 }
@@ -109,7 +109,7 @@ func biSin(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (tan x) gives the tangent of the angle x in radians, a float: (tan 0)
 // is 0, (tan 1) 1.5574077246549023.
 // The result is Java's StrictMath's to the last bit, but for |x| beyond
-// 2**19 pi/2 (about 823550), where the last bit may differ.
+// 2**19 pi/2 (about 823550), where the last two bits may differ.
 func biTan(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return t.floatFunc(f, call, javaTan)
 }
