@@ -14,9 +14,12 @@ import (
 // 1.0471975511965976 with math.Acos. The functions here follow fdlibm's
 // published method step by step (the same polynomial coefficients, the
 // same splitting of a double into a high and a low word, the same order of
-// operations), so they give its results bit for bit. Java's Math may use
-// a processor's own routine instead for sin, cos, tan, log and log10; it
-// agrees with StrictMath for the arguments brain4it's docs show.
+// operations), so they give its results bit for bit, but for sin, cos
+// and tan beyond 2**19 pi/2, whose argument is reduced exactly here and
+// by a longer method there (within 2 units in the last place). Java's
+// Math may use a processor's own routine instead for sin, cos, tan, log
+// and log10; it agrees with StrictMath for the arguments brain4it's docs
+// show.
 //
 // Hazard: bit-for-bit agreement needs every operation rounded separately.
 // The Go compiler fuses x*y+z into one instruction on some processors
