@@ -385,16 +385,11 @@ func kernelTan(x, y float64, k int) float64 {
 	if k == 1 {
 		return w
 	}
-	// -1/(x+r) with x+r split into high and low parts for accuracy
-	z = zeroLo(w)
-	v = r - (z - x)
-	a := -1 / w
-	t := zeroLo(a)
-	s = 1 + float64(t*z)
-	return t + float64(a*(s+float64(t*v)))
+	return negInverse(x, r)
 }
 
-// negInverse gives -1/(x+y) for a tiny x.
+// negInverse gives -1/(x+y), y being x's tail, with x+y split into high
+// and low parts for accuracy.
 func negInverse(x, y float64) float64 {
 	w := x + y
 	z := zeroLo(w)
@@ -472,25 +467,35 @@ const (
 	two54    = 1 << 54
 )
 
-// javaLog is Java's StrictMath.log.
-func javaLog(x float64) float64 {
-	hx := hi(x)
-	k := int32(0)
+// logArg takes apart the argument of log and log10: for zero, a negative
+// number, infinity or NaN it gives the result (done); else x scaled to a
+// normal number when it was subnormal, its high word and its binary
+// exponent.
+func logArg(x float64) (r float64, done bool, y float64, hx, k int32) {
+	hx = hi(x)
 	if hx < 0x00100000 { // x < 2**-1022: zero, negative or subnormal
 		switch {
 		case uint32(hx&0x7fffffff)|lo(x) == 0:
-			return math.Inf(-1)
+			return math.Inf(-1), true, 0, 0, 0
 		case hx < 0:
-			return math.NaN()
+			return math.NaN(), true, 0, 0, 0
 		}
 		k -= 54
 		x *= two54
 		hx = hi(x)
 	}
 	if hx >= 0x7ff00000 {
-		return x + x
+		return x + x, true, 0, 0, 0
 	}
-	k += hx>>20 - 1023
+	return 0, false, x, hx, k + hx>>20 - 1023
+}
+
+// javaLog is Java's StrictMath.log.
+func javaLog(x float64) float64 {
+	special, done, x, hx, k := logArg(x)
+	if done {
+		return special
+	}
 	hx &= 0x000fffff
 	i := (hx + 0x95f64) & 0x100000
 	x = withHi(x, hx|(i^0x3ff00000)) // x or x/2, within [sqrt(2)/2, sqrt(2)]
@@ -539,23 +544,10 @@ const (
 // k*log10(2) + log(m)/ln(10) with log10(2) in two parts, which is exact
 // for powers of ten.
 func javaLog10(x float64) float64 {
-	hx := hi(x)
-	k := int32(0)
-	if hx < 0x00100000 {
-		switch {
-		case uint32(hx&0x7fffffff)|lo(x) == 0:
-			return math.Inf(-1)
-		case hx < 0:
-			return math.NaN()
-		}
-		k -= 54
-		x *= two54
-		hx = hi(x)
+	special, done, x, hx, k := logArg(x)
+	if done {
+		return special
 	}
-	if hx >= 0x7ff00000 {
-		return x + x
-	}
-	k += hx>>20 - 1023
 	i := int32(uint32(k) >> 31)
 	hx = hx&0x000fffff | (0x3ff-i)<<20
 	y := float64(k + i)
