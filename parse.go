@@ -277,10 +277,13 @@ func (p *parser) pathString() error {
 	if err != nil {
 		return err
 	}
-	if q.text == "" || allDigits(q.text) {
-		// an index is written bare; brain4it's reader would take this
-		// part as a name, an evaluator here as an index
-		return p.errorAt(q, fmt.Sprintf("the path part %q names no element: write an index without quotes", q.text))
+	switch {
+	case q.text == "":
+		return p.errorAt(q, `the empty path part "" names no element`)
+	case allDigits(q.text):
+		// brain4it's reader would take this part as a name, an evaluator
+		// here as an index
+		return p.errorAt(q, fmt.Sprintf("the path part %q is quoted digits: write an index without quotes", q.text))
 	}
 	if p.off < len(p.src) {
 		if c := p.src[p.off]; !isSpace(c) && c != '(' && c != ')' && c != '/' {
