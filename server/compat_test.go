@@ -1,0 +1,43 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// The tests in this file hold what brain4it's own clients (the web
+// manager, the desktop and Android managers through brain4it-client-java)
+// were seen to need when they were run against kafkabpl serve.
+
+// TestHeaderNamesAreLowercase: brain4it's headers are written in lowercase,
+// as brain4it's server writes them, since Java's getHeaderFields map, where
+// the desktop manager's dashboards look for server-time, is case-sensitive.
+func TestHeaderNamesAreLowercase(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @v (function (ctx) 1))`)
+	for _, tc := range []struct {
+		method, path, body string
+		hdr                []string
+		want               []string
+	}{
+		{"GET", "/", "", nil, []string{"server-time", "access-control-allow-origin", "access-control-expose-headers"}},
+		{"POST", "/m", "(+ 1 2)", nil, []string{"server-time", "access-control-allow-origin", "access-control-expose-headers"}},
+		{"POST", "/m/@v", "", nil, []string{"server-time", "access-control-allow-origin"}},
+		{"POST", "/m", "(throw \"x\")", nil, []string{"server-time", "access-control-allow-origin"}},
+		{"OPTIONS", "/m", "", nil, []string{"allow", "access-control-allow-methods", "access-control-allow-headers", "access-control-allow-origin"}},
+		{"POST", "/m", `("@v")`, []string{MonitorHeader, "0"}, []string{"x-content-type-options", "access-control-allow-origin"}},
+	} {
+		names := c.headerNames(tc.method, tc.path, tc.body, tc.hdr...)
+		for _, want := range tc.want {
+			if _, ok := names[want]; !ok {
+				t.Errorf("%s %s %q: no header spelt %q among %v", tc.method, tc.path, tc.body, want, names)
+			}
+		}
+		for name := range names {
+			if l := strings.ToLower(name); l != name && strings.HasPrefix(l, "access-control") || l == ServerTimeHeader && l != name {
+				t.Errorf("%s %s: header %q is not lowercase", tc.method, tc.path, name)
+			}
+		}
+	}
+}
