@@ -1,8 +1,12 @@
 package server
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
 )
 
 // The tests in this file hold what brain4it's own clients (the web
@@ -38,6 +42,41 @@ func TestHeaderNamesAreLowercase(t *testing.T) {
 			if l := strings.ToLower(name); l != name && strings.HasPrefix(l, "access-control") || l == ServerTimeHeader && l != name {
 				t.Errorf("%s %s: header %q is not lowercase", tc.method, tc.path, name)
 			}
+		}
+	}
+}
+
+// TestMonitorEndedAtTheRoot: brain4it-client-java's Monitor ends its
+// session with POST / (the server's URL, no module) carrying the monitor
+// header, the session id and no access key, even on a server with a key;
+// the stream must end.
+func TestMonitorEndedAtTheRoot(t *testing.T) {
+	_, anon := newTestServer(t, Config{AccessKey: "server-key"})
+	c := anon.withKey("server-key")
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @v (function (ctx) 1))`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mon := c.watch(ctx, "m", 0, "@v")
+	if ch := mon.next(t, 10*time.Second); ch.fn != "@v" || ch.text != "1" {
+		t.Fatalf("first line: %+v", ch)
+	}
+	if got := anon.ok("POST", "/", kafkabpl.Format(mon.id), MonitorHeader, "0"); got != `"unwatched"` {
+		t.Fatalf("unwatch at the root: %s", got)
+	}
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case _, ok := <-mon.lines:
+			if !ok {
+				if n := c.ok("POST", "/m", `(module-notify "@v")`); n != "0" {
+					t.Fatalf("module-notify after the unwatch reached %s listeners", n)
+				}
+				return
+			}
+		case <-timer.C:
+			t.Fatal("the stream did not end after the unwatch at the root")
 		}
 	}
 }
