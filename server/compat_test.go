@@ -80,3 +80,48 @@ func TestMonitorEndedAtTheRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsSayWhichCall: a failed evaluation's 500 names the innermost
+// call that raised it with a "code" element, as brain4it's server answers
+// (its consoles show it); a thrown value with a code of its own keeps it;
+// an exterior function's error and a parse error name none.
+func TestErrorsSayWhichCall(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set fail (function (x) (throw "Inner" "from fail"))) (set @bad (function (ctx) (fail 1)))`)
+	for _, tc := range []struct{ body, typ, code string }{
+		{`(list 1 (throw "Outer" "m"))`, "Outer", `(throw "Outer" "m")`},
+		{`(do (list 2 (fail 1)))`, "Inner", `(throw "Inner" "from fail")`},
+		{`(+ 1 (list 2 (number-of "x")))`, "", ""},
+		{`(throw ("Mine" "message" => "m" "code" => "mine"))`, "Mine", `"mine"`},
+	} {
+		r := c.do("POST", "/m", tc.body)
+		l, _ := r.value.(*kafkabpl.List)
+		if r.status != 500 || l == nil {
+			t.Fatalf("%s: want a 500 exception list, got %d %s", tc.body, r.status, r.text)
+		}
+		code, ok := l.Get("code")
+		if tc.code == "" {
+			// whatever failed, the code is a call of the body
+			if cl, _ := code.(*kafkabpl.List); !ok || cl == nil || !strings.Contains(tc.body, kafkabpl.Format(cl)) {
+				t.Errorf("%s: code %v is not a call of the body (answer %s)", tc.body, code, r.text)
+			}
+			continue
+		}
+		if l.At(0) != tc.typ || !ok || kafkabpl.Format(code) != tc.code {
+			t.Errorf("%s: want type %s and code %s, got %s", tc.body, tc.typ, tc.code, r.text)
+		}
+	}
+	r := c.do("POST", "/m/@bad", "")
+	if l, _ := r.value.(*kafkabpl.List); r.status != 500 || l == nil || l.At(0) != "Inner" || l.Index("code") >= 0 {
+		t.Errorf("exterior error: want Inner without code, got %d %s", r.status, r.text)
+	}
+	r = c.do("POST", "/m", "(+ 1")
+	if l, _ := r.value.(*kafkabpl.List); r.status != 500 || l == nil || l.Index("code") >= 0 {
+		t.Errorf("parse error: want no code, got %d %s", r.status, r.text)
+	}
+	// a try handler's exception value is the script's, without the code
+	if got := c.ok("POST", "/m", `(try (throw "E" "m") (ex "E" => (has ex "code")))`); got != "false" {
+		t.Errorf("a handler saw a code: %s", got)
+	}
+}

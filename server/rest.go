@@ -494,7 +494,7 @@ func ExceptionList(err error) *kafkabpl.List {
 	switch {
 	case errors.As(err, &ex):
 		if ex.Value != nil {
-			return ex.Value
+			return withCode(ex)
 		}
 		typ, msg = ex.Type, ex.Message
 	case errors.As(err, &syn):
@@ -514,13 +514,48 @@ func ExceptionList(err error) *kafkabpl.List {
 	return kafkabpl.NewList(typ).AppendNamed("message", msg)
 }
 
+// withCode is the exception's list with a "code" element naming the
+// innermost call that raised it, as brain4it's server answers a failed
+// evaluation: ("boom" "code" => (throw "boom")). The list is a copy; one
+// that has a code of its own (a thrown exception value) is kept as it is.
+func withCode(ex *bpl.Exception) *kafkabpl.List {
+	if ex.Code == nil {
+		return ex.Value
+	}
+	if _, ok := ex.Value.Get("code"); ok {
+		return ex.Value
+	}
+	l := &kafkabpl.List{}
+	for name, v := range ex.Value.All() {
+		if name == "" {
+			l.Append(v)
+		} else {
+			l.AppendNamed(name, v)
+		}
+	}
+	return l.AppendNamed("code", ex.Code)
+}
+
 // stripSource drops where an exterior function's exception was raised, as
-// brain4it's removeSourceInfo does: exterior callers are not trusted.
+// brain4it's removeSourceInfo does: exterior callers are not trusted. The
+// exception's other elements stay.
 func stripSource(err error) error {
 	var ex *bpl.Exception
-	if errors.As(err, &ex) {
-		l := kafkabpl.NewList(ex.Type).AppendNamed("message", ex.Message)
-		return &bpl.Exception{Type: ex.Type, Message: ex.Message, Value: l}
+	if !errors.As(err, &ex) {
+		return err
 	}
-	return err
+	l := &kafkabpl.List{}
+	for name, v := range ex.Value.All() {
+		switch name {
+		case "":
+			l.Append(v)
+		case "code", "stack":
+		default:
+			l.AppendNamed(name, v)
+		}
+	}
+	if l.Len() == 0 {
+		l = kafkabpl.NewList(ex.Type).AppendNamed("message", ex.Message)
+	}
+	return &bpl.Exception{Type: ex.Type, Message: ex.Message, Value: l}
 }
