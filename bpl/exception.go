@@ -28,6 +28,12 @@ type Exception struct {
 	Line          int    // the line of the innermost call that failed; 0 if unknown
 	Value         *kafkabpl.List
 
+	// Code is the innermost call that raised the exception, as the
+	// evaluator read it: what brain4it's server answers as the exception
+	// list's "code" element. nil when no call raised it (a parse error).
+	// It is not part of Value, so a try handler does not see it.
+	Code *kafkabpl.List
+
 	cause     error
 	interrupt bool // the context ended: try must not catch it
 }
@@ -57,6 +63,15 @@ func (e *Exception) ExceptionType() string { return e.Type }
 // Unwrap returns the Go error the exception came from: a library
 // function's error, or the context's error for Interrupted; nil otherwise.
 func (e *Exception) Unwrap() error { return e.cause }
+
+// noteCode records call as where err was raised, unless a call inside it
+// was recorded already: the innermost call wins, as in brain4it.
+func noteCode(err error, call *kafkabpl.List) {
+	var e *Exception
+	if errors.As(err, &e) && e.Code == nil && !e.interrupt {
+		e.Code = call
+	}
+}
 
 // exception returns a new exception raised where t is, in f's file.
 func (t *task) exception(f *frame, typ, msg string, cause error) *Exception {

@@ -298,6 +298,9 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 	}
 	t.depth--
 	t.line = saved
+	if err != nil {
+		noteCode(err, l)
+	}
 	return v, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -215,3 +216,45 @@ func firstList(vs []any) (*kafkabpl.List, bool) {
 }
 
 func itoa(n int) string { return kafkabpl.Format(int64(n)) }
+
+// headerNames sends a request on a connection of its own and returns the
+// answer's header names as they were written on the wire (net/http's
+// client would canonicalize them), mapped to their values. It reads no
+// body, so it suits monitor streams too.
+func (c *client) headerNames(method, path, body string, hdr ...string) map[string]string {
+	c.t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.base, "http://"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	var req strings.Builder
+	req.WriteString(method + " " + path + " HTTP/1.1\r\nHost: " + strings.TrimPrefix(c.base, "http://") + "\r\n")
+	req.WriteString("Content-Type: text/plain; charset=UTF-8\r\nContent-Length: " + itoa(len(body)) + "\r\n")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.WriteString(hdr[i] + ": " + hdr[i+1] + "\r\n")
+	}
+	req.WriteString("\r\n" + body)
+	if _, err := io.WriteString(conn, req.String()); err != nil {
+		c.t.Fatal(err)
+	}
+	rd := bufio.NewReader(conn)
+	status, err := rd.ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 ") {
+		c.t.Fatalf("%s %s: status line %q: %v", method, path, status, err)
+	}
+	names := map[string]string{}
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			c.t.Fatalf("%s %s: reading the headers: %v", method, path, err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			return names
+		}
+		name, value, _ := strings.Cut(line, ":")
+		names[name] = strings.TrimSpace(value)
+	}
+}

@@ -130,8 +130,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, m *Module, fnList
 
 	h := w.Header()
 	h.Set("Content-Type", bplContentType)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set(ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
+	setHeader(h, "x-content-type-options", "nosniff")
+	setHeader(h, ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	send := func(text string) error {

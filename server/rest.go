@@ -60,8 +60,8 @@ var ErrBodyTooLarge = errors.New("server: request body too large")
 // method 405. A panic in a request is recovered and answered 500.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", ServerTimeHeader)
+	setHeader(h, "access-control-allow-origin", "*")
+	setHeader(h, "access-control-expose-headers", ServerTimeHeader)
 	rw := &recorder{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
@@ -74,9 +74,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch r.Method {
 	case http.MethodOptions:
-		h.Set("Allow", "GET,PUT,DELETE,POST,OPTIONS")
-		h.Set("Access-Control-Allow-Methods", "GET,PUT,DELETE,POST,OPTIONS")
-		h.Set("Access-Control-Allow-Headers", AccessKeyHeader+","+MonitorHeader+","+SessionIDHeader)
+		setHeader(h, "allow", "GET,PUT,DELETE,POST,OPTIONS")
+		setHeader(h, "access-control-allow-methods", "GET,PUT,DELETE,POST,OPTIONS")
+		setHeader(h, "access-control-allow-headers", AccessKeyHeader+","+MonitorHeader+","+SessionIDHeader)
 		rw.WriteHeader(http.StatusOK)
 		return
 	case http.MethodGet:
@@ -450,12 +450,23 @@ func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Modul
 }
 
 func writeText(w http.ResponseWriter, ct, text string) error {
-	w.Header().Set(ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
+	setHeader(w.Header(), ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", strconv.Itoa(len(text)))
 	w.WriteHeader(http.StatusOK)
 	_, err := io.WriteString(w, text)
 	return err
+}
+
+// setHeader sets the header name exactly as spelt, lowercase as brain4it's
+// server writes its own headers, where h.Set would write Server-Time. HTTP
+// names are case-insensitive, but Java's HttpURLConnection.getHeaderFields
+// answers a case-sensitive map, and brain4it's desktop and Android
+// managers (FunctionInvoker) look server-time up in it: with the canonical
+// spelling their dashboards never see the server's time. Content-Type and
+// Content-Length stay canonical, since net/http looks for them so.
+func setHeader(h http.Header, name, value string) {
+	h[name] = []string{value}
 }
 
 // sendError answers 500 with the exception list (413 for a body too large).
@@ -466,7 +477,7 @@ func (s *Server) sendError(w http.ResponseWriter, m *Module, err error) {
 	}
 	text := bpl.Format(ExceptionList(err))
 	h := w.Header()
-	h.Set(ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
+	setHeader(h, ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	h.Set("Content-Type", bplContentType)
 	h.Set("Content-Length", strconv.Itoa(len(text)))
 	w.WriteHeader(code)
@@ -483,7 +494,7 @@ func ExceptionList(err error) *kafkabpl.List {
 	switch {
 	case errors.As(err, &ex):
 		if ex.Value != nil {
-			return ex.Value
+			return withCode(ex)
 		}
 		typ, msg = ex.Type, ex.Message
 	case errors.As(err, &syn):
@@ -503,13 +514,48 @@ func ExceptionList(err error) *kafkabpl.List {
 	return kafkabpl.NewList(typ).AppendNamed("message", msg)
 }
 
+// withCode is the exception's list with a "code" element naming the
+// innermost call that raised it, as brain4it's server answers a failed
+// evaluation: ("boom" "code" => (throw "boom")). The list is a copy; one
+// that has a code of its own (a thrown exception value) is kept as it is.
+func withCode(ex *bpl.Exception) *kafkabpl.List {
+	if ex.Code == nil {
+		return ex.Value
+	}
+	if _, ok := ex.Value.Get("code"); ok {
+		return ex.Value
+	}
+	l := &kafkabpl.List{}
+	for name, v := range ex.Value.All() {
+		if name == "" {
+			l.Append(v)
+		} else {
+			l.AppendNamed(name, v)
+		}
+	}
+	return l.AppendNamed("code", ex.Code)
+}
+
 // stripSource drops where an exterior function's exception was raised, as
-// brain4it's removeSourceInfo does: exterior callers are not trusted.
+// brain4it's removeSourceInfo does: exterior callers are not trusted. The
+// exception's other elements stay.
 func stripSource(err error) error {
 	var ex *bpl.Exception
-	if errors.As(err, &ex) {
-		l := kafkabpl.NewList(ex.Type).AppendNamed("message", ex.Message)
-		return &bpl.Exception{Type: ex.Type, Message: ex.Message, Value: l}
+	if !errors.As(err, &ex) {
+		return err
 	}
-	return err
+	l := &kafkabpl.List{}
+	for name, v := range ex.Value.All() {
+		switch name {
+		case "":
+			l.Append(v)
+		case "code", "stack":
+		default:
+			l.AppendNamed(name, v)
+		}
+	}
+	if l.Len() == 0 {
+		l = kafkabpl.NewList(ex.Type).AppendNamed("message", ex.Message)
+	}
+	return &bpl.Exception{Type: ex.Type, Message: ex.Message, Value: l}
 }

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+)
+
+// The tests in this file hold what brain4it's own clients (the web
+// manager, the desktop and Android managers through brain4it-client-java)
+// were seen to need when they were run against kafkabpl serve.
+
+// TestHeaderNamesAreLowercase: brain4it's headers are written in lowercase,
+// as brain4it's server writes them, since Java's getHeaderFields map, where
+// the desktop manager's dashboards look for server-time, is case-sensitive.
+func TestHeaderNamesAreLowercase(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @v (function (ctx) 1))`)
+	for _, tc := range []struct {
+		method, path, body string
+		hdr                []string
+		want               []string
+	}{
+		{"GET", "/", "", nil, []string{"server-time", "access-control-allow-origin", "access-control-expose-headers"}},
+		{"POST", "/m", "(+ 1 2)", nil, []string{"server-time", "access-control-allow-origin", "access-control-expose-headers"}},
+		{"POST", "/m/@v", "", nil, []string{"server-time", "access-control-allow-origin"}},
+		{"POST", "/m", "(throw \"x\")", nil, []string{"server-time", "access-control-allow-origin"}},
+		{"OPTIONS", "/m", "", nil, []string{"allow", "access-control-allow-methods", "access-control-allow-headers", "access-control-allow-origin"}},
+		{"POST", "/m", `("@v")`, []string{MonitorHeader, "0"}, []string{"x-content-type-options", "access-control-allow-origin"}},
+	} {
+		names := c.headerNames(tc.method, tc.path, tc.body, tc.hdr...)
+		for _, want := range tc.want {
+			if _, ok := names[want]; !ok {
+				t.Errorf("%s %s %q: no header spelt %q among %v", tc.method, tc.path, tc.body, want, names)
+			}
+		}
+		for name := range names {
+			if l := strings.ToLower(name); l != name && strings.HasPrefix(l, "access-control") || l == ServerTimeHeader && l != name {
+				t.Errorf("%s %s: header %q is not lowercase", tc.method, tc.path, name)
+			}
+		}
+	}
+}
+
+// TestMonitorEndedAtTheRoot: brain4it-client-java's Monitor ends its
+// session with POST / (the server's URL, no module) carrying the monitor
+// header, the session id and no access key, even on a server with a key;
+// the stream must end.
+func TestMonitorEndedAtTheRoot(t *testing.T) {
+	_, anon := newTestServer(t, Config{AccessKey: "server-key"})
+	c := anon.withKey("server-key")
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @v (function (ctx) 1))`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mon := c.watch(ctx, "m", 0, "@v")
+	if ch := mon.next(t, 10*time.Second); ch.fn != "@v" || ch.text != "1" {
+		t.Fatalf("first line: %+v", ch)
+	}
+	if got := anon.ok("POST", "/", kafkabpl.Format(mon.id), MonitorHeader, "0"); got != `"unwatched"` {
+		t.Fatalf("unwatch at the root: %s", got)
+	}
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case _, ok := <-mon.lines:
+			if !ok {
+				if n := c.ok("POST", "/m", `(module-notify "@v")`); n != "0" {
+					t.Fatalf("module-notify after the unwatch reached %s listeners", n)
+				}
+				return
+			}
+		case <-timer.C:
+			t.Fatal("the stream did not end after the unwatch at the root")
+		}
+	}
+}
+
+// TestErrorsSayWhichCall: a failed evaluation's 500 names the innermost
+// call that raised it with a "code" element, as brain4it's server answers
+// (its consoles show it); a thrown value with a code of its own keeps it;
+// an exterior function's error and a parse error name none.
+func TestErrorsSayWhichCall(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set fail (function (x) (throw "Inner" "from fail"))) (set @bad (function (ctx) (fail 1)))`)
+	for _, tc := range []struct{ body, typ, code string }{
+		{`(list 1 (throw "Outer" "m"))`, "Outer", `(throw "Outer" "m")`},
+		{`(do (list 2 (fail 1)))`, "Inner", `(throw "Inner" "from fail")`},
+		{`(+ 1 (list 2 (number-of "x")))`, "", ""},
+		{`(throw ("Mine" "message" => "m" "code" => "mine"))`, "Mine", `"mine"`},
+	} {
+		r := c.do("POST", "/m", tc.body)
+		l, _ := r.value.(*kafkabpl.List)
+		if r.status != 500 || l == nil {
+			t.Fatalf("%s: want a 500 exception list, got %d %s", tc.body, r.status, r.text)
+		}
+		code, ok := l.Get("code")
+		if tc.code == "" {
+			// whatever failed, the code is a call of the body
+			if cl, _ := code.(*kafkabpl.List); !ok || cl == nil || !strings.Contains(tc.body, kafkabpl.Format(cl)) {
+				t.Errorf("%s: code %v is not a call of the body (answer %s)", tc.body, code, r.text)
+			}
+			continue
+		}
+		if l.At(0) != tc.typ || !ok || kafkabpl.Format(code) != tc.code {
+			t.Errorf("%s: want type %s and code %s, got %s", tc.body, tc.typ, tc.code, r.text)
+		}
+	}
+	r := c.do("POST", "/m/@bad", "")
+	if l, _ := r.value.(*kafkabpl.List); r.status != 500 || l == nil || l.At(0) != "Inner" || l.Index("code") >= 0 {
+		t.Errorf("exterior error: want Inner without code, got %d %s", r.status, r.text)
+	}
+	r = c.do("POST", "/m", "(+ 1")
+	if l, _ := r.value.(*kafkabpl.List); r.status != 500 || l == nil || l.Index("code") >= 0 {
+		t.Errorf("parse error: want no code, got %d %s", r.status, r.text)
+	}
+	// a try handler's exception value is the script's, without the code
+	if got := c.ok("POST", "/m", `(try (throw "E" "m") (ex "E" => (has ex "code")))`); got != "false" {
+		t.Errorf("a handler saw a code: %s", got)
+	}
+}
