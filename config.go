@@ -465,11 +465,21 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// default, half of Java's, for two retries a second to a broker
 		// that is down.
 		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax)),
+		// A retried request is bounded by its time (RetryTimeout above),
+		// as Java's are, not by a count: kgo's default of 20 tries lasted
+		// about 9 s at this backoff, less than a coordinator's failover
+		// (9 to 13 s), so a consumer's heartbeat gave up, its group
+		// session ended, and every partition stalled until it rejoined.
+		kgo.RequestRetries(math.MaxInt32),
 		// kgo waits 5 s between metadata requests by default, so a
 		// first send to a topic the broker is still creating (on first
-		// use) paused 5 s. Java's clients ask again after 100 ms to 1 s.
-		// Less than the retry cap, so that each retry's refresh is made.
-		kgo.MetadataMinAge(250 * time.Millisecond),
+		// use) paused 5 s. Java's clients ask again 100 ms after each
+		// answer while a leader is unknown (their backoff grows only when
+		// a metadata request fails), and so does this: a partition's new
+		// leader is seen within 100 ms of its move. The cost is the same
+		// as Java's: ten metadata requests a second per client, to live
+		// brokers, while one is down; none otherwise.
+		kgo.MetadataMinAge(100 * time.Millisecond),
 	}
 	if c.logLevel != kgo.LogLevelNone && c.clientLog != nil {
 		opts = append(opts, kgo.WithLogger(&clientLogger{level: c.logLevel, id: id, write: c.clientLog}))

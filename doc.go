@@ -217,7 +217,7 @@
 // When a broker fails, the clients retry as Java's do: a failed request,
 // fetch or produce is retried after retry-backoff, doubling up to
 // retry-backoff-max, and each retry asks the brokers for fresh metadata
-// (at most every 250 ms), so that a partition whose leader moved is read
+// (at most every 100 ms, as Java's do), so that a partition whose leader moved is read
 // and written again within about half a second of the move. Kafka moves a dead
 // broker's partitions once its controller fences it (9 s by default). A
 // larger retry-backoff-max sends fewer requests while a broker is down,

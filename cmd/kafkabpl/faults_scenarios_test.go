@@ -62,7 +62,7 @@ func faultFirstSend(t *testing.T, c *faultCluster, java string) {
 // records acknowledged.
 func faultProducers(t *testing.T, c *faultCluster, java string) {
 	const bplTopic, javaTopic = "produce-bpl", "produce-java"
-	const batch, tick = 25, 150 * time.Millisecond // 166 records a second
+	const batch, tick = 8, 50 * time.Millisecond // 160 records a second, in sends 50 ms apart so that when a send began adds little to its stall
 	start := time.Now()
 	ctx := faultCtx(t, 480*time.Second)
 	c.createTopics(t, ctx, bplTopic, javaTopic)
@@ -184,8 +184,8 @@ func faultProducers(t *testing.T, c *faultCluster, java string) {
 
 	lostBPL, dupsBPL := checkKeyed(t, "kafkabpl producer's topic", readKeyed(t, ctx, c.addrs, bplTopic, len(acked)), acked)
 	lostJava, dupsJava := checkKeyed(t, "Java producer's topic", readKeyed(t, ctx, c.addrs, javaTopic, len(javaOK)), javaOK)
-	t.Logf("kafkabpl producer: %d sent, %d acknowledged, %d failed sends %q; lost %d, duplicates %d; stall (longest Send, 25 records) %v",
-		sent.Load(), len(acked), len(failures), failures, lostBPL, dupsBPL, maxSend.Round(time.Millisecond))
+	t.Logf("kafkabpl producer: %d sent, %d acknowledged, %d failed sends %q; lost %d, duplicates %d; stall (longest Send, %d records) %v",
+		sent.Load(), len(acked), len(failures), failures, lostBPL, dupsBPL, batch, maxSend.Round(time.Millisecond))
 	t.Logf("Java producer:     %d sent, %d acknowledged, %d failed; lost %d, duplicates %d; stall (longest send-to-ack) %v",
 		javaSent, len(javaOK), javaFailed, lostJava, dupsJava, time.Duration(javaMax)*time.Millisecond)
 	t.Logf("stall: kafkabpl %v, Java %v; took %v", maxSend.Round(time.Millisecond), time.Duration(javaMax)*time.Millisecond, time.Since(start).Round(time.Millisecond))
