@@ -55,10 +55,10 @@ func (r *Record) ValueBytes() []byte { return r.r.Value }
 // committed), so a bad message never stalls the consumer and is never
 // dropped silently.
 func (r *Record) Err() error {
-	if err := r.cfg.keyDeser.checkAt(r.r.Key, "key"); err != nil {
+	if err := r.cfg.keyDeser.checkAt(r.r.Topic, r.r.Key, "key"); err != nil {
 		return err
 	}
-	return r.cfg.valDeser.checkAt(r.r.Value, "value")
+	return r.cfg.valDeser.checkAt(r.r.Topic, r.r.Value, "value")
 }
 
 // Key returns the key as the consumer's key-deserializer reads it; nil for
@@ -80,7 +80,7 @@ func (r *Record) decoded(s *serde, b []byte) any {
 	if r.Err() != nil {
 		return b
 	}
-	v, err := s.decodeAt(b, "")
+	v, err := s.decodeAt(r.r.Topic, b, "")
 	if err != nil { // cannot happen: Err checked b with s
 		return b
 	}
