@@ -551,15 +551,15 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 		}
 		for _, t := range topics {
 			if perTopic {
-				key, val, err = h.encodeFor(t, m, pos)
-				var re *recordError
-				if errors.As(err, &re) {
+				if key, val, err = h.encodeFor(t, m, pos); err != nil {
+					re, ok := errors.AsType[*recordError](err)
+					if !ok {
+						return nil, nil, err
+					}
 					if failed == nil {
 						failed = map[int]error{}
 					}
 					failed[len(recs)] = re.err
-				} else if err != nil {
-					return nil, nil, err
 				}
 			}
 			// Set field by field in the zeroed slot: a struct literal

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/sr"
 )
@@ -60,6 +61,7 @@ type schemaSerde struct {
 type schemaTarget struct {
 	prefix []byte // the header: magic byte, id, indexes
 	codec  schemaCodec
+	size   atomic.Int64 // the largest record written yet: the next one's buffer
 }
 
 type decodeKey struct {
@@ -184,11 +186,14 @@ func (ss *schemaSerde) encode(topic string, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst := make([]byte, len(t.prefix), len(t.prefix)+64)
+	dst := make([]byte, len(t.prefix), max(t.size.Load(), int64(len(t.prefix))+64))
 	copy(dst, t.prefix)
 	out, err := t.codec.appendEncode(dst, v)
 	if err != nil {
 		return nil, &recordError{err}
+	}
+	if n := int64(len(out)); n > t.size.Load() && n <= 1<<20 {
+		t.size.Store(n)
 	}
 	return out, nil
 }
