@@ -312,10 +312,17 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 	case avLong:
 		i, ok := avroInteger(v)
 		if !ok {
-			if s, isStr := v.(string); isStr {
+			if s, isStr := v.(string); isStr && strings.Contains(n.lt, "timestamp-") {
 				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+					switch {
+					case strings.HasSuffix(n.lt, "-micros"):
+						return appendVarlong(dst, t.UnixMicro()), nil
+					case strings.HasSuffix(n.lt, "-nanos"):
+						return appendVarlong(dst, t.UnixNano()), nil
+					}
 					return appendVarlong(dst, t.UnixMilli()), nil
 				}
+				return nil, avroWant("a timestamp (an integer, or RFC 3339 text)", v)
 			}
 			return nil, avroWant("a long (an integer)", v)
 		}
