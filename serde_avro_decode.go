@@ -16,8 +16,18 @@ import (
 // has read, for errors.
 type avroDecoder struct {
 	b     []byte
+	s     string // b as a string, made at the first string read: every string is a part of it
 	i     int
 	depth int
+}
+
+// str returns b[i:j] as a string, sharing one copy of b among a value's
+// strings: one allocation for all of them, not one each.
+func (d *avroDecoder) str(i, j int) string {
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s[i:j]
 }
 
 // maxAvroDepth bounds nesting, so that a recursive schema and crafted
@@ -123,6 +133,7 @@ func (d *avroDecoder) value(n *avroNode) (any, error) {
 		if n.kind == avString {
 			what = "string"
 		}
+		start := d.i
 		raw, err := d.take(ln, what)
 		if err != nil {
 			return nil, err
@@ -132,9 +143,10 @@ func (d *avroDecoder) value(n *avroNode) (any, error) {
 		}
 		if n.kind == avString {
 			if !utf8.Valid(raw) {
+				d.i = start
 				return nil, d.errorf("a string that is not UTF-8")
 			}
-			return string(raw), nil
+			return d.str(start, d.i), nil
 		}
 		return slices.Clone(raw), nil
 	case avFixed:
@@ -216,6 +228,12 @@ func (d *avroDecoder) blocks(n *avroNode) (any, error) {
 		if count > 1<<20 && n.items.kind == avNull {
 			return nil, d.errorf("a block of %d null elements", count)
 		}
+		if l.values == nil {
+			l.values = make([]any, 0, count)
+			if n.kind == avMap {
+				l.names = make([]string, 0, count)
+			}
+		}
 		for range count {
 			name := ""
 			if n.kind == avMap {
@@ -223,11 +241,11 @@ func (d *avroDecoder) blocks(n *avroNode) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				raw, err := d.take(ln, "map key")
-				if err != nil {
+				start := d.i
+				if _, err := d.take(ln, "map key"); err != nil {
 					return nil, err
 				}
-				name = string(raw)
+				name = d.str(start, d.i)
 			}
 			v, err := d.nested(n.items)
 			if err != nil {
