@@ -43,6 +43,7 @@ var (
 	serdeJSON   = &serde{name: "JSON", encode: encodeJSON, decode: decodeJSON, check: checkJSON}
 	serdeBPL    = &serde{name: "BPL", encode: encodeBPL, decode: decodeBPL, check: checkBPL}
 	serdeAvro   = &serde{name: "Avro", format: avroFormat}
+	serdeJSONSc = &serde{name: "JSON Schema", format: jsonSchemaFormat}
 )
 
 // serdeByName maps the lower-case short names to serdes.
@@ -53,6 +54,8 @@ var serdeByName = map[string]*serde{
 	// Confluent's: io.confluent.kafka.serializers.KafkaAvroSerializer and
 	// its deserializer.
 	"avro": serdeAvro, "kafkaavro": serdeAvro,
+	// io.confluent.kafka.serializers.json.KafkaJsonSchemaSerializer
+	"json-schema": serdeJSONSc, "jsonschema": serdeJSONSc, "json schema": serdeJSONSc, "kafkajsonschema": serdeJSONSc,
 }
 
 // lookupSerde finds a serde by short name (String), Java class name
