@@ -231,7 +231,7 @@ func (r valueReader) serde() (*serde, error) {
 			return sd, nil
 		}
 	}
-	return nil, r.errorf("one of String, ByteArray, Short, Integer, Long, Float, Double, JSON, BPL, Avro, JSON-Schema (or a Java class name such as org.apache.kafka.common.serialization.StringSerializer or io.confluent.kafka.serializers.KafkaAvroSerializer)")
+	return nil, r.errorf("one of String, ByteArray, Short, Integer, Long, Float, Double, JSON, BPL, Avro, Protobuf, JSON-Schema (or a Java class name such as org.apache.kafka.common.serialization.StringSerializer or io.confluent.kafka.serializers.KafkaAvroSerializer)")
 }
 
 // subjectStrategy reads "topic", "record" or "topic-record", or the Java

@@ -44,6 +44,7 @@ var (
 	serdeBPL    = &serde{name: "BPL", encode: encodeBPL, decode: decodeBPL, check: checkBPL}
 	serdeAvro   = &serde{name: "Avro", format: avroFormat}
 	serdeJSONSc = &serde{name: "JSON Schema", format: jsonSchemaFormat}
+	serdeProto  = &serde{name: "Protobuf", format: protobufFormat}
 )
 
 // serdeByName maps the lower-case short names to serdes.
@@ -55,6 +56,8 @@ var serdeByName = map[string]*serde{
 	// its deserializer.
 	"avro": serdeAvro, "kafkaavro": serdeAvro,
 	// io.confluent.kafka.serializers.json.KafkaJsonSchemaSerializer
+	// io.confluent.kafka.serializers.protobuf.KafkaProtobufSerializer
+	"protobuf": serdeProto, "kafkaprotobuf": serdeProto,
 	"json-schema": serdeJSONSc, "jsonschema": serdeJSONSc, "json schema": serdeJSONSc, "kafkajsonschema": serdeJSONSc,
 }
 

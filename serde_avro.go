@@ -406,8 +406,8 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, 0), nil
 	case avMap:
-		l, ok := v.(*List)
-		if !ok || l.Len() > 0 && !l.Named() {
+		l, ok := v.(*List) // an element without a name has the key ""
+		if !ok {
 			return nil, avroWant("a list with names (map)", v)
 		}
 		if l.Len() > 0 {
