@@ -2,6 +2,7 @@ package kafkabpl
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -12,7 +13,10 @@ import (
 	"github.com/bufbuild/protocompile"
 	"github.com/twmb/franz-go/pkg/sr"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
@@ -41,15 +45,36 @@ func compileProtobuf(reg *registry, s sr.Schema) (schemaCodec, error) {
 	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
 		Accessor: protocompile.SourceAccessorFromMap(files),
 	})}
+	var fd protoreflect.FileDescriptor
 	fds, err := c.Compile(context.Background(), protoMainFile)
-	if err != nil {
+	if err == nil {
+		fd = fds[0]
+	} else if fd = protoFromDescriptor(s.Schema); fd == nil {
 		return nil, err
 	}
-	fd := fds[0]
 	if fd.Messages().Len() == 0 {
 		return nil, errors.New("the schema has no message")
 	}
 	return &protobufCodec{file: fd, msg: fd.Messages().Get(0), text: s.Schema}, nil
+}
+
+// protoFromDescriptor reads a schema registered as a base64
+// FileDescriptorProto, as Confluent's Python client registers them; nil
+// when it is not one (or imports more than the standard files).
+func protoFromDescriptor(text string) protoreflect.FileDescriptor {
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil {
+		return nil
+	}
+	var fdp descriptorpb.FileDescriptorProto
+	if proto.Unmarshal(raw, &fdp) != nil {
+		return nil
+	}
+	fd, err := protodesc.NewFile(&fdp, protoregistry.GlobalFiles)
+	if err != nil {
+		return nil
+	}
+	return fd
 }
 
 // protoReferences fetches references (and theirs) into files, by import
