@@ -492,7 +492,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	ins := make([]Record, len(recs)) // one allocation for the batch's inputs
 	for i, kr := range recs {
 		in := &ins[i]
-		*in = Record{kr, s.h.cfg}
+		*in = Record{r: kr, cfg: s.h.cfg}
 		outs, err := s.transformOne(in)
 		if err != nil {
 			switch s.spec.OnError {
