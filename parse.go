@@ -58,11 +58,16 @@ func (e *SyntaxError) Unwrap() error { return ErrInvalidArgument }
 //     NaN, Infinity and -Infinity are floats too, and -0.0 is negative
 //     zero.
 //   - true, false and null; any other token is a Reference with the raw
-//     text (x, kafka-send, +, ###, a/b/0).
+//     text (x, kafka-send, +, ###, a/b/0). A part of a path (what follows
+//     a /) may be a string literal, for a name with spaces, parentheses,
+//     slashes or quotes: /"Hello friend"/"John Connor", persons/"J. Doe"/0;
+//     it must not be empty or all digits (an index is written bare), and
+//     it ends the token or is followed by another /.
 //   - Bytes up to and including the space (' ', tab, newline, carriage
 //     return and the other ASCII control characters) separate tokens, as in
 //     brain4it; a token ends at one of them or at ( or ). A " inside a
-//     token is an error. There are no comments: (### "text") is a call.
+//     token is an error, but for a quoted path part. There are no
+//     comments: (### "text") is a call.
 //   - Lists may nest at most 10000 deep.
 func Parse(src string) ([]any, error) { return ParseLines(src, nil) }
 
@@ -244,7 +249,13 @@ func (p *parser) next() (token, error) {
 			break
 		}
 		if c == '"' {
-			return tok, p.errorAtOff(p.off, p.line, p.lineStart, `" inside a token: separate the string with a space`)
+			if src[p.off-1] != '/' {
+				return tok, p.errorAtOff(p.off, p.line, p.lineStart, `" inside a token: separate the string with a space`)
+			}
+			if err := p.pathString(); err != nil {
+				return tok, err
+			}
+			continue
 		}
 		p.off++
 	}
@@ -256,6 +267,40 @@ func (p *parser) next() (token, error) {
 	}
 	tok.val = v
 	return tok, nil
+}
+
+// pathString reads the quoted part of a path reference that starts at
+// p.off, as in persons/"John Smith"/age: a string literal that must end
+// the token or be followed by another /.
+func (p *parser) pathString() error {
+	q, err := p.str(token{off: p.off, line: p.line, lineStart: p.lineStart})
+	if err != nil {
+		return err
+	}
+	switch {
+	case q.text == "":
+		return p.errorAt(q, `the empty path part "" names no element`)
+	case allDigits(q.text):
+		// brain4it's reader would take this part as a name, an evaluator
+		// here as an index
+		return p.errorAt(q, fmt.Sprintf("the path part %q is quoted digits: write an index without quotes", q.text))
+	}
+	if p.off < len(p.src) {
+		if c := p.src[p.off]; !isSpace(c) && c != '(' && c != ')' && c != '/' {
+			return p.errorAtOff(p.off, p.line, p.lineStart, "a quoted path part must end the token or be followed by /")
+		}
+	}
+	return nil
+}
+
+// allDigits reports whether s is made of ASCII digits only.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // str reads the string literal that starts at tok.

@@ -77,6 +77,11 @@ func TestParseValues(t *testing.T) {
 		{"kafka-send", []any{Reference("kafka-send")}},
 		{"+ - * / = != <= ###", []any{Reference("+"), Reference("-"), Reference("*"), Reference("/"), Reference("="), Reference("!="), Reference("<="), Reference("###")}},
 		{"a/b/0", []any{Reference("a/b/0")}},
+		// quoted path parts keep their raw text, escapes included
+		{`/"Hello friend"/"John Connor"`, []any{Reference(`/"Hello friend"/"John Connor"`)}},
+		{`rooms/"hall (north)"/3/"a\"b"`, []any{Reference(`rooms/"hall (north)"/3/"a\"b"`)}},
+		{`(get x/"a/b")`, []any{NewList(Reference("get"), Reference(`x/"a/b"`))}},
+		{`x/"5a" y`, []any{Reference(`x/"5a"`), Reference("y")}},
 		{"a=>1", []any{Reference("a=>1")}},
 		{"== =< =", []any{Reference("=="), Reference("=<"), Reference("=")}},
 		{"--1 -. . +Infinity ..5 nan True NULL", []any{Reference("--1"), Reference("-."), Reference("."), Reference("+Infinity"), Reference("..5"), Reference("nan"), Reference("True"), Reference("NULL")}},
@@ -195,6 +200,14 @@ func TestParseErrors(t *testing.T) {
 		{"0x10000000000000000", 1, 1, "does not fit in 64 bits"},
 		{"0b" + strings.Repeat("1", 64), 1, 1, "does not fit in 64 bits"},
 		{`a"b"`, 1, 2, `" inside a token`},
+		{`a/b"c"`, 1, 4, `" inside a token`},
+		{`a/"5"`, 1, 3, `the path part "5" is quoted digits: write an index without quotes`},
+		{`a/""`, 1, 3, `the empty path part "" names no element`},
+		{`a/"x"y`, 1, 6, "a quoted path part must end the token or be followed by /"},
+		{`a/"x"=>1`, 1, 6, "a quoted path part must end the token"},
+		{`a/"x`, 1, 3, "unterminated string"},
+		{`a/"x\q"`, 1, 5, `invalid escape \q`},
+		{"a/\"x\ny\"", 1, 5, "newline in string"},
 		{`"é" ù )`, 1, 7, "unexpected )"},
 		{"\xff\xfe )", 1, 4, "unexpected )"},
 		{"(\n\t\"x\" =>\n)", 2, 6, "=> must be followed by a value"},
@@ -267,6 +280,7 @@ var parseSeeds = []string{
 	"9223372036854775808", "0x7fffffffffffffff", "(((((1)))))",
 	")", "(", `"`, `"\u12"`, "x => 1", "(=> 1)", "(a => b => c)", "((a) => 1)", "(a =>)",
 	"1a", `a"b"`, "\"a\nb\"", "(\"é\" => ù)",
+	`/"Hello friend"/"John Connor"`, `x/"a b"/0/"c\"d"`, `a/"5"`, `a/"x"y`, `(a/"b c" => 1)`,
 }
 
 // FuzzParse checks that Parse never panics and that printing is stable:

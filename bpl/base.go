@@ -156,17 +156,23 @@ func biIf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	return nil, nil
 }
 
-// (when cond body...) evaluates body when cond is true and gives its last
-// value, else null.
+// (when cond body...) evaluates body when cond is true, and gives whether
+// it did, true or false, as brain4it's when does (use if for a value).
 func biWhen(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
 	c, err := t.eval(f, call.At(1))
-	if err != nil || !truthy(c) {
+	if err != nil {
 		return nil, err
 	}
-	return t.evalBody(f, call, 2)
+	if !truthy(c) {
+		return false, nil
+	}
+	if _, err := t.evalBody(f, call, 2); err != nil {
+		return nil, err
+	}
+	return true, nil
 }
 
 // (while cond body...) evaluates body as long as cond is true and gives
@@ -253,8 +259,8 @@ func biPrint(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // brain4it's cond does with clauses like (when test body...): a when
 // clause is true when its test is (its body is evaluated then), any other
 // clause when its value is true. It gives null, whatever the clauses gave.
-// (A when here gives its body's value, where brain4it's gives true, so a
-// when whose test holds stops cond even when its body gives false.)
+// (A when clause is judged by its test, so that a when that its script
+// has redefined as a variable is evaluated as any other clause.)
 func biCond(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	for i := 1; i < call.Len(); i++ {
 		if w, ok := call.At(i).(*kafkabpl.List); ok && w.Len() > 1 && w.At(0) == kafkabpl.Reference("when") && !t.hasVar(f, "when") {

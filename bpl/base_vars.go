@@ -2,7 +2,6 @@ package bpl
 
 import (
 	"iter"
-	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -120,9 +119,12 @@ func biDelete(t *task, f *frame, call *kafkabpl.List) (any, error) {
 func (in *Interp) deleteGlobal(name string) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	_, ok := in.globals[name]
-	delete(in.globals, name)
-	return ok
+	i := in.globals.Index(name)
+	if i < 0 {
+		return false
+	}
+	in.globals.Remove(i)
+	return true
 }
 
 // (set-local x value) sets the local variable x of the current function
@@ -152,12 +154,15 @@ func biSetLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // x's text names when x is a string ("persons" or "persons/5/name"; it
 // must read as one reference); the path a list of parts names when x is a
 // list whose first element is a variable name and whose others are names
-// or indexes (("persons" 5 "name") gives persons/5/name). A part that the
-// reader could not read back in a path (a name with a space, a slash or
-// only digits, a negative or fractional index) is an exception, as are
-// values of other types (an InvalidReference exception, as brain4it's). A
-// path of one part is written with a slash before it: (reference
-// ("action")) is /action, which evaluates as action does.
+// or indexes (("persons" 5 "name") gives persons/5/name). A name with a
+// space, a slash, a parenthesis or a quote is written quoted, as brain4it
+// writes it: (reference ("Hello friend" "John Connor")) is /"Hello
+// friend"/"John Connor". The empty name, a name of digits only (which a
+// path reads as an index) and a negative or fractional index are an
+// exception, as are values of other types (an InvalidReference exception,
+// as brain4it's). A path of one part, or whose first part is quoted, is
+// written with a slash before it: (reference ("action")) is /action,
+// which evaluates as action does.
 func biReference(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
@@ -198,9 +203,8 @@ func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
 		var s string
 		switch p := p.(type) {
 		case string:
-			s = p
-			_, isIndex := pathIndex(p)
-			if isIndex || strings.Contains(p, "/") || !isReferenceText(p) {
+			var ok bool
+			if s, ok = pathName(p); !ok {
 				return nil, t.errorf(f, "InvalidReference", "reference: path part %d, %s, cannot be written in a path", i+1, describe(p))
 			}
 		case int64:
@@ -221,8 +225,8 @@ func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
 		}
 		parts[i] = s
 	}
-	if len(parts) == 1 {
-		return kafkabpl.Reference("/" + parts[0]), nil // a path still
+	if len(parts) == 1 || parts[0][0] == '"' {
+		return kafkabpl.Reference("/" + strings.Join(parts, "/")), nil // a path still
 	}
 	return kafkabpl.Reference(strings.Join(parts, "/")), nil
 }
@@ -237,7 +241,7 @@ func biGlobalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	t.in.mu.RLock()
 	defer t.in.mu.RUnlock()
-	return scopeList(maps.All(t.in.globals)), nil
+	return scopeList(t.in.globals.All()), nil
 }
 
 // (local-scope) gives the local variables of the current function (or top

@@ -219,7 +219,15 @@ func (t *task) spawn(f *frame, fn string, base context.Context, src *source, cod
 	et := &task{in: in, ctx: ctx, base: base, exec: e}
 	go func() {
 		defer c.wg.Done()
-		_, err := et.eval(&frame{src: src}, code)
+		var err error
+		func() {
+			defer func() { // a panic ends the executor, not the program
+				if r := recover(); r != nil {
+					err = panicException(r)
+				}
+			}()
+			_, err = et.eval(&frame{src: src}, code)
+		}()
 		stop()
 		cancel()
 		c.mu.Lock()

@@ -200,11 +200,16 @@ func biThrow(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if !ok || typ == "" {
 		return nil, t.errorf(f, "InvalidArgument", "throw: want an exception type or value, got %s", describe(args.At(0)))
 	}
-	msg := ""
-	if args.Len() > 1 {
-		if msg, err = t.text(f, "throw", args.At(1)); err != nil {
-			return nil, err
-		}
+	if args.Len() == 1 {
+		// no message: the value has none, as in brain4it, so that
+		// (get ex "message") is null
+		e := t.exception(f, typ, "", nil)
+		e.Value = kafkabpl.NewList(typ)
+		return nil, e
+	}
+	msg, err := t.text(f, "throw", args.At(1))
+	if err != nil {
+		return nil, err
 	}
 	return nil, t.exception(f, typ, msg, nil)
 }

@@ -41,3 +41,20 @@ func TestSetReference(t *testing.T) {
 		{`(reference-list /b)`, `("b")`},
 	})
 }
+
+// A throw without a message makes an exception value without one, so a
+// handler reading its message gets null; with a message, it is the text
+// of the value given.
+func TestThrowMessage(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(try (throw "Overheat") (ex "*" => ex))`, `("Overheat")`},
+		{`(try (throw "Overheat") (ex "*" => (get ex "message")))`, `null`},
+		{`(try (throw "Overheat") (ex "Overheat" => (has ex "message")))`, `false`},
+		{`(try (throw "Overheat" "sensor 4") (ex "*" => (get ex "message")))`, `"sensor 4"`},
+		{`(try (throw "Overheat" 41.5) (ex "*" => ex))`, `("Overheat" "message" => "41.5")`},
+		{`(try (throw "Overheat" null) (ex "*" => (get ex "message")))`, `"null"`},
+	})
+	checkErrors(t, []errorTest{
+		{`(throw "Overheat")`, "Overheat", "", 1},
+	})
+}

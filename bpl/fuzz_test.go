@@ -34,6 +34,8 @@ var runSeeds = []string{
 	`(while true (try (sleep 1000) (ex "*" => 1)))`,
 	`(do (quote) (if) (get) (put) (set))`,
 	`(set a (list 1)) (set i 0) (while (< i 70) (set a (list a a)) (set i (+ i 1))) (print a)`,
+	`(set h ("a b" => (1 2))) (set h/"a b"/0 3) (reference-list h/"a b"/1) (reference ("h" "x/y" 2))`,
+	`(set f (function (x) x)) (list (=== f (clone f true)) (try (throw "E") (ex "E" => ex)) (tan 1))`,
 	")", `(a => `,
 }
 

@@ -73,8 +73,11 @@ type Interp struct {
 	outMu sync.Mutex // print writes whole lines
 	out   io.Writer
 
-	mu      sync.RWMutex
-	globals map[string]any
+	mu sync.RWMutex
+	// globals is the global scope, in the order the variables were
+	// first set, as brain4it's module scope (a list) keeps them; only
+	// its named elements are variables. It changes only under mu.
+	globals *kafkabpl.List
 	lib     map[string]kafkabpl.Func
 
 	conc concState // spawned executors and timer tasks (concurrency.go)
@@ -86,7 +89,7 @@ func New(out io.Writer) *Interp {
 	if out == nil {
 		out = io.Discard
 	}
-	return &Interp{out: out, globals: map[string]any{}, lib: map[string]kafkabpl.Func{}}
+	return &Interp{out: out, globals: &kafkabpl.List{}, lib: map[string]kafkabpl.Func{}}
 }
 
 // Define registers a library function under name, as in
@@ -105,14 +108,13 @@ func (in *Interp) Define(name string, f kafkabpl.Func) {
 func (in *Interp) SetGlobal(name string, v any) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.globals[name] = v
+	in.globals.Put(name, v)
 }
 
 func (in *Interp) global(name string) (any, bool) {
 	in.mu.RLock()
 	defer in.mu.RUnlock()
-	v, ok := in.globals[name]
-	return v, ok
+	return in.globals.Get(name)
 }
 
 func (in *Interp) libFunc(name string) kafkabpl.Func {
@@ -209,11 +211,12 @@ type callerKey struct{}
 type caller struct {
 	depth int
 	base  context.Context
+	task  *task // the task blocked in the library call (see lockTask)
 }
 
 // libCtx is the context a library function gets.
 func (t *task) libCtx() context.Context {
-	return context.WithValue(t.ctx, callerKey{}, caller{depth: t.depth, base: t.base})
+	return context.WithValue(t.ctx, callerKey{}, caller{depth: t.depth, base: t.base, task: t})
 }
 
 // eval evaluates x. Every error it returns is an *Exception.
@@ -418,6 +421,9 @@ func (t *task) set(f *frame, name string, v any) error {
 func pathOf(name string) []string {
 	if !strings.Contains(name, "/") {
 		return nil
+	}
+	if strings.Contains(name, `"`) {
+		return quotedPath(name)
 	}
 	if len(name) > 1 && name[0] == '/' && !strings.Contains(name[1:], "/") {
 		return []string{name[1:]}

@@ -155,6 +155,13 @@ func TestListAccess(t *testing.T) {
 		{`(clone null true)`, `null`},
 		{`(clone "s")`, `"s"`},
 		{`(set f (function (x) x)) (= f (clone f true))`, `true`},
+		// a cloned function is another function of the same code
+		{`(list (= (function (x) x) (function (x) x)) (= (function (x) x) (function (y) y)))`, `(true false)`},
+		{`(set double (function (n) (* 2 n))) (=== double (clone double true))`, `false`},
+		{`(set double (function (n) (* 2 n))) (=== double (clone double))`, `false`},
+		{`(set double (function (n) (* 2 n))) (set twice (clone double true)) (twice 21)`, `42`},
+		{`(set double (function (n) (* 2 n))) (set fs (list double double)) (set c (clone fs true)) (list (=== (get c 0) double) (=== (get c 0) (get c 1)))`, `(false true)`},
+		{`(set double (function (n) (* 2 n))) (set c (clone (list double))) (=== (get c 0) double)`, `true`},
 		{`(clone ())`, `()`},
 	})
 }

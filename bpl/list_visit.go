@@ -447,10 +447,11 @@ func biReverse(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (clone x) gives a new list with the elements of the list x, names kept,
-// sharing its sublists (a shallow copy); (clone x true) copies the
-// sublists too, at every depth, a sublist that x holds more than once
-// being copied once and shared alike. Any other x (a function, whose code
-// never changes, too) is given as it is.
+// sharing its sublists and functions (a shallow copy); (clone x true)
+// copies the sublists and functions too, at every depth, one that x holds
+// more than once being copied once and shared alike. A function x gives a
+// new function of the same code, so that (=== fn (clone fn)) is false as
+// in brain4it, where a function is a list. Any other x is given as it is.
 func biClone(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
@@ -459,26 +460,58 @@ func biClone(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, ok := args.At(0).(*kafkabpl.List)
-	if !ok {
-		return args.At(0), nil
-	}
 	deep := args.Len() > 1 && truthy(args.At(1))
-	return cloneList(l, deep, map[*kafkabpl.List]*kafkabpl.List{}), nil
+	c := cloner{deep: deep}
+	switch x := args.At(0).(type) {
+	case *kafkabpl.List:
+		return c.list(x), nil
+	case *Function:
+		return c.function(x), nil
+	}
+	return args.At(0), nil
 }
 
-// cloneList copies l, and its sublists when deep, each once.
-func cloneList(l *kafkabpl.List, deep bool, done map[*kafkabpl.List]*kafkabpl.List) *kafkabpl.List {
-	if c, ok := done[l]; ok {
-		return c
+// cloner copies lists, and their sublists and functions when deep, each
+// once.
+type cloner struct {
+	deep  bool
+	lists map[*kafkabpl.List]*kafkabpl.List
+	fns   map[*Function]*Function
+}
+
+func (c *cloner) list(l *kafkabpl.List) *kafkabpl.List {
+	if n, ok := c.lists[l]; ok {
+		return n
 	}
-	c := &kafkabpl.List{}
-	done[l] = c
+	if c.lists == nil {
+		c.lists = map[*kafkabpl.List]*kafkabpl.List{}
+	}
+	n := &kafkabpl.List{}
+	c.lists[l] = n
 	for name, v := range l.All() {
-		if sub, ok := v.(*kafkabpl.List); ok && deep {
-			v = cloneList(sub, deep, done)
+		if c.deep {
+			switch x := v.(type) {
+			case *kafkabpl.List:
+				v = c.list(x)
+			case *Function:
+				v = c.function(x)
+			}
 		}
-		c.AppendNamed(name, v)
+		n.AppendNamed(name, v)
 	}
-	return c
+	return n
+}
+
+// function copies fn: its code is never changed, so the copy shares it.
+func (c *cloner) function(fn *Function) *Function {
+	if n, ok := c.fns[fn]; ok {
+		return n
+	}
+	if c.fns == nil {
+		c.fns = map[*Function]*Function{}
+	}
+	n := new(Function)
+	*n = *fn
+	c.fns[fn] = n
+	return n
 }

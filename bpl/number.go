@@ -179,7 +179,9 @@ func biDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (= a b ...) is true when all its arguments are equal: numbers by value
 // (1 = 1.0), lists element by element (not their names: == compares
-// those too), other values by type and content.
+// those too), functions by their code, as brain4it's, which are lists
+// (=== tells one function from another of the same code), other values by
+// type and content.
 func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
@@ -535,27 +537,18 @@ func (t *task) logarithm(f *frame, call *kafkabpl.List, log func(float64) float6
 
 // (ln x) gives the natural logarithm of x, a float: (ln 1) is 0, (ln 0)
 // -Infinity, and a negative x gives NaN. logn is brain4it's name for it.
+// The result is Java's StrictMath.log, to the last bit.
 func biLn(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.logarithm(f, call, math.Log)
+	return t.logarithm(f, call, javaLog)
 }
 
 // (log x) gives the base-10 logarithm of x, a float: (log 1000) is 3,
 // (log 0) -Infinity, and a negative x gives NaN. log10 is brain4it's name
 // for it.
-// A power of ten gives its exact exponent; other values may differ from
-// Java's Math.log10 in the last bit.
+// The result is Java's StrictMath.log10, to the last bit: (log 5) is
+// 0.6989700043360189, and a power of ten gives its exact exponent.
 func biLog(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.logarithm(f, call, log10)
-}
-
-// log10 is math.Log10, exact for powers of ten (math.Log10(1e15) is
-// 14.999999999999998).
-func log10(x float64) float64 {
-	r := math.Log10(x)
-	if n := math.Round(r); n != r && math.Abs(n) < 400 && math.Pow(10, n) == x {
-		return n
-	}
-	return r
+	return t.logarithm(f, call, javaLog10)
 }
 
 // The bit functions work on 64-bit integers (brain4it's on 32-bit ones);

@@ -71,16 +71,17 @@ func biAbs(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (acos x) gives the arc cosine of x in radians, a float from 0 to pi:
-// (acos 1) is 0; NaN when x is not within [-1, 1]. The last bit may
-// differ from Java's.
+// (acos 1) is 0, (acos 0.5) 1.0471975511965979; NaN when x is not within
+// [-1, 1]. The result is Java's StrictMath.acos, to the last bit.
 func biAcos(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.floatFunc(f, call, math.Acos)
+	return t.floatFunc(f, call, javaAcos)
 }
 
 // (asin x) gives the arc sine of x in radians, a float from -pi/2 to
 // pi/2: (asin 1) is 1.5707963267948966; NaN when x is not within [-1, 1].
+// The result is Java's StrictMath.asin, to the last bit.
 func biAsin(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.floatFunc(f, call, math.Asin)
+	return t.floatFunc(f, call, javaAsin)
 }
 
 // (atan x) gives the arc tangent of x in radians, a float from -pi/2 to
@@ -91,20 +92,26 @@ func biAtan(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (cos x) gives the cosine of the angle x in radians, a float: (cos 0) is
 // 1.
+// The result is Java's StrictMath's to the last bit, but for |x| beyond
+// 2**19 pi/2 (about 823550), where the last two bits may differ.
 func biCos(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.floatFunc(f, call, math.Cos)
+	return t.floatFunc(f, call, javaCos)
 }
 
 // (sin x) gives the sine of the angle x in radians, a float: (sin 0.5) is
 // 0.479425538604203.
+// The result is Java's StrictMath's to the last bit, but for |x| beyond
+// 2**19 pi/2 (about 823550), where the last two bits may differ.
 func biSin(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.floatFunc(f, call, math.Sin)
+	return t.floatFunc(f, call, javaSin)
 }
 
 // (tan x) gives the tangent of the angle x in radians, a float: (tan 0)
-// is 0. The last bit may differ from Java's.
+// is 0, (tan 1) 1.5574077246549023.
+// The result is Java's StrictMath's to the last bit, but for |x| beyond
+// 2**19 pi/2 (about 823550), where the last two bits may differ.
 func biTan(t *task, f *frame, call *kafkabpl.List) (any, error) {
-	return t.floatFunc(f, call, math.Tan)
+	return t.floatFunc(f, call, javaTan)
 }
 
 // (sqrt x) gives the square root of x, a float: (sqrt 4) is 2, (sqrt 2)

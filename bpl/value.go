@@ -185,7 +185,8 @@ type pair struct{ a, b *kafkabpl.List }
 // equal compares values as brain4it does: numbers by value (1 = 1.0; NaN
 // = NaN, as Java's Double.equals has it), lists element by element (and
 // their elements' names too when names is true: == compares them, = does
-// not), functions by identity, other values by type and content. seen
+// not), functions by their code (as brain4it's, which are lists), other
+// values by type and content. seen
 // holds the list pairs already being compared, so that shared sublists
 // are compared once; nil makes a new one.
 func equal(a, b any, names bool, seen map[pair]bool) bool {
@@ -220,7 +221,7 @@ func equal(a, b any, names bool, seen map[pair]bool) bool {
 		return ok && x == y
 	case *Function:
 		y, ok := b.(*Function)
-		return ok && x == y
+		return ok && (x == y || equal(x.def, y.def, names, seen))
 	case *kafkabpl.List:
 		y, ok := b.(*kafkabpl.List)
 		if !ok || x.Len() != y.Len() {

@@ -15,11 +15,12 @@
 (set to-fahrenheit (function (in)
   (local c reading)
   (set c (get (get in "value") "celsius"))
-  (when (!= c null)
-    (set reading (list "sensor" => (get in "key") "fahrenheit" => (+ 32 (/ (* c 9) 5))))
-    (if (> c 30)
-      (kafka-outputs reading (kafka-output (list "sensor" => (get in "key") "celsius" => c) "topic" => "temp-alerts"))
-      reading))))
+  (if (!= c null)
+    (do
+      (set reading (list "sensor" => (get in "key") "fahrenheit" => (+ 32 (/ (* c 9) 5))))
+      (if (> c 30)
+        (kafka-outputs reading (kafka-output (list "sensor" => (get in "key") "celsius" => c) "topic" => "temp-alerts"))
+        reading)))))
 
 (set s (kafka-stream (list "servers" => kafka-servers "group" => "fahrenheit" "value-deserializer" => "JSON" "value-serializer" => "JSON")
   "from" => "temps" "to" => "temps-f" "transform" => to-fahrenheit

@@ -5,6 +5,7 @@
 //	kafkabpl run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] FILE|-
 //	kafkabpl eval [same flags] 'EXPR'
 //	kafkabpl broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]...
+//	kafkabpl serve [--port 9999] [--listen ADDR --access-key KEY] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR]
 //	kafkabpl version
 //
 // Flags may be written -flag or --flag, and -flag=value or -flag value.
@@ -24,6 +25,11 @@
 // --data-dir, topics, records and committed group offsets survive a restart,
 // and kill -9 too, topics created on first use included (see package
 // embedded).
+// serve runs a brain4it server for brain4it's manager and dashboards on
+// 127.0.0.1:9999 until SIGINT or SIGTERM (see package server), printing
+// "listening on ADDR" once it accepts requests; on the signal its modules
+// run their stop code and are saved under --data-dir.
+//
 // Besides the flags above, broker takes --sync-writes (fsync each write, for
 // durability against a machine crash) and --log-level (none, error, warn,
 // info, debug; default warn, to stderr).
@@ -58,6 +64,7 @@ var commands = []command{
 	{"run", "run a BPL script (FILE, or - for stdin)", runRun},
 	{"eval", "evaluate BPL expressions given as an argument", runEval},
 	{"broker", "run an embedded Kafka-compatible cluster until interrupted", runBroker},
+	{"serve", "run a brain4it server (HTTP API, modules, monitors) until interrupted", runServe},
 	{"version", "print the versions of kafkabpl and franz-go", runVersion},
 }
 

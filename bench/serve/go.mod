@@ -1,0 +1,15 @@
+module github.com/brain4it/kafkabpl/bench/serve
+
+go 1.26.0
+
+replace github.com/brain4it/kafkabpl => ../..
+
+require github.com/brain4it/kafkabpl v0.0.0-00010101000000-000000000000
+
+require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/twmb/franz-go v1.22.3 // indirect
+	github.com/twmb/franz-go/pkg/kadm v1.20.0 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
+)

@@ -1,0 +1,32 @@
+package server
+
+import (
+	"errors"
+	"testing"
+)
+
+// ParsePath never panics, and what it does not read is ErrInvalidPath; what
+// it reads starts with a name.
+func FuzzParsePath(f *testing.F) {
+	for _, s := range []string{"a", "rules:2/predicate", `"@x y"/0`, `a/"b\"c":3`, "a//", ":", `"`, "0", "a:99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		parts, err := ParsePath(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidPath) {
+				t.Fatalf("%q: %v does not wrap ErrInvalidPath", s, err)
+			}
+			return
+		}
+		if len(parts) == 0 {
+			t.Fatalf("%q: no parts", s)
+		}
+		if _, ok := parts[0].(string); !ok {
+			t.Fatalf("%q: first part %v", s, parts[0])
+		}
+		if _, err := SplitPath("/m/" + s); err != nil {
+			t.Fatalf("SplitPath of a valid path %q: %v", s, err)
+		}
+	})
+}

@@ -1,0 +1,439 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/bpl"
+)
+
+// The variables of a module's scope that the server reads, as brain4it's.
+const (
+	StartVar     = "start"           // code run when the module starts
+	StopVar      = "stop"            // code run when it stops
+	MetadataVar  = "module-metadata" // what GET / lists (icon, description)
+	AccessKeyVar = "access-key"      // the module's own access key
+	SetupVar     = "setup"           // setup/remote-modules, for remote-call
+	ServersVar   = "kafka-servers"   // the Kafka servers, set when known
+	headSnapshot = "head"            // the snapshot loaded at start
+)
+
+// startStopTime bounds a module's start and stop code, as brain4it's
+// Module.MAX_WAIT_TIME does.
+const startStopTime = 60 * time.Second
+
+// ErrModule is wrapped by the errors about modules: one that does not
+// exist, exists already, or has an invalid name.
+var ErrModule = errors.New("server: module")
+
+// Module is one module of a Server: a global scope with its own BPL
+// interpreter and its own kafkabpl.Library, so that stopping or destroying
+// it kills its executors and destroys its Kafka handles and nothing of
+// another module's. Its methods are safe for concurrent use.
+type Module struct {
+	srv  *Server
+	name string
+
+	life sync.Mutex // serialises start, stop, init and load
+
+	mu  sync.RWMutex // guards in and lib
+	in  *bpl.Interp
+	lib *kafkabpl.Library
+
+	lmu      sync.Mutex
+	watchers map[string]map[*session]struct{}
+	remotes  map[string]*remoteMonitor // module-monitor's, by server/module
+}
+
+// newModule makes a module with an empty scope.
+func newModule(s *Server, name string) *Module {
+	m := &Module{srv: s, name: name, watchers: map[string]map[*session]struct{}{}, remotes: map[string]*remoteMonitor{}}
+	m.in, m.lib = m.runtime()
+	m.ensureServers(m.in)
+	return m
+}
+
+// runtime makes the module's interpreter and its first library, with
+// the kafka and module functions defined.
+func (m *Module) runtime() (*bpl.Interp, *kafkabpl.Library) {
+	log := m.srv.logWriter(m.name)
+	in := bpl.New(log)
+	in.SetErrorOutput(log)
+	for name, f := range m.functions() {
+		in.Define(name, f)
+	}
+	return in, m.newLibrary(in)
+}
+
+// newLibrary makes a kafkabpl.Library and defines its functions in in.
+func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
+	lib := kafkabpl.New()
+	lib.SetLogOutput(m.srv.logWriter(m.name))
+	for name, f := range lib.Functions() {
+		in.Define(name, f)
+	}
+	return lib
+}
+
+// ensureServers sets kafka-servers when the server knows its servers: a
+// module loaded from a snapshot made with other servers talks to this
+// server's.
+func (m *Module) ensureServers(in *bpl.Interp) {
+	if m.srv.cfg.Servers != "" {
+		in.SetGlobal(ServersVar, m.srv.cfg.Servers)
+	}
+}
+
+// Name returns the module's name.
+func (m *Module) Name() string { return m.name }
+
+// Interp returns the module's interpreter: the same for the module's
+// life (stopping the module closes and reopens it).
+func (m *Module) Interp() *bpl.Interp {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.in
+}
+
+// Library returns the module's current kafkabpl.Library: stopping the
+// module closes it (destroying its handles) and makes a new one.
+func (m *Module) Library() *kafkabpl.Library {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.lib
+}
+
+// evalContext is ctx capped at d, whose spawned executors outlive it.
+func evalContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return bpl.WithSpawnContext(ctx, context.Background()), cancel
+}
+
+// Eval evaluates code in the module's scope, as POST /module does, capped
+// at the server's MaxEvalTime (300 s by default) and ended sooner when ctx
+// ends (an Interrupted exception). Executors it spawns run on until they
+// end, are killed or the module stops. A Go panic becomes an InternalError
+// exception. Errors are *bpl.Exception.
+func (m *Module) Eval(ctx context.Context, code any) (any, error) {
+	ctx, cancel := evalContext(ctx, m.srv.cfg.MaxEvalTime)
+	defer cancel()
+	return m.Interp().SafeEval(ctx, code)
+}
+
+// EvalText reads src (one or more BPL values) and evaluates each in turn as
+// Eval does, giving the last value. A syntax error is a
+// *kafkabpl.SyntaxError.
+func (m *Module) EvalText(ctx context.Context, src string) (any, error) {
+	vs, err := bpl.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	for _, x := range vs {
+		if v, err = m.Eval(ctx, x); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// runVar runs the code a variable holds (start or stop): a function value
+// is called without arguments, other code evaluated.
+func (m *Module) runVar(ctx context.Context, name string) error {
+	in := m.Interp()
+	code, _ := in.Global(name)
+	if code == nil {
+		return nil
+	}
+	ctx, cancel := evalContext(ctx, startStopTime)
+	defer cancel()
+	var err error
+	if c, ok := code.(kafkabpl.Callable); ok {
+		_, err = bpl.SafeCall(ctx, c, &kafkabpl.List{})
+	} else {
+		_, err = in.SafeEval(ctx, code)
+	}
+	return err
+}
+
+// Start runs the module's start code (bounded by 60 s, as brain4it's);
+// the executors it spawns go on. The error says the start failed.
+func (m *Module) Start(ctx context.Context) error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	if err := m.runVar(ctx, StartVar); err != nil {
+		return fmt.Errorf("module %s: start failed: %w", m.name, err)
+	}
+	return nil
+}
+
+// Stop stops the module as brain4it's does: it ends the module's own
+// monitors of other modules (module-monitor), runs its stop code (bounded
+// by 60 s), then kills every executor and timer task and destroys every
+// Kafka handle the module made, whatever the stop code did. The scope
+// stays: the module can be started again. It must not be called from code
+// running on the module (module-stop does that safely).
+func (m *Module) Stop(ctx context.Context) error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	return m.stopLocked(ctx)
+}
+
+func (m *Module) stopLocked(ctx context.Context) error {
+	m.closeRemotes()
+	err := m.runVar(ctx, StopVar)
+	in, lib := m.Interp(), m.Library()
+	in.Close()
+	cerr := lib.Close(context.WithoutCancel(ctx))
+	in.Reopen()
+	nlib := m.newLibrary(in)
+	m.mu.Lock()
+	m.lib = nlib
+	m.mu.Unlock()
+	switch {
+	case err != nil:
+		return fmt.Errorf("module %s: stop failed: %w", m.name, err)
+	case cerr != nil:
+		return fmt.Errorf("module %s: destroying its Kafka handles: %w", m.name, cerr)
+	}
+	return nil
+}
+
+// Init replaces the module's scope with scope (nil empties it), as PUT
+// /module with a list does; the module keeps scope. kafka-servers is set
+// again when the server knows its servers (Config.Servers).
+func (m *Module) Init(scope *kafkabpl.List) {
+	in := m.Interp()
+	if scope != nil {
+		makeFunctions(in, scope, map[*kafkabpl.List]bool{})
+	}
+	in.ReplaceScope(scope)
+	m.ensureServers(in)
+}
+
+// makeFunctions replaces, within l, each list (function (params) body...)
+// by the function value it defines: read from a snapshot or a request
+// body, a function is such a list, which brain4it calls as it is and this
+// evaluator must evaluate first.
+func makeFunctions(in *bpl.Interp, l *kafkabpl.List, seen map[*kafkabpl.List]bool) {
+	if seen[l] {
+		return
+	}
+	seen[l] = true
+	for i, v := range l.Values() {
+		sub, ok := v.(*kafkabpl.List)
+		if !ok {
+			continue
+		}
+		if fv, ok := functionValue(in, sub); ok {
+			l.Set(i, fv)
+			continue
+		}
+		makeFunctions(in, sub, seen)
+	}
+}
+
+// functionValue evaluates a list (function (params) body...).
+func functionValue(in *bpl.Interp, l *kafkabpl.List) (any, bool) {
+	if l.Len() < 2 || l.At(0) != kafkabpl.Reference("function") {
+		return nil, false
+	}
+	if _, ok := l.At(1).(*kafkabpl.List); !ok {
+		return nil, false
+	}
+	fv, err := in.SafeEval(context.Background(), l)
+	if _, ok := fv.(kafkabpl.Callable); !ok || err != nil {
+		return nil, false
+	}
+	return fv, true
+}
+
+// importValue is a value from a request body, with its functions made.
+func (m *Module) importValue(v any) any {
+	l, ok := v.(*kafkabpl.List)
+	if !ok {
+		return v
+	}
+	in := m.Interp()
+	if fv, ok := functionValue(in, l); ok {
+		return fv
+	}
+	makeFunctions(in, l, map[*kafkabpl.List]bool{})
+	return l
+}
+
+// Save writes the module's scope as the snapshot name ("" is head, the one
+// loaded at start). With backup, a snapshot of that name already there is
+// renamed NAME_yyyyMMddHHmmss first, as brain4it's module-save does.
+func (m *Module) Save(ctx context.Context, name string, backup bool) error {
+	if name == "" {
+		name = headSnapshot
+	}
+	if !validSnapshotName(name) {
+		return fmt.Errorf("%w %s: invalid snapshot name %q", ErrModule, m.name, name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	text, err := m.Interp().FormatScope(ctx)
+	if err != nil {
+		return fmt.Errorf("module %s: saving snapshot %s: %w", m.name, name, err)
+	}
+	st := m.srv.cfg.Store
+	if backup {
+		if snaps, err := st.List(m.name, name); err == nil && len(snaps) == 1 {
+			to := name + "_" + snaps[0].LastModified.Format("20060102150405")
+			if err := st.Rename(m.name, name, to); err != nil {
+				return fmt.Errorf("module %s: backing up snapshot %s: %w", m.name, name, err)
+			}
+		}
+	}
+	return st.Write(m.name, name, []byte(text))
+}
+
+// Load replaces the module's scope with the snapshot name ("" is head).
+// It does not stop or start the module.
+func (m *Module) Load(name string) error {
+	if name == "" {
+		name = headSnapshot
+	}
+	if !validSnapshotName(name) {
+		return fmt.Errorf("%w %s: invalid snapshot name %q", ErrModule, m.name, name)
+	}
+	b, err := m.srv.cfg.Store.Read(m.name, name)
+	if err != nil {
+		return err
+	}
+	vs, err := bpl.Parse(string(b))
+	if err != nil {
+		return fmt.Errorf("module %s: snapshot %s: %w", m.name, name, err)
+	}
+	var scope *kafkabpl.List
+	if len(vs) == 1 {
+		scope, _ = vs[0].(*kafkabpl.List)
+	}
+	if scope == nil && !(len(vs) == 1 && vs[0] == nil) {
+		return fmt.Errorf("module %s: snapshot %s does not hold one list", m.name, name)
+	}
+	m.Init(scope)
+	return nil
+}
+
+// Notify tells the monitors watching the exterior functions fns that their
+// values may have changed, so they evaluate them at once (module-notify).
+// It returns how many watchers were told.
+func (m *Module) Notify(fns ...string) int {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	n := 0
+	for _, fn := range fns {
+		for s := range m.watchers[fn] {
+			s.queue.add(fn)
+			n++
+		}
+	}
+	return n
+}
+
+// watch registers a monitor session for fns; unwatch drops it.
+func (m *Module) watch(s *session, fns []string) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	for _, fn := range fns {
+		if m.watchers[fn] == nil {
+			m.watchers[fn] = map[*session]struct{}{}
+		}
+		m.watchers[fn][s] = struct{}{}
+	}
+}
+
+func (m *Module) unwatch(s *session, fns []string) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	for _, fn := range fns {
+		delete(m.watchers[fn], s)
+		if len(m.watchers[fn]) == 0 {
+			delete(m.watchers, fn)
+		}
+	}
+}
+
+// requestContext is brain4it's ctx list of an exterior function call.
+func requestContext(remoteAddr string, remotePort int64, headers *kafkabpl.List) *kafkabpl.List {
+	if headers == nil {
+		headers = &kafkabpl.List{}
+	}
+	// brain4it's order; response-headers is an empty list, not null, so
+	// that (set ctx/response-headers/content-type ...) works
+	return (&kafkabpl.List{}).
+		AppendNamed("remote-address", remoteAddr).
+		AppendNamed("remote-port", remotePort).
+		AppendNamed("request-headers", headers).
+		AppendNamed("response-headers", &kafkabpl.List{})
+}
+
+// ErrNotExterior is wrapped by CallExterior's error when the path names no
+// function value whose name (or that of a list on its way) starts with @.
+var ErrNotExterior = errors.New("server: not an exterior function")
+
+// CallExterior calls the exterior function fnPath names (such as @temp or
+// fns/@get) as brain4it does: (call fn ctx data), where ctx is the request
+// context list (request-headers, response-headers, remote-address,
+// remote-port) and data is left out when nil. It is capped at
+// MaxEvalTime. The error wraps ErrNotExterior when fnPath names no
+// function, else it is a *bpl.Exception.
+func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *kafkabpl.List, data any) (any, error) {
+	parts, err := ParsePath(strings.TrimPrefix(fnPath, "/"))
+	if err != nil || !exterior(parts) {
+		return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
+	}
+	in := m.Interp()
+	ctx, cancel := evalContext(ctx, m.srv.cfg.MaxEvalTime)
+	defer cancel()
+	v, err := in.GetPath(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := v.(*kafkabpl.List); ok {
+		// (function ...) written inside a data list, as brain4it's
+		// scopes hold them: brain4it calls it as it is
+		if fv, ok := functionValue(in, l); ok {
+			v = fv
+		}
+	}
+	fn, ok := v.(*bpl.Function)
+	if !ok || fn == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
+	}
+	args := kafkabpl.NewList(reqCtx)
+	if data != nil {
+		args.Append(data)
+	}
+	return bpl.SafeCall(ctx, fn, args)
+}
+
+// logWriter writes a module's output lines with its name first.
+type logWriter struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	prefix string
+}
+
+func (l logWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range strings.SplitAfter(string(p), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(l.w, l.prefix+line); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
