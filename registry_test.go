@@ -169,6 +169,20 @@ func TestRegistryDown(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
+	// A consumer's records say so too, and the poll goes on.
+	raw := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "value-serializer": "ByteArray"}))
+	must[int](t)(lib.Send(ctx, raw, []string{"down"}, []Message{{Value: []byte{0, 0, 0, 0, 1, 2, 'a', 2}}, {Value: []byte{0, 0, 0, 0, 1, 2, 'b', 4}}}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": url, "value-deserializer": "Avro", "auto-offset-reset": "earliest", "request-timeout": 2000}))
+	start = time.Now()
+	for i, r := range pollRecords(t, lib, c, "down", 2) {
+		err := r.Err()
+		if !errors.Is(err, ErrDeserialization) || !errors.Is(err, ErrSchemaRegistry) || !strings.Contains(err.Error(), url) {
+			t.Errorf("record %d with the registry down: %v", i, err)
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the poll took %v", d)
+	}
 	// A non-loopback registry is never dialed by the tests.
 	p2 := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": "http://192.0.2.1:8081", "value-serializer": "Avro", "value-schema": userV1}))
 	if _, err := lib.Send(ctx, p2, []string{"t"}, []Message{{Value: mustParseBPL(t, `("name" => "a" "age" => 1)`)}}); !strings.Contains(fmt.Sprint(err), "loopback addresses only") {
