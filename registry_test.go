@@ -1,9 +1,14 @@
 package kafkabpl
 
 import (
+	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +226,41 @@ func TestRegistryConfig(t *testing.T) {
 	}
 	if !c.registry.autoRegister {
 		t.Error("auto-register-schemas is off by default")
+	}
+}
+
+// TestRegistryTLSAndAuth: a registry over TLS, trusted through
+// "schema-registry-tls", that wants basic auth from "basic-auth-user-info".
+func TestRegistryTLSAndAuth(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	fake := srfake.NewRegistry(srfake.WithAuth("Basic " + base64.StdEncoding.EncodeToString([]byte("app:s3cret"))))
+	srv := httptest.NewTLSServer(fake.Handler())
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lib := newLib(t)
+	ctx := testCtx(t)
+	send := func(cfg map[string]any) error {
+		cfg["servers"], cfg["schema-registry-url"], cfg["value-serializer"], cfg["value-schema"] = servers, srv.URL, "Avro", userV1
+		p, err := lib.Create(ctx, Producer, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = lib.Send(ctx, p, []string{"tls"}, []Message{{Value: mustParseBPL(t, `("name" => "a" "age" => 1)`)}})
+		return err
+	}
+	tlsCfg := map[string]any{"ca-file": ca}
+	if err := send(map[string]any{"schema-registry-tls": tlsCfg, "basic.auth.user.info": "app:s3cret"}); err != nil {
+		t.Fatalf("with the CA and the password: %v", err)
+	}
+	err := send(map[string]any{"schema-registry-tls": tlsCfg, "basic.auth.user.info": "app:wrong"})
+	if !errors.Is(err, ErrSchemaRegistry) || !strings.Contains(err.Error(), srv.URL) || !strings.Contains(err.Error(), "HTTP 403") || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("with a wrong password: %v", err)
+	}
+	if err := send(map[string]any{"basic.auth.user.info": "app:s3cret"}); !errors.Is(err, ErrSchemaRegistry) || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA: %v", err)
 	}
 }
