@@ -27,7 +27,8 @@ const apicurioDir = "testdata/apicurio"
 // Apicurio Registry on in-memory storage, through its Confluent API
 // (/apis/ccompat/v7), beside the embedded cluster: each format written
 // and read back, and schema evolution, a record written with v1 read with
-// v2 as the subject's latest. $APICURIO_URL names a running one instead.
+// v2 as the subject's latest; and Confluent's Python client exchanging each
+// format with kafkabpl through it. $APICURIO_URL names a running one instead.
 func TestApicurio(t *testing.T) {
 	t.Parallel()
 	url := startApicurio(t)
@@ -71,6 +72,37 @@ func TestApicurio(t *testing.T) {
 			}
 		})
 	}
+	// Confluent's Python client through the same registry: what it writes
+	// kafkabpl reads, and the other way.
+	t.Run("confluent-kafka", func(t *testing.T) {
+		python := needConfluentPython(t)
+		serde := map[string]string{"avro": "Avro", "json": "JSON-Schema", "protobuf": "Protobuf"}
+		schemas := map[string]string{
+			"avro":     `{"type":"record","name":"Reading","namespace":"iot","fields":[{"name":"device","type":"string"},{"name":"temperature","type":"double"},{"name":"count","type":"long"}]}`,
+			"json":     `{"title":"iot.Reading","type":"object","properties":{"device":{"type":"string"},"temperature":{"type":"number"},"count":{"type":"integer"}},"required":["device","temperature","count"]}`,
+			"protobuf": `syntax = "proto3"; package iot; message Reading { string device = 1; double temperature = 2; int64 count = 3; }`,
+		}
+		for _, format := range []string{"avro", "json", "protobuf"} {
+			topic := "apicurio-py-" + format + "-" + run
+			runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "produce", c.Servers(), url, topic, format)
+			cons := mustT(t)(lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": c.Servers(), "schema-registry-url": url,
+				"value-deserializer": serde[format], "auto-offset-reset": "earliest", "topics": topic}))
+			if got := pollOne(t, ctx, lib, cons); got != `("device" => "d1" "temperature" => 21.5 "count" => 1)` {
+				t.Errorf("%s from confluent-kafka: %s", format, got)
+			}
+			topic = "apicurio-bpl-" + format + "-" + run
+			p := mustT(t)(lib.Create(ctx, kafkabpl.Producer, map[string]any{"servers": c.Servers(), "schema-registry-url": url,
+				"value-serializer": serde[format], "value-schema": schemas[format]}))
+			v, _ := kafkabpl.Parse(`("device" => "d1" "temperature" => 21.5 "count" => 1)`)
+			if _, err := lib.Send(ctx, p, []string{topic}, []kafkabpl.Message{{Value: v[0]}}); err != nil {
+				t.Fatal(err)
+			}
+			out := runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "consume", c.Servers(), url, topic, format, "1")
+			if want := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n"; out != want {
+				t.Errorf("%s to confluent-kafka: %q, want %q", format, out, want)
+			}
+		}
+	})
 	t.Run("evolution", func(t *testing.T) {
 		topic := "apicurio-evolution-" + run
 		v1 := `{"type":"record","name":"User","fields":[{"name":"name","type":"string"}]}`
