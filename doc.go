@@ -193,7 +193,7 @@
 //	schema-registry-tls          off                                        the registry's TLS, as "tls" takes it (https URLs verify against the system's roots without it)
 //	auto-register-schemas, auto.register.schemas  true                      register the inline schema under its subject; false: it must be there already
 //	use-latest-version, use.latest.version  false                           write with, and read into, the subject's latest schema
-//	use-schema-id, use.schema.id  none                                      write with the schema of this id
+//	use-schema-id, use.schema.id  none                                      write values with the schema of this id
 //	subject-name-strategy, subject.name.strategy  "topic"                   "record", "topic-record", or Confluent's class names; value.subject.name.strategy too
 //	key-subject-name-strategy, key.subject.name.strategy  "topic"           the same for keys
 //	key-schema, value-schema     none                                       the schema, inline (text, or a list written as JSON); none: the subject's latest

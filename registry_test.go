@@ -264,3 +264,41 @@ func TestRegistryTLSAndAuth(t *testing.T) {
 		t.Errorf("without the CA: %v", err)
 	}
 }
+
+// TestSubjectStrategies: the record and topic-record strategies register
+// under the record's name, use-schema-id writes with that id, and keys
+// have serdes of their own.
+func TestSubjectStrategies(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	reg := newRegistryFake(t)
+	lib := newLib(t)
+	ctx := testCtx(t)
+	value := mustParseBPL(t, `("name" => "ann" "age" => 31)`)
+	for _, tt := range []struct{ strategy, subject string }{{"record", "app.User"}, {"io.confluent.kafka.serializers.subject.TopicRecordNameStrategy", "st-app.User"}} {
+		p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": userV1, "subject-name-strategy": tt.strategy}))
+		must[int](t)(lib.Send(ctx, p, []string{"st"}, []Message{{Value: value}}))
+		if _, ok := reg.GetSchema(tt.subject, 1); !ok {
+			t.Errorf("%s: no subject %s", tt.strategy, tt.subject)
+		}
+	}
+	id, _, err := reg.RegisterSchema("elsewhere", sr.Schema{Schema: userV2, Type: sr.TypeAvro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(),
+		"value-serializer": "Avro", "use.schema.id": id, "key-serializer": "Avro", "key-schema": `"string"`}))
+	must[int](t)(lib.Send(ctx, p, []string{"by-id"}, []Message{{Key: "k1", Value: value}}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(),
+		"value-deserializer": "Avro", "key-deserializer": "Avro", "auto-offset-reset": "earliest"}))
+	r := pollRecords(t, lib, c, "by-id", 1)[0]
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if Format(r.Key()) != `"k1"` || Format(r.Value()) != `("name" => "ann" "age" => 31 "email" => null)` || int(r.ValueBytes()[4]) != id {
+		t.Errorf("key %s value %s header %x, want the value written with schema id %d", Format(r.Key()), Format(r.Value()), r.ValueBytes()[:5], id)
+	}
+	if _, ok := reg.GetSchema("by-id-key", 1); !ok {
+		t.Error("the key's schema is not under by-id-key")
+	}
+}

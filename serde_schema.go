@@ -101,7 +101,7 @@ func bindSchemaSerde(proto *serde, reg *registry, rc *registryConfig, isKey, des
 	if isKey {
 		strategy = rc.keyStrategy
 	}
-	if !deser && strategy != topicStrategy && ss.inline == nil && rc.useID == 0 {
+	if !deser && strategy != topicStrategy && ss.inline == nil && (rc.useID == 0 || isKey) {
 		return nil, errorf(ErrInvalidConfig, "config \"subject-name-strategy\": the record strategies need the schema: give %q or \"use-schema-id\"", key)
 	}
 	s := &serde{name: proto.name, format: proto.format, schema: ss}
@@ -127,7 +127,7 @@ func (ss *schemaSerde) target(topic string) (*schemaTarget, error) {
 		err   error
 	)
 	switch {
-	case ss.rc.useID > 0:
+	case ss.rc.useID > 0 && !ss.isKey: // one id for one schema: the value's
 		id = ss.rc.useID
 		var s sr.Schema
 		if s, err = ss.reg.schemaByID(id); err != nil {
