@@ -296,7 +296,7 @@ func BenchmarkRecords(b *testing.B) {
 	topics := []string{"t"}
 	b.ReportAllocs()
 	for b.Loop() {
-		recs, err := h.records(topics, len(msgs), func(i int) (Message, error) { return msgs[i], nil })
+		recs, _, err := h.records(topics, len(msgs), func(i int) (Message, error) { return msgs[i], nil })
 		if err != nil || len(recs) != len(msgs) {
 			b.Fatal(len(recs), err)
 		}

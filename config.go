@@ -61,6 +61,10 @@ type config struct {
 	clientLog       func(string)  // where, one line each (the Library's log output)
 	tls             *tls.Config
 	sasl            sasl.Mechanism
+
+	// schema registry (the Avro serdes)
+	registry registryConfig
+	reg      *registry // made by check when a serde needs it
 }
 
 // offsetReset is auto-offset-reset: where a partition with no committed
@@ -115,6 +119,7 @@ func defaultConfigOf(d dialect) *config {
 		retryBackoff:       100 * time.Millisecond,
 		retryBackoffMax:    500 * time.Millisecond,
 		transactionTimeout: 30 * time.Second,
+		registry:           registryConfig{autoRegister: true},
 	}
 	if d == brain4itDialect {
 		c.autoCommit = false
@@ -290,6 +295,54 @@ var configKeys = []configKey{
 		c.sasl, err = r.sasl()
 		return err
 	}},
+	{"schema-registry-url", []string{"schema.registry.url", "schema-registry"}, func(c *config, r valueReader) (err error) {
+		c.registry.url, err = r.nonEmptyString()
+		return err
+	}},
+	{"basic-auth-user-info", []string{"basic.auth.user.info", "schema.registry.basic.auth.user.info"}, func(c *config, r valueReader) (err error) {
+		r.secret = true
+		c.registry.userInfo, err = r.string()
+		if err == nil && c.registry.userInfo != "" && !strings.Contains(c.registry.userInfo, ":") {
+			err = errorf(ErrInvalidConfig, "config %q: want \"user:password\"", r.key)
+		}
+		return err
+	}},
+	{"schema-registry-tls", nil, func(c *config, r valueReader) (err error) {
+		c.registry.tls, err = r.tls()
+		return err
+	}},
+	{"auto-register-schemas", []string{"auto.register.schemas"}, func(c *config, r valueReader) (err error) {
+		c.registry.autoRegister, err = r.bool()
+		return err
+	}},
+	{"use-latest-version", []string{"use.latest.version"}, func(c *config, r valueReader) (err error) {
+		c.registry.useLatest, err = r.bool()
+		return err
+	}},
+	{"use-schema-id", []string{"use.schema.id"}, func(c *config, r valueReader) error {
+		n, err := r.int(-1, math.MaxInt32)
+		if n == 0 {
+			err = r.errorf("a schema id (1 or more), or -1 for none")
+		}
+		c.registry.useID = int(max(n, 0))
+		return err
+	}},
+	{"subject-name-strategy", []string{"subject.name.strategy", "value.subject.name.strategy", "value-subject-name-strategy"}, func(c *config, r valueReader) (err error) {
+		c.registry.strategy, err = r.subjectStrategy()
+		return err
+	}},
+	{"key-subject-name-strategy", []string{"key.subject.name.strategy"}, func(c *config, r valueReader) (err error) {
+		c.registry.keyStrategy, err = r.subjectStrategy()
+		return err
+	}},
+	{"key-schema", []string{"key.schema"}, func(c *config, r valueReader) (err error) {
+		c.registry.keySchema, err = r.schemaText()
+		return err
+	}},
+	{"value-schema", []string{"value.schema"}, func(c *config, r valueReader) (err error) {
+		c.registry.valueSchema, err = r.schemaText()
+		return err
+	}},
 }
 
 // configKeyByName maps every accepted spelling to its key.
@@ -412,6 +465,42 @@ func (c *config) check() error {
 	if c.group == "" {
 		c.group = "kafkabpl-" + newID(Consumer)[1:]
 	}
+	return c.bindSchemaSerdes()
+}
+
+// bindSchemaSerdes binds the schema serdes the config names (Avro...) to
+// its schema registry, which it needs.
+func (c *config) bindSchemaSerdes() error {
+	slots := []struct {
+		s            **serde
+		key          string
+		isKey, deser bool
+	}{
+		{&c.keySer, "key-serializer", true, false},
+		{&c.valSer, "value-serializer", false, false},
+		{&c.keyDeser, "key-deserializer", true, true},
+		{&c.valDeser, "value-deserializer", false, true},
+	}
+	for _, sl := range slots {
+		if (*sl.s).format == nil {
+			continue
+		}
+		if c.registry.url == "" {
+			return errorf(ErrInvalidConfig, "config %q %q needs \"schema-registry-url\"", sl.key, (*sl.s).name)
+		}
+		if c.reg == nil {
+			reg, err := newRegistry(&c.registry, min(c.requestTimeout, 10*time.Second))
+			if err != nil {
+				return err
+			}
+			c.reg = reg
+		}
+		bound, err := bindSchemaSerde(*sl.s, c.reg, &c.registry, sl.isKey, sl.deser)
+		if err != nil {
+			return err
+		}
+		*sl.s = bound
+	}
 	return nil
 }
 
@@ -423,6 +512,8 @@ func suggestKey(name string) string {
 	switch {
 	case strings.HasPrefix(lower, "ssl.") || lower == "security.protocol":
 		return ` (TLS is configured with the "tls" key)`
+	case strings.HasPrefix(lower, "schema.registry.ssl."):
+		return ` (the registry's TLS is configured with the "schema-registry-tls" key)`
 	case strings.HasPrefix(lower, "sasl."):
 		return ` (SASL is configured with the "sasl" key)`
 	}

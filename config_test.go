@@ -159,7 +159,7 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]any{"servers": "h:1", "heartbeat-interval": 50000}, `"heartbeat-interval" (50000 ms) must be less than "session-timeout" (45000 ms)`},
 		{map[string]any{"servers": "h:1", "retry.backoff.ms": 2000}, `"retry-backoff" (2000 ms) must not exceed "retry-backoff-max" (500 ms)`},
 		{map[string]any{"servers": "h:1", "retry-backoff-max": 0}, `config "retry-backoff-max"`},
-		{map[string]any{"servers": "h:1", "value-serializer": "Avro"}, `config "value-serializer": want one of String`},
+		{map[string]any{"servers": "h:1", "value-serializer": "Thrift"}, `config "value-serializer": want one of String`},
 		{map[string]any{"servers": "h:1", "compression": "brotli"}, `config "compression"`},
 		{map[string]any{"servers": "h:1", "log-level": "trace"}, `config "log-level": want one of "debug", "error", "info", "none", "warn", got "trace"`},
 		{map[string]any{"servers": "h:1", "assignment-strategy": "range,cooperative-sticky"}, "cannot be mixed"},

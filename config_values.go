@@ -231,7 +231,43 @@ func (r valueReader) serde() (*serde, error) {
 			return sd, nil
 		}
 	}
-	return nil, r.errorf("one of String, ByteArray, Short, Integer, Long, Float, Double, JSON, BPL (or a Java class name such as org.apache.kafka.common.serialization.StringSerializer)")
+	return nil, r.errorf("one of String, ByteArray, Short, Integer, Long, Float, Double, JSON, BPL, Avro, Protobuf, JSON-Schema (or a Java class name such as org.apache.kafka.common.serialization.StringSerializer or io.confluent.kafka.serializers.KafkaAvroSerializer)")
+}
+
+// subjectStrategy reads "topic", "record" or "topic-record", or the Java
+// class names (io.confluent.kafka.serializers.subject.TopicNameStrategy
+// and the others).
+func (r valueReader) subjectStrategy() (subjectStrategy, error) {
+	s, ok := r.v.(string)
+	if ok {
+		n := strings.ToLower(strings.TrimSpace(s))
+		n = strings.TrimSuffix(n[strings.LastIndex(n, ".")+1:], "namestrategy")
+		switch strings.ReplaceAll(n, "-", "") {
+		case "topic":
+			return topicStrategy, nil
+		case "record":
+			return recordStrategy, nil
+		case "topicrecord":
+			return topicRecordStrategy, nil
+		}
+	}
+	return 0, r.errorf(`"topic", "record" or "topic-record" (or Confluent's class names, such as io.confluent.kafka.serializers.subject.TopicNameStrategy)`)
+}
+
+// schemaText reads a schema: its text, or (for Avro and JSON Schema) the
+// schema as a BPL list, which is written as JSON.
+func (r valueReader) schemaText() (string, error) {
+	switch v := r.v.(type) {
+	case string:
+		if strings.TrimSpace(v) != "" {
+			return v, nil
+		}
+	case *List:
+		if b, err := encodeJSON(v); err == nil {
+			return string(b), nil
+		}
+	}
+	return "", r.errorf("a schema: its text, or a list (written as JSON)")
 }
 
 // tls reads true/false, or a named list of "ca-file" "cert-file"

@@ -13,8 +13,32 @@ import (
 // client fetched: a poll copies nothing per record, and a key or value is
 // checked and decoded only when asked for.
 type Record struct {
-	r   *kgo.Record
-	cfg *config // the consumer's deserializers
+	r    *kgo.Record
+	cfg  *config      // the consumer's deserializers
+	memo *decodedMemo // with a schema deserializer: the decoded key and value, once made
+}
+
+// decodedMemo keeps what a schema deserializer made of a record, which
+// is the whole decoding (there is no cheaper check): Err, Key and Value
+// share it rather than decode the record each.
+type decodedMemo struct {
+	key, val       any
+	keyErr, valErr error
+}
+
+// schemaMemo decodes the record once with schema deserializers; nil when
+// neither deserializer is one.
+func (r *Record) schemaMemo() *decodedMemo {
+	if r.memo != nil || r.cfg.keyDeser.schema == nil && r.cfg.valDeser.schema == nil {
+		return r.memo
+	}
+	m := &decodedMemo{}
+	m.key, m.keyErr = r.cfg.keyDeser.decodeAt(r.r.Topic, r.r.Key, "key")
+	if m.keyErr == nil {
+		m.val, m.valErr = r.cfg.valDeser.decodeAt(r.r.Topic, r.r.Value, "value")
+	}
+	r.memo = m
+	return m
 }
 
 // Topic returns the record's topic.
@@ -55,21 +79,37 @@ func (r *Record) ValueBytes() []byte { return r.r.Value }
 // committed), so a bad message never stalls the consumer and is never
 // dropped silently.
 func (r *Record) Err() error {
-	if err := r.cfg.keyDeser.checkAt(r.r.Key, "key"); err != nil {
+	if m := r.schemaMemo(); m != nil {
+		if m.keyErr != nil {
+			return m.keyErr
+		}
+		return m.valErr
+	}
+	if err := r.cfg.keyDeser.checkAt(r.r.Topic, r.r.Key, "key"); err != nil {
 		return err
 	}
-	return r.cfg.valDeser.checkAt(r.r.Value, "value")
+	return r.cfg.valDeser.checkAt(r.r.Topic, r.r.Value, "value")
 }
 
 // Key returns the key as the consumer's key-deserializer reads it; nil for
 // a null key, and the raw bytes when Err is set. It decodes on every call:
 // keep the result rather than calling it twice.
-func (r *Record) Key() any { return r.decoded(r.cfg.keyDeser, r.r.Key) }
+func (r *Record) Key() any {
+	if m := r.schemaMemo(); m != nil && m.keyErr == nil && m.valErr == nil {
+		return m.key
+	}
+	return r.decoded(r.cfg.keyDeser, r.r.Key)
+}
 
 // Value returns the value as the consumer's value-deserializer reads it;
 // nil for a null value, and the raw bytes when Err is set. It decodes on
 // every call: keep the result rather than calling it twice.
-func (r *Record) Value() any { return r.decoded(r.cfg.valDeser, r.r.Value) }
+func (r *Record) Value() any {
+	if m := r.schemaMemo(); m != nil && m.keyErr == nil && m.valErr == nil {
+		return m.val
+	}
+	return r.decoded(r.cfg.valDeser, r.r.Value)
+}
 
 // decoded is b deserialized by s, or b itself when the record has an
 // error (in its key or its value: then neither is decoded).
@@ -80,7 +120,7 @@ func (r *Record) decoded(s *serde, b []byte) any {
 	if r.Err() != nil {
 		return b
 	}
-	v, err := s.decodeAt(b, "")
+	v, err := s.decodeAt(r.r.Topic, b, "")
 	if err != nil { // cannot happen: Err checked b with s
 		return b
 	}

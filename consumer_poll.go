@@ -259,7 +259,7 @@ func (cs *consumerState) result(topics []string, bs []batch) *Polled {
 	topicStart := 0
 	for k, b := range bs {
 		for _, r := range b.recs {
-			all = append(all, Record{r, cfg})
+			all = append(all, Record{r: r, cfg: cfg})
 		}
 		lasts = append(lasts, b.recs[len(b.recs)-1])
 		if k+1 < len(bs) && bs[k+1].topic == b.topic {

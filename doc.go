@@ -188,6 +188,15 @@
 //	log-level                    "none"                                     "error", "warn", "info", "debug": franz-go's own log of the client, to the Library's log output
 //	tls                          off                                        true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
 //	sasl                         off                                        ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")
+//	schema-registry-url, schema.registry.url  none                          the schema serdes' registry, "http://host:port"; see below
+//	basic-auth-user-info, basic.auth.user.info  none                        the registry's basic auth, "user:password" (never printed)
+//	schema-registry-tls          off                                        the registry's TLS, as "tls" takes it (https URLs verify against the system's roots without it)
+//	auto-register-schemas, auto.register.schemas  true                      register the inline schema under its subject; false: it must be there already
+//	use-latest-version, use.latest.version  false                           write with, and read into, the subject's latest schema
+//	use-schema-id, use.schema.id  none                                      write values with the schema of this id
+//	subject-name-strategy, subject.name.strategy  "topic"                   "record", "topic-record", or Confluent's class names; value.subject.name.strategy too
+//	key-subject-name-strategy, key.subject.name.strategy  "topic"           the same for keys
+//	key-schema, value-schema     none                                       the schema, inline (text, or a list written as JSON); none: the subject's latest
 //
 // The defaults are Kafka's own clients' (kafka-create and the Go API).
 // brain4it's names take brain4it's: kafka-consumer, as brain4it's Java
@@ -238,6 +247,32 @@
 // their BPL text; the numeric ones also take numeric text, since message
 // names (keys) are text, read as Java reads it: "010" is the Integer 10,
 // and "0x10" is not an integer.
+//
+// Avro, Protobuf and JSON-Schema (Confluent's class names, such as
+// io.confluent.kafka.serializers.KafkaAvroSerializer, are the same) write
+// and read Confluent's schema registry wire format: a 0 byte, the schema's
+// id in 4 bytes, (for Protobuf, the message indexes,) then the value in
+// the schema's format. They need "schema-registry-url". The serializer writes
+// with "value-schema" (or "key-schema"), registered under the subject
+// "<topic>-value" (or as "subject-name-strategy" says) unless
+// "auto-register-schemas" is false; with no inline schema it writes with
+// the subject's latest schema, and "use-schema-id" names one by id. The
+// deserializer reads the schema each record names by id; given an inline
+// schema or "use-latest-version", it reads into that schema (Avro's schema
+// resolution: a field the writer lacked gets its default). The registry is
+// asked once per topic and schema id, and each request ends within
+// request-timeout (10 s at most); one that fails is an
+// [ErrSchemaRegistry] error naming the registry's URL (BPL type
+// SchemaRegistryError). A value that does not fit the schema fails its
+// record alone, naming the message and the field (field "address.zip");
+// a record that does not decode is delivered with its error, as above.
+// How BPL values map to each format's is in README.md's "Schema registry"
+// section: records, messages, objects and maps are lists with names,
+// arrays and repeated fields lists without, an Avro date is milliseconds
+// since 1970 as (date) gives it, a decimal its exact text, an enum its
+// symbol. Protobuf's serializer writes the schema's first message; its
+// imports are its references. JSON Schema checks values as they are
+// written, not as they are read.
 //
 // # Errors, timeouts and concurrency
 //

@@ -78,6 +78,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrorType returns the BPL exception type of err: "UnknownHandle",
 // "WrongKind", "InvalidConfig", "InvalidArgument", "Timeout" (a deadline
 // passed too), "Closed", "DeserializationError", "NotSubscribed",
+// "SchemaRegistryError",
 // "Interrupted" (the call's
 // context was cancelled), or "KafkaError" for anything the brokers or the
 // client reported, ErrNotCommitted among them. An error that has an
@@ -105,6 +106,8 @@ func ErrorType(err error) string {
 		return "DeserializationError"
 	case errors.Is(err, ErrNotSubscribed):
 		return "NotSubscribed"
+	case errors.Is(err, ErrSchemaRegistry):
+		return "SchemaRegistryError"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "Timeout"
 	case errors.Is(err, context.Canceled):

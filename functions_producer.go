@@ -113,7 +113,7 @@ func (a *args) recordFields(m *Message, src *List, pos int, allowed []string) er
 				if hn == "" {
 					return a.errorf(`%s"headers": element %s has no name`, where, describe(hv))
 				}
-				b, err := serdeString.encodeAt(hv, pos, "header "+hn)
+				b, err := serdeString.encodeAt("", hv, pos, "header "+hn)
 				if err != nil {
 					return newError(a.fn, err)
 				}

@@ -26,7 +26,7 @@ func returning(v any) goFunc {
 func TestBPLTransformForms(t *testing.T) {
 	t.Parallel()
 	lib := New()
-	in := &Record{&kgo.Record{Topic: "in", Key: []byte("k"), Value: []byte("v")}, defaultConfig()}
+	in := &Record{r: &kgo.Record{Topic: "in", Key: []byte("k"), Value: []byte("v")}, cfg: defaultConfig()}
 	out := func(args ...any) any { return mustCall(t, lib, "kafka-output", args...) }
 	outs := func(args ...any) any { return mustCall(t, lib, "kafka-outputs", args...) }
 	jsonArray := NewList(int64(1), int64(2))

@@ -43,6 +43,7 @@ func init() {
 		}
 		return d.DialContext(ctx, network, addr)
 	}
+	registryDial = testDialer // the schema registry's HTTP client too
 }
 
 // newLib returns a Library closed at the end of the test.

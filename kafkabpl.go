@@ -182,6 +182,7 @@ func (lib *Library) Close(ctx context.Context) error {
 func (h *handle) close(ctx context.Context) error {
 	h.cancel()
 	h.calls.Wait()
+	defer h.cfg.reg.close()
 	var err error
 	switch h.kind {
 	case Producer:

@@ -65,7 +65,12 @@ type Header struct {
 // that says so.
 //
 // A message the serializers cannot encode fails the call before anything
-// is sent, with an [ErrInvalidArgument] error naming its position. When some
+// is sent, with an [ErrInvalidArgument] error naming its position; but a
+// value that does not fit its schema (the Avro serializer's) fails only
+// its record, with an error naming the message and the field, and the
+// call's other records are sent (the error is then a [*SendError]). A
+// schema registry that cannot be asked fails the call with an
+// [ErrSchemaRegistry] error naming its URL. When some
 // records fail at the brokers, the error says how many were delivered and
 // why the others failed; it wraps [ErrTimeout] when the brokers could not
 // be reached in time, or the Kafka error (see kerr) the brokers returned.
@@ -96,7 +101,7 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	if len(topics) == 0 || n == 0 {
 		return 0, nil
 	}
-	recs, err := h.records(topics, n, msgAt)
+	recs, failed, err := h.records(topics, n, msgAt)
 	if err != nil {
 		return 0, err
 	}
@@ -113,11 +118,14 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	rctx, cancel := context.WithDeadline(ctx, deadline.Add(-margin))
 	defer cancel()
 	t := &tally{done: make(chan struct{}), recs: recs, state: make([]atomic.Uint32, len(recs))}
-	t.left.Store(int64(len(recs)))
+	t.left.Store(int64(len(recs) - len(failed)))
+	t.failBefore(failed)
 	if h.cfg.allowAutoCreate {
 		promise := t.promise // one func value: a method value in the loop allocates each time
 		for i := range recs {
-			h.cl.Produce(rctx, &recs[i], promise)
+			if failed == nil || failed[i] == nil {
+				h.cl.Produce(rctx, &recs[i], promise)
+			}
 		}
 		select {
 		case <-t.done:
@@ -152,7 +160,9 @@ func (h *handle) produceListed(rctx context.Context, t *tally, topics []string) 
 	}
 	promise := t.promise
 	for i := range t.recs {
-		h.cl.Produce(ctxs[i%len(topics)], &t.recs[i], promise) // records go message by message, each to every topic
+		if recordState(t.state[i].Load()) == recordPending {
+			h.cl.Produce(ctxs[i%len(topics)], &t.recs[i], promise) // records go message by message, each to every topic
+		}
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -269,6 +279,25 @@ func (t *tally) promise(r *kgo.Record, err error) {
 		t.mu.Unlock()
 	}
 	if t.left.Add(-1) == 0 {
+		close(t.done)
+	}
+}
+
+// failBefore counts the records that failed before they were produced
+// (values that do not fit their schema), by index; the first in the
+// call's order is the error's first.
+func (t *tally) failBefore(failed map[int]error) {
+	if len(failed) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range t.recs {
+		if err := failed[i]; err != nil {
+			t.fail(&t.recs[i], err)
+		}
+	}
+	if t.left.Load() == 0 {
 		close(t.done)
 	}
 }
@@ -470,7 +499,7 @@ func (e *SendError) ExceptionFields() *List {
 // errorKind returns the sentinel cause wraps, or a plain marker so that a
 // Kafka error stays a Kafka error.
 func errorKind(cause error) error {
-	for _, s := range []error{ErrTimeout, ErrClosed, ErrInvalidArgument, context.Canceled} {
+	for _, s := range []error{ErrTimeout, ErrClosed, ErrInvalidArgument, ErrSchemaRegistry, context.Canceled} {
 		if errors.Is(cause, s) {
 			return s
 		}
@@ -483,30 +512,35 @@ func errorKind(cause error) error {
 var errKafka = errors.New("kafka error")
 
 // records serializes every message once and lays the records out in one
-// slice: message by message, each to every topic.
-func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, error)) ([]kgo.Record, error) {
-	recs := getRecords(len(topics) * n)
+// slice: message by message, each to every topic. A schema serde's subject
+// may depend on the topic, so with one, each record is serialized for its
+// topic; a value that does not fit its schema fails that record alone:
+// failed holds its index in the slice and why.
+func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, error)) (recs []kgo.Record, failed map[int]error, err error) {
+	recs = getRecords(len(topics) * n)
+	perTopic := h.cfg.keySer.schema != nil || h.cfg.valSer.schema != nil
 	for i := range n {
 		m, err := msgAt(i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pos := i + 1
-		key, err := h.cfg.keySer.encodeAt(m.Key, pos, "key")
-		if err != nil {
-			return nil, err
-		}
-		val, err := h.cfg.valSer.encodeAt(m.Value, pos, "")
-		if err != nil {
-			return nil, err
+		var key, val []byte
+		if !perTopic {
+			if key, err = h.cfg.keySer.encodeAt("", m.Key, pos, "key"); err != nil {
+				return nil, nil, err
+			}
+			if val, err = h.cfg.valSer.encodeAt("", m.Value, pos, ""); err != nil {
+				return nil, nil, err
+			}
 		}
 		partition := int32(-1) // our partitioner's "choose for me"
 		if m.Partition != nil {
 			if partition = *m.Partition; partition < 0 {
-				return nil, errorf(ErrInvalidArgument, "message %d: partition %d is negative", pos, partition)
+				return nil, nil, errorf(ErrInvalidArgument, "message %d: partition %d is negative", pos, partition)
 			}
 		} else if h.cfg.partitioner.manual() {
-			return nil, errorf(ErrInvalidArgument, "message %d has no partition and the partitioner is \"manual\"", pos)
+			return nil, nil, errorf(ErrInvalidArgument, "message %d has no partition and the partitioner is \"manual\"", pos)
 		}
 		var headers []kgo.RecordHeader
 		if len(m.Headers) > 0 {
@@ -516,6 +550,18 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 			}
 		}
 		for _, t := range topics {
+			if perTopic {
+				if key, val, err = h.encodeFor(t, m, pos); err != nil {
+					re, ok := errors.AsType[*recordError](err)
+					if !ok {
+						return nil, nil, err
+					}
+					if failed == nil {
+						failed = map[int]error{}
+					}
+					failed[len(recs)] = re.err
+				}
+			}
 			// Set field by field in the zeroed slot: a struct literal
 			// is built aside and copied in, twice the work.
 			recs = recs[:len(recs)+1]
@@ -523,7 +569,16 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 			r.Topic, r.Key, r.Value, r.Partition, r.Headers, r.Timestamp = t, key, val, partition, headers, m.Timestamp
 		}
 	}
-	return recs, nil
+	return recs, failed, nil
+}
+
+// encodeFor serializes m's key and value for topic.
+func (h *handle) encodeFor(topic string, m Message, pos int) (key, val []byte, err error) {
+	if key, err = h.cfg.keySer.encodeAt(topic, m.Key, pos, "key"); err != nil {
+		return nil, nil, err
+	}
+	val, err = h.cfg.valSer.encodeAt(topic, m.Value, pos, "")
+	return key, val, err
 }
 
 // recordPool holds record slices that Sends are done with: a loop of Sends

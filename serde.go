@@ -25,18 +25,26 @@ type serde struct {
 	// so a poll can flag bad records and still decode lazily; nil means
 	// every byte string decodes.
 	check func(b []byte) error
+
+	// format is a schema serde's language (Avro...), nil for the others;
+	// schema is it bound to a config's registry (config.check binds it).
+	format *schemaFormat
+	schema *schemaSerde
 }
 
 var (
-	serdeString = &serde{"String", encodeString, func(b []byte) (any, error) { return string(b), nil }, nil}
-	serdeBytes  = &serde{"ByteArray", encodeBytes, func(b []byte) (any, error) { return b, nil }, nil}
-	serdeShort  = &serde{"Short", encodeInt(16), decodeInt(2), checkLen(2)}
-	serdeInt    = &serde{"Integer", encodeInt(32), decodeInt(4), checkLen(4)}
-	serdeLong   = &serde{"Long", encodeInt(64), decodeInt(8), checkLen(8)}
-	serdeFloat  = &serde{"Float", encodeFloat32, decodeFloat32, checkLen(4)}
-	serdeDouble = &serde{"Double", encodeFloat64, decodeFloat64, checkLen(8)}
-	serdeJSON   = &serde{"JSON", encodeJSON, decodeJSON, checkJSON}
-	serdeBPL    = &serde{"BPL", encodeBPL, decodeBPL, checkBPL}
+	serdeString = &serde{name: "String", encode: encodeString, decode: func(b []byte) (any, error) { return string(b), nil }}
+	serdeBytes  = &serde{name: "ByteArray", encode: encodeBytes, decode: func(b []byte) (any, error) { return b, nil }}
+	serdeShort  = &serde{name: "Short", encode: encodeInt(16), decode: decodeInt(2), check: checkLen(2)}
+	serdeInt    = &serde{name: "Integer", encode: encodeInt(32), decode: decodeInt(4), check: checkLen(4)}
+	serdeLong   = &serde{name: "Long", encode: encodeInt(64), decode: decodeInt(8), check: checkLen(8)}
+	serdeFloat  = &serde{name: "Float", encode: encodeFloat32, decode: decodeFloat32, check: checkLen(4)}
+	serdeDouble = &serde{name: "Double", encode: encodeFloat64, decode: decodeFloat64, check: checkLen(8)}
+	serdeJSON   = &serde{name: "JSON", encode: encodeJSON, decode: decodeJSON, check: checkJSON}
+	serdeBPL    = &serde{name: "BPL", encode: encodeBPL, decode: decodeBPL, check: checkBPL}
+	serdeAvro   = &serde{name: "Avro", format: avroFormat}
+	serdeJSONSc = &serde{name: "JSON Schema", format: jsonSchemaFormat}
+	serdeProto  = &serde{name: "Protobuf", format: protobufFormat}
 )
 
 // serdeByName maps the lower-case short names to serdes.
@@ -44,6 +52,13 @@ var serdeByName = map[string]*serde{
 	"string": serdeString, "bytearray": serdeBytes, "bytes": serdeBytes,
 	"short": serdeShort, "integer": serdeInt, "int": serdeInt, "long": serdeLong,
 	"float": serdeFloat, "double": serdeDouble, "json": serdeJSON, "bpl": serdeBPL,
+	// Confluent's: io.confluent.kafka.serializers.KafkaAvroSerializer and
+	// its deserializer.
+	"avro": serdeAvro, "kafkaavro": serdeAvro,
+	// io.confluent.kafka.serializers.json.KafkaJsonSchemaSerializer
+	// io.confluent.kafka.serializers.protobuf.KafkaProtobufSerializer
+	"protobuf": serdeProto, "kafkaprotobuf": serdeProto,
+	"json-schema": serdeJSONSc, "jsonschema": serdeJSONSc, "json schema": serdeJSONSc, "kafkajsonschema": serdeJSONSc,
 }
 
 // lookupSerde finds a serde by short name (String), Java class name
@@ -58,10 +73,12 @@ func lookupSerde(name string) *serde {
 }
 
 // encodeAt runs the serde on a part of message pos (1-based; 0 for the
-// call's own arguments): part is "" for the value, or "key", or "header h".
-// The error names both; it is only formatted on failure, as this is the
-// send path.
-func (s *serde) encodeAt(v any, pos int, part string) ([]byte, error) {
+// call's own arguments) written to topic: part is "" for the value, or
+// "key", or "header h". The error names both; it is only formatted on
+// failure, as this is the send path. Only schema serdes read topic (their
+// subject comes from it). A value that does not fit its schema is a
+// *recordError, which fails its record alone.
+func (s *serde) encodeAt(topic string, v any, pos int, part string) ([]byte, error) {
 	switch v.(type) {
 	case nil:
 		return nil, nil
@@ -71,20 +88,46 @@ func (s *serde) encodeAt(v any, pos int, part string) ([]byte, error) {
 			v = bv
 		}
 	}
+	if s.schema != nil {
+		return s.encodeSchema(topic, v, pos, part)
+	}
 	b, err := s.encode(v)
 	if err != nil {
-		what := part
-		if pos > 0 {
-			what = strings.TrimSpace(fmt.Sprintf("message %d %s", pos, part))
-		}
-		return nil, errorf(ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", what, s.name, describe(v), err)
+		return nil, errorf(ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", partName(pos, part), s.name, describe(v), err)
 	}
 	return b, nil
 }
 
-// checkAt reports, for received bytes, the error decodeAt would give.
-func (s *serde) checkAt(b []byte, what string) error {
-	if b == nil || s.check == nil {
+func partName(pos int, part string) string {
+	if pos > 0 {
+		return strings.TrimSpace(fmt.Sprintf("message %d %s", pos, part))
+	}
+	return part
+}
+
+func (s *serde) encodeSchema(topic string, v any, pos int, part string) ([]byte, error) {
+	b, err := s.schema.encode(topic, v)
+	if err == nil {
+		return b, nil
+	}
+	var re *recordError
+	if errors.As(err, &re) {
+		return nil, &recordError{errorf(ErrInvalidArgument, "%s to topic %q: the %s serializer cannot encode %s: %v", partName(pos, part), topic, s.name, describe(v), re.err)}
+	}
+	return nil, wrapf(ErrSchemaRegistry, err, "%s to topic %q: the %s serializer", partName(pos, part), topic, s.name)
+}
+
+// checkAt reports, for bytes received from topic, the error decodeAt would
+// give.
+func (s *serde) checkAt(topic string, b []byte, what string) error {
+	if b == nil {
+		return nil
+	}
+	if s.schema != nil {
+		_, err := s.decodeAt(topic, b, what)
+		return err
+	}
+	if s.check == nil {
 		return nil
 	}
 	if err := s.check(b); err != nil {
@@ -93,12 +136,19 @@ func (s *serde) checkAt(b []byte, what string) error {
 	return nil
 }
 
-// decodeAt runs the serde on received bytes, naming the part in the error.
-func (s *serde) decodeAt(b []byte, what string) (any, error) {
+// decodeAt runs the serde on bytes received from topic, naming the part in
+// the error.
+func (s *serde) decodeAt(topic string, b []byte, what string) (any, error) {
 	if b == nil {
 		return nil, nil
 	}
-	v, err := s.decode(b)
+	var v any
+	var err error
+	if s.schema != nil {
+		v, err = s.schema.decode(topic, b)
+	} else {
+		v, err = s.decode(b)
+	}
 	if err != nil {
 		return nil, wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", what, s.name, len(b))
 	}

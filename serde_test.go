@@ -54,7 +54,7 @@ func TestSerdeJavaBytes(t *testing.T) {
 		if s == nil {
 			t.Fatalf("no serde %q", tt.serde)
 		}
-		b, err := s.encodeAt(tt.in, 1, "")
+		b, err := s.encodeAt("", tt.in, 1, "")
 		if err != nil {
 			t.Errorf("%s encode %s: %v", tt.serde, Format(tt.in), err)
 			continue
@@ -62,12 +62,12 @@ func TestSerdeJavaBytes(t *testing.T) {
 		if got := hex.EncodeToString(b); got != tt.hex {
 			t.Errorf("%s encode %s = %s, want %s", tt.serde, Format(tt.in), got, tt.hex)
 		}
-		v, err := s.decodeAt(b, "value")
+		v, err := s.decodeAt("", b, "value")
 		if err != nil || !equalValues(v, tt.out) {
 			t.Errorf("%s decode %s = %s, %v; want %s", tt.serde, tt.hex, Format(v), err, Format(tt.out))
 		}
 		// What was read sends the same bytes again.
-		if again, err := s.encodeAt(v, 1, ""); err != nil || hex.EncodeToString(again) != tt.hex {
+		if again, err := s.encodeAt("", v, 1, ""); err != nil || hex.EncodeToString(again) != tt.hex {
 			t.Errorf("%s: %s read from %s encodes to %x, %v", tt.serde, Format(v), tt.hex, again, err)
 		}
 	}
@@ -75,11 +75,11 @@ func TestSerdeJavaBytes(t *testing.T) {
 
 func TestSerdeNull(t *testing.T) {
 	for name, s := range serdeByName {
-		b, err := s.encodeAt(nil, 1, "")
+		b, err := s.encodeAt("", nil, 1, "")
 		if b != nil || err != nil {
 			t.Errorf("%s: nil encodes to %v, %v", name, b, err)
 		}
-		v, err := s.decodeAt(nil, "value")
+		v, err := s.decodeAt("", nil, "value")
 		if v != nil || err != nil {
 			t.Errorf("%s: null decodes to %v, %v", name, v, err)
 		}
@@ -107,7 +107,7 @@ func TestSerdeErrors(t *testing.T) {
 		{"JSON", []byte{0xff}, "not UTF-8"},
 	}
 	for _, tt := range enc {
-		_, err := lookupSerde(tt.serde).encodeAt(tt.in, 3, "")
+		_, err := lookupSerde(tt.serde).encodeAt("", tt.in, 3, "")
 		if err == nil || !strings.Contains(err.Error(), "message 3: the "+lookupSerde(tt.serde).name+" serializer cannot encode") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %s: %v, want %q", tt.serde, Format(tt.in), err, tt.want)
 		}
@@ -127,8 +127,8 @@ func TestSerdeErrors(t *testing.T) {
 		{"JSON", []byte(``), "ends too soon"},
 	}
 	for _, tt := range dec {
-		_, err := lookupSerde(tt.serde).decodeAt(tt.in, "value")
-		if cerr := lookupSerde(tt.serde).checkAt(tt.in, "value"); fmt.Sprint(cerr) != fmt.Sprint(err) {
+		_, err := lookupSerde(tt.serde).decodeAt("", tt.in, "value")
+		if cerr := lookupSerde(tt.serde).checkAt("", tt.in, "value"); fmt.Sprint(cerr) != fmt.Sprint(err) {
 			t.Errorf("%s %x: check says %v, decode says %v", tt.serde, tt.in, cerr, err)
 		}
 		if err == nil || !strings.Contains(err.Error(), "value: the "+lookupSerde(tt.serde).name+" deserializer cannot decode") || !strings.Contains(err.Error(), tt.want) {

@@ -492,7 +492,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	ins := make([]Record, len(recs)) // one allocation for the batch's inputs
 	for i, kr := range recs {
 		in := &ins[i]
-		*in = Record{kr, s.h.cfg}
+		*in = Record{r: kr, cfg: s.h.cfg}
 		outs, err := s.transformOne(in)
 		if err != nil {
 			switch s.spec.OnError {
@@ -565,11 +565,11 @@ func (s *stream) record(o StreamOutput, pos int) (*kgo.Record, error) {
 	} else if err := topicname.Check(topic); err != nil {
 		return nil, errorf(ErrInvalidArgument, "output %d: %v", pos, err)
 	}
-	key, err := s.h.cfg.keySer.encodeAt(o.Key, pos, "key")
+	key, err := s.h.cfg.keySer.encodeAt(topic, o.Key, pos, "key")
 	if err != nil {
 		return nil, err
 	}
-	val, err := s.h.cfg.valSer.encodeAt(o.Value, pos, "")
+	val, err := s.h.cfg.valSer.encodeAt(topic, o.Value, pos, "")
 	if err != nil {
 		return nil, err
 	}

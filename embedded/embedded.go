@@ -81,6 +81,9 @@ type config struct {
 	syncWrites bool
 	topics     []string
 	kfakeOpts  []kfake.Opt
+
+	registry     bool
+	registryPort int
 }
 
 // Brokers sets the number of brokers, default 1. Broker i listens on the
@@ -158,6 +161,7 @@ type Cluster struct {
 	kc        *kfake.Cluster
 	addrs     []string
 	lock      *dirLock
+	registry  *registryServer // nil without SchemaRegistry
 	closeOnce sync.Once
 }
 
@@ -218,6 +222,14 @@ func Start(opts ...Option) (*Cluster, error) {
 	}
 	// Cached: kfake's ListenAddrs blocks forever once the cluster is closed.
 	c.addrs = kc.ListenAddrs()
+	if cfg.registry {
+		r, err := startRegistry(cfg.registryPort, cfg.dataDir)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.registry = r
+	}
 	return c, nil
 }
 
@@ -355,6 +367,7 @@ func (c *Cluster) Kfake() *kfake.Cluster {
 // for all of that; calling it again does nothing.
 func (c *Cluster) Close() {
 	c.closeOnce.Do(func() {
+		c.registry.close()
 		c.kc.Close()
 		c.lock.release()
 	})

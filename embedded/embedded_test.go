@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 // testTimeout bounds every wait of a test, so none can hang.
@@ -509,5 +510,66 @@ func TestAutoCreateForOldClients(t *testing.T) {
 	err := clientT(t, none, old...).ProduceSync(ctx, &kgo.Record{Topic: "nope", Value: []byte("v")}).FirstErr()
 	if !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("NoAutoCreate, old client: err = %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
+	}
+}
+
+// TestSchemaRegistry: the registry beside the cluster speaks Confluent's
+// API, and with a data dir keeps its schemas, ids and all, across a
+// restart.
+func TestSchemaRegistry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	start := func() (*Cluster, *sr.Client) {
+		c, err := Start(Port(0), DataDir(dir), SchemaRegistry(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(c.RegistryURL(), "http://127.0.0.1:") {
+			t.Fatalf("RegistryURL %q", c.RegistryURL())
+		}
+		cl, err := sr.NewClient(sr.URLs(c.RegistryURL()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, cl
+	}
+	ctx := context.Background()
+	c, cl := start()
+	var ids []int
+	for i, subject := range []string{"a-value", "b-value", "a-value"} {
+		s := sr.Schema{Schema: fmt.Sprintf(`{"type":"record","name":"R%d","fields":[]}`, i), Type: sr.TypeAvro}
+		ss, err := cl.CreateSchema(ctx, subject, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ss.ID)
+	}
+	if _, err := cl.DeleteSubject(ctx, "b-value", sr.SoftDelete); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	// A line cut short by a crash is dropped, the rest kept.
+	f, err := os.OpenFile(filepath.Join(dir, "schema-registry.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"method":"POST","path":"/subj`)
+	f.Close()
+
+	c, cl = start()
+	defer c.Close()
+	for i, id := range ids {
+		s, err := cl.SchemaByID(ctx, id)
+		if err != nil || !strings.Contains(s.Schema, fmt.Sprintf(`"R%d"`, i)) {
+			t.Errorf("schema id %d after the restart: %v %v", id, s.Schema, err)
+		}
+	}
+	subjects, err := cl.Subjects(ctx)
+	if err != nil || fmt.Sprint(subjects) != "[a-value]" {
+		t.Errorf("subjects after the restart: %v %v (b-value was deleted)", subjects, err)
+	}
+	ss, err := cl.CreateSchema(ctx, "c-value", sr.Schema{Schema: `{"type":"record","name":"New","fields":[]}`, Type: sr.TypeAvro})
+	if err != nil || ss.ID <= ids[2] {
+		t.Errorf("a new schema after the restart got id %d (%v); the last before was %d", ss.ID, err, ids[2])
 	}
 }

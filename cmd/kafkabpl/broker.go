@@ -13,14 +13,18 @@ import (
 )
 
 var brokerUsage = usage{
-	synopsis: "broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]...",
+	synopsis: "broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]... [--registry-port 8081]",
 	about: `Runs an in-process Kafka-compatible cluster (franz-go's kfake) on 127.0.0.1
 until SIGINT or SIGTERM, for any Kafka client (kcat, librdkafka, the Java
 client, kafka-python, kafkabpl). It prints "listening on HOST:PORT,..." on
 stdout once it accepts connections. Like a stock Kafka broker it creates
 topics on first use, with 1 partition. With --data-dir, topics, records and
 committed group offsets survive a restart, and kill -9 too (topics created
-on first use included). Stop it with SIGINT or SIGTERM.`,
+on first use included). Beside it a schema registry speaks Confluent's REST
+API on 127.0.0.1 (port 8081, or a free one if that is taken or --port is 0),
+for the Avro serdes and any registry client; the second line says where,
+"schema registry on http://HOST:PORT". With --data-dir its schemas keep
+their ids across restarts. Stop it with SIGINT or SIGTERM.`,
 }
 
 // brokerFlags are broker's flags, parsed.
@@ -30,6 +34,7 @@ type brokerFlags struct {
 	dataDir                   string
 	topics                    stringList
 	logLevel                  kfake.LogLevel
+	registry                  registryFlag
 }
 
 var logLevels = map[string]kfake.LogLevel{
@@ -58,6 +63,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		bf.logLevel = l
 		return nil
 	})
+	bf.registry.register(fs)
 	positional, code, done := parse(fs, brokerUsage, args, stdout, stderr)
 	if done {
 		return code
@@ -84,7 +90,8 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			opts = append(opts, embedded.SyncWrites())
 		}
 	}
-	c, err := embedded.Start(opts...)
+	bf.registry.seen(fs)
+	c, err := bf.registry.start(bf.port, stderr, opts)
 	if errors.Is(err, embedded.ErrInvalidOption) {
 		return usageError(stderr, fs, brokerUsage, err)
 	}
@@ -95,6 +102,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// One line that scripts wait for; stdout is unbuffered, so it is out
 	// as soon as this returns.
 	fmt.Fprintf(stdout, "listening on %s\n", c.Servers())
+	fmt.Fprintf(stdout, "schema registry on %s\n", c.RegistryURL())
 
 	<-ctx.Done()
 	if bf.dataDir != "" {

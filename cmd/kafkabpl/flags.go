@@ -108,6 +108,7 @@ type clusterFlags struct {
 	port     int
 	brokers  int
 	dataDir  string
+	registry registryFlag
 }
 
 // register defines the flags on fs. The embedded cluster of run and eval
@@ -119,18 +120,54 @@ func (cf *clusterFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&cf.port, "port", embedded.DefaultPort, "with --embedded: the first broker's `PORT`; 0 picks free ports")
 	fs.IntVar(&cf.brokers, "brokers", 1, "with --embedded: number of brokers `N`")
 	fs.StringVar(&cf.dataDir, "data-dir", "", "with --embedded: keep the cluster's state in `DIR` across runs")
+	cf.registry.register(fs)
+}
+
+// registryFlag is --registry-port: where the embedded cluster's schema
+// registry listens.
+type registryFlag struct {
+	port     int
+	explicit bool // --registry-port given (see seen)
+}
+
+func (r *registryFlag) register(fs *flag.FlagSet) {
+	fs.IntVar(&r.port, "registry-port", embedded.DefaultRegistryPort, "the schema registry's `PORT`; 0 picks a free one (so does --port 0, and a busy 8081)")
+}
+
+// start starts the cluster with opts and its schema registry: on
+// --registry-port when given, else on 8081, or on a free port when
+// --port is 0 or 8081 is taken (said on stderr).
+// seen records whether fs (parsed) was given --registry-port.
+func (r *registryFlag) seen(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) { r.explicit = r.explicit || f.Name == "registry-port" })
+}
+
+func (r *registryFlag) start(port int, stderr io.Writer, opts []embedded.Option) (*embedded.Cluster, error) {
+	rp := r.port
+	if !r.explicit && port == 0 {
+		rp = 0
+	}
+	c, err := embedded.Start(append(opts, embedded.SchemaRegistry(rp))...)
+	if errors.Is(err, embedded.ErrRegistryPortInUse) && !r.explicit && rp != 0 {
+		if stderr != nil {
+			fmt.Fprintf(stderr, "kafkabpl: port %d is taken: the schema registry takes a free port\n", rp)
+		}
+		c, err = embedded.Start(append(opts, embedded.SchemaRegistry(0))...)
+	}
+	return c, err
 }
 
 // check reports flags that only make sense with --embedded given without
 // it; call it after parsing. The error wraps errUsage.
 func (cf *clusterFlags) check(fs *flag.FlagSet) error {
+	cf.registry.seen(fs)
 	if cf.embedded {
 		return nil
 	}
 	var stray []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "port", "brokers", "data-dir":
+		case "port", "brokers", "data-dir", "registry-port":
 			stray = append(stray, "--"+f.Name)
 		}
 	})
@@ -156,7 +193,7 @@ func (cf *clusterFlags) connect(getenv func(string) string) (servers string, c *
 		if cf.dataDir != "" {
 			opts = append(opts, embedded.DataDir(cf.dataDir))
 		}
-		c, err = embedded.Start(opts...)
+		c, err = cf.registry.start(cf.port, nil, opts)
 		if errors.Is(err, embedded.ErrInvalidOption) {
 			err = fmt.Errorf("%w: %w", errUsage, err)
 		}

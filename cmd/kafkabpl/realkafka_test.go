@@ -88,6 +88,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/embedded"
 )
 
 func TestRealKafka(t *testing.T) {
@@ -151,6 +152,13 @@ func testRealExamples(t *testing.T, bin, servers string) {
 	if err != nil || len(scripts) < 5 {
 		t.Fatalf("examples: %v %v", scripts, err)
 	}
+	// The Avro example's schema registry: the embedded one, beside the
+	// real broker (its own cluster goes unused).
+	reg, err := embedded.Start(embedded.Port(0), embedded.SchemaRegistry(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
 	run := func(script string) func(*testing.T) {
 		return func(t *testing.T) {
 			name := strings.TrimSuffix(filepath.Base(script), ".bpl")
@@ -167,6 +175,7 @@ func testRealExamples(t *testing.T, bin, servers string) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, "run", "--servers", servers, path)
 			cmd.WaitDelay = 5 * time.Second
+			cmd.Env = append(os.Environ(), "SCHEMA_REGISTRY_URL="+reg.RegistryURL())
 			var stdout, stderr syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			start := time.Now()

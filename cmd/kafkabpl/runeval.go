@@ -10,14 +10,17 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/embedded"
 )
 
 var runUsage = usage{
-	synopsis: "run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] FILE|-",
+	synopsis: "run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] FILE|-",
 	about: `Runs a BPL script from FILE, or from stdin with -, evaluating each top-level
 expression in order and printing each non-null result in BPL, one per line.
 The variable kafka-servers holds --servers, else the embedded cluster's
-servers, else $KAFKA_SERVERS. With --embedded a cluster starts first on
+servers, else $KAFKA_SERVERS; schema-registry-url holds the embedded
+cluster's schema registry (on port 8081, or --registry-port), else
+$SCHEMA_REGISTRY_URL. With --embedded a cluster starts first on
 127.0.0.1 (from port 9092, so scripts naming localhost:9092 run unchanged),
 creating topics on first use with one partition. An uncaught exception
 prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1. Streams
@@ -28,7 +31,7 @@ committed); a stream that failed makes the command exit 1.`,
 }
 
 var evalUsage = usage{
-	synopsis: "eval [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] 'EXPR'",
+	synopsis: "eval [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] 'EXPR'",
 	about: `Evaluates the BPL expressions in EXPR as run does a file, printing each
 non-null result. The variable kafka-servers is set as for run.`,
 }
@@ -94,6 +97,9 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	if servers != "" {
 		in.SetGlobal("kafka-servers", servers)
 	}
+	if url := registryURL(cluster, os.Getenv); url != "" {
+		in.SetGlobal("schema-registry-url", url)
+	}
 	runErr := in.Run(ctx, file, src, func(v any) {
 		if v != nil {
 			fmt.Fprintln(stdout, kafkabpl.Format(v))
@@ -134,6 +140,15 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 		return exitFail
 	}
 	return exitOK
+}
+
+// registryURL is the BPL variable schema-registry-url: the embedded
+// cluster's schema registry, else $SCHEMA_REGISTRY_URL, else "" (none).
+func registryURL(c *embedded.Cluster, getenv func(string) string) string {
+	if c != nil {
+		return c.RegistryURL()
+	}
+	return getenv("SCHEMA_REGISTRY_URL")
 }
 
 // waitStarted waits until the script's streams, executors and timer tasks

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/embedded"
+)
+
+// TestRegistryInterop exchanges schema registry records with Confluent's
+// own Python client (PyPI's confluent-kafka, with its Avro, JSON Schema
+// and Protobuf serializers; testdata/interop/peer_sr.py), through the
+// embedded cluster and its registry: what it writes kafkabpl reads, and
+// what kafkabpl writes it reads. The interpreter is $CONFLUENT_PYTHON,
+// else python3; it needs confluent-kafka[avro,json,protobuf,schemaregistry].
+func TestRegistryInterop(t *testing.T) {
+	t.Parallel()
+	python := needConfluentPython(t)
+	c, err := embedded.Start(embedded.Port(0), embedded.SchemaRegistry(0), embedded.Partitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
+	defer cancel()
+	lib := kafkabpl.New()
+	defer lib.Close(context.Background())
+	schemas := map[string]string{
+		"avro":     `{"type":"record","name":"Reading","namespace":"iot","fields":[{"name":"device","type":"string"},{"name":"temperature","type":"double"},{"name":"count","type":"long"}]}`,
+		"json":     `{"title":"iot.Reading","type":"object","properties":{"device":{"type":"string"},"temperature":{"type":"number"},"count":{"type":"integer"}},"required":["device","temperature","count"]}`,
+		"protobuf": `syntax = "proto3"; package iot; message Reading { string device = 1; double temperature = 2; int64 count = 3; }`,
+	}
+	serde := map[string]string{"avro": "io.confluent.kafka.serializers.KafkaAvroSerializer", "json": "io.confluent.kafka.serializers.json.KafkaJsonSchemaSerializer", "protobuf": "io.confluent.kafka.serializers.protobuf.KafkaProtobufSerializer"}
+	want := []string{`("device" => "d1" "temperature" => 21.5 "count" => 1)`, `("device" => "d2" "temperature" => -3.25 "count" => 9007199254740993)`}
+	for _, format := range []string{"avro", "json", "protobuf"} {
+		t.Run("confluent-kafka to kafkabpl "+format, func(t *testing.T) {
+			topic := "py-" + format
+			runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "produce", c.Servers(), c.RegistryURL(), topic, format)
+			cons, err := lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": c.Servers(), "schema-registry-url": c.RegistryURL(),
+				"value-deserializer": strings.Replace(serde[format], "Serializer", "Deserializer", 1), "auto-offset-reset": "earliest", "topics": topic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			deadline := time.Now().Add(testTimeout)
+			for len(got) < len(want) && time.Now().Before(deadline) {
+				p, err := lib.Poll(ctx, cons, 500*time.Millisecond)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tr := range p.Topics {
+					for _, r := range tr.Records {
+						if err := r.Err(); err != nil {
+							t.Fatalf("record %d: %v", r.Offset(), err)
+						}
+						got = append(got, kafkabpl.Format(r.Value()))
+					}
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("kafkabpl read\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+		t.Run("kafkabpl to confluent-kafka "+format, func(t *testing.T) {
+			topic := "bpl-" + format
+			p, err := lib.Create(ctx, kafkabpl.Producer, map[string]any{"servers": c.Servers(), "schema-registry-url": c.RegistryURL(),
+				"value-serializer": serde[format], "value-schema": schemas[format]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []kafkabpl.Message
+			for _, w := range want {
+				v, err := kafkabpl.Parse(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				msgs = append(msgs, kafkabpl.Message{Value: v[0]})
+			}
+			if _, err := lib.Send(ctx, p, []string{topic}, msgs); err != nil {
+				t.Fatal(err)
+			}
+			out := runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "consume", c.Servers(), c.RegistryURL(), topic, format, "2")
+			wantPy := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n" + `{"count": 9007199254740993, "device": "d2", "temperature": -3.25}` + "\n"
+			if out != wantPy {
+				t.Errorf("confluent-kafka read\n%s\nwant\n%s", out, wantPy)
+			}
+		})
+	}
+}
+
+func needConfluentPython(t *testing.T) string {
+	t.Helper()
+	python := os.Getenv("CONFLUENT_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, python, "-c", "import confluent_kafka, fastavro, google.protobuf, jsonschema; print(confluent_kafka.version())").CombinedOutput()
+	if err != nil {
+		missingTool(t, python+" with confluent-kafka", err, `pip install "confluent-kafka[avro,json,protobuf,schemaregistry]" and set $CONFLUENT_PYTHON`)
+	}
+	t.Logf("confluent-kafka %s", bytes.TrimSpace(out))
+	return python
+}

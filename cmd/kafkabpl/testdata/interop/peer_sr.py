@@ -1,0 +1,91 @@
+"""The confluent-kafka side of TestRegistryInterop: Confluent's own Python
+client and its schema registry serializers, against kafkabpl.
+
+    peer_sr.py produce SERVERS REGISTRY TOPIC FORMAT
+    peer_sr.py consume SERVERS REGISTRY TOPIC FORMAT N
+
+FORMAT is avro, json or protobuf. produce writes READINGS, registering the
+schema under TOPIC-value; consume reads N records from the start and
+prints each value as a JSON line (device, temperature, count).
+"""
+import json
+import sys
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+AVRO = ('{"type":"record","name":"Reading","namespace":"iot","fields":['
+        '{"name":"device","type":"string"},{"name":"temperature","type":"double"},'
+        '{"name":"count","type":"long"}]}')
+JSON_SCHEMA = ('{"title":"iot.Reading","type":"object","properties":{'
+               '"device":{"type":"string"},"temperature":{"type":"number"},'
+               '"count":{"type":"integer"}},"required":["device","temperature","count"]}')
+READINGS = [
+    {"device": "d1", "temperature": 21.5, "count": 1},
+    {"device": "d2", "temperature": -3.25, "count": 9007199254740993},
+]
+
+
+def reading_class():
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    fdp = descriptor_pb2.FileDescriptorProto(name="reading.proto", package="iot", syntax="proto3")
+    msg = fdp.message_type.add(name="Reading")
+    f = descriptor_pb2.FieldDescriptorProto
+    msg.field.add(name="device", number=1, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
+    msg.field.add(name="temperature", number=2, type=f.TYPE_DOUBLE, label=f.LABEL_OPTIONAL)
+    msg.field.add(name="count", number=3, type=f.TYPE_INT64, label=f.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("iot.Reading"))
+
+
+def main():
+    mode, servers, registry, topic, fmt = sys.argv[1:6]
+    client = SchemaRegistryClient({"url": registry})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    if mode == "produce":
+        if fmt == "avro":
+            ser, conv = AvroSerializer(client, AVRO), lambda r: r
+        elif fmt == "json":
+            ser, conv = JSONSerializer(JSON_SCHEMA, client), lambda r: r
+        else:
+            cls = reading_class()
+            ser, conv = ProtobufSerializer(cls, client, {"use.deprecated.format": False}), lambda r: cls(**r)
+        p = Producer({"bootstrap.servers": servers})
+        for r in READINGS:
+            p.produce(topic, key=r["device"], value=ser(conv(r), ctx))
+        if p.flush(30) != 0:
+            sys.exit("not all records delivered")
+        return
+    n = int(sys.argv[6])
+    if fmt == "avro":
+        de, conv = AvroDeserializer(client), lambda v: v
+    elif fmt == "json":
+        de, conv = JSONDeserializer(JSON_SCHEMA, schema_registry_client=client), lambda v: v
+    else:
+        de = ProtobufDeserializer(reading_class(), {"use.deprecated.format": False})
+        conv = lambda m: {"device": m.device, "temperature": m.temperature, "count": m.count}
+    c = Consumer({"bootstrap.servers": servers, "group.id": "peer-sr-" + topic, "auto.offset.reset": "earliest"})
+    c.subscribe([topic])
+    got = 0
+    for _ in range(60):
+        if got == n:
+            break
+        m = c.poll(1.0)
+        if m is None:
+            continue
+        if m.error():
+            sys.exit(str(m.error()))
+        print(json.dumps(conv(de(m.value(), ctx)), sort_keys=True), flush=True)
+        got += 1
+    c.close()
+    if got != n:
+        sys.exit("read %d of %d records" % (got, n))
+
+
+if __name__ == "__main__":
+    main()

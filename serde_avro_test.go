@@ -1,0 +1,217 @@
+package kafkabpl
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/avro"
+	"github.com/twmb/franz-go/pkg/sr"
+)
+
+// avroAll has a field of every kind the codec maps.
+const avroAll = `{"type":"record","name":"Reading","namespace":"iot","fields":[
+ {"name":"id","type":"long"},
+ {"name":"n","type":"int"},
+ {"name":"ok","type":"boolean"},
+ {"name":"temp","type":"double"},
+ {"name":"f","type":"float"},
+ {"name":"name","type":"string"},
+ {"name":"raw","type":"bytes"},
+ {"name":"nothing","type":"null"},
+ {"name":"day","type":{"type":"int","logicalType":"date"}},
+ {"name":"at","type":{"type":"long","logicalType":"timestamp-millis"}},
+ {"name":"price","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
+ {"name":"unit","type":{"type":"enum","name":"Unit","symbols":["C","F"]}},
+ {"name":"mac","type":{"type":"fixed","name":"Mac","size":6}},
+ {"name":"tags","type":{"type":"array","items":"string"}},
+ {"name":"attrs","type":{"type":"map","values":"long"}},
+ {"name":"where","type":["null","string",{"type":"record","name":"Point","fields":[{"name":"x","type":"double"},{"name":"y","type":"double"}]}]},
+ {"name":"next","type":["null","Reading"],"default":null},
+ {"name":"note","type":"string","default":"none"}
+]}`
+
+func mustAvro(t testing.TB, schema string) *avroCodec {
+	t.Helper()
+	c, err := compileAvro(nil, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.(*avroCodec)
+}
+
+func mustParseBPL(t testing.TB, text string) any {
+	t.Helper()
+	vs, err := Parse(text)
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("Parse(%s): %v", text, err)
+	}
+	return vs[0]
+}
+
+// TestAvroRoundTrip writes BPL values, checks the bytes against
+// twmb/avro's own encoding of the same values as Go values, and reads
+// them back.
+func TestAvroRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := mustAvro(t, avroAll)
+	in := mustParseBPL(t, `("id" => 9007199254740993 "n" => -5 "ok" => true "temp" => 21.5 "f" => 0.1 "name" => "s1"
+		"raw" => "AQID" "nothing" => null "day" => 1700006400000 "at" => 1700000000123 "price" => "12.34"
+		"unit" => "F" "mac" => "abcdef" "tags" => ("a" "b") "attrs" => ("x" => 1)
+		"where" => ("x" => 1.5 "y" => -2.0) "next" => ("id" => 1 "n" => 0 "ok" => false "temp" => 0.0 "f" => 0.0 "name" => ""
+		"raw" => "" "nothing" => null "day" => 0 "at" => 0 "price" => "0" "unit" => "C" "mac" => "zzzzzz" "tags" => () "attrs" => ()
+		"where" => null) "note" => "n")`)
+	b, err := c.appendEncode(nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(Format(in), `"raw" => "AQID"`, `"raw" => `+Format([]byte("AQID")), 1)
+	want = strings.Replace(want, `"mac" => "abcdef"`, `"mac" => `+Format([]byte("abcdef")), 1)
+	want = strings.Replace(want, `"raw" => ""`, `"raw" => `+Format([]byte{}), 1)
+	want = strings.Replace(want, `"mac" => "zzzzzz"`, `"mac" => `+Format([]byte("zzzzzz")), 1)
+	want = strings.Replace(want, `"price" => "0"`, `"price" => "0.00"`, 1)
+	want = strings.Replace(want, `"where" => null)`, `"where" => null "next" => null "note" => "none")`, 1) // the inner record's defaults
+	if Format(got) != want {
+		t.Errorf("read back\n%s\nwant\n%s", Format(got), want)
+	}
+	// The same record as twmb/avro writes it from Go values.
+	ref, err := avro.Parse(avroAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic any
+	if _, err := ref.Decode(b, &generic); err != nil {
+		t.Fatalf("twmb/avro cannot read our bytes: %v", err)
+	}
+	again, err := ref.Encode(generic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, b) {
+		t.Errorf("twmb/avro writes\n%x\nwe wrote\n%x", again, b)
+	}
+	// Missing fields with defaults, and the null-first union, fill in.
+	short := mustParseBPL(t, `("id" => 1 "n" => 2 "ok" => true "temp" => 1 "f" => 1 "name" => "x" "raw" => "" "nothing" => null
+		"day" => "2024-02-29" "at" => "2024-02-29T12:00:00Z" "price" => 1.006 "unit" => "C" "mac" => "123456" "tags" => () "attrs" => () "where" => "here")`)
+	b, err = c.appendEncode(nil, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = c.decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := got.(*List)
+	for name, want := range map[string]string{"next": "null", "note": `"none"`, "day": "1709164800000", "at": "1709208000000", "price": `"1.01"`, "where": `"here"`, "temp": "1"} {
+		if v, _ := l.Get(name); Format(v) != want {
+			t.Errorf("%s = %s, want %s", name, Format(v), want)
+		}
+	}
+}
+
+func TestAvroEncodeErrors(t *testing.T) {
+	t.Parallel()
+	c := mustAvro(t, `{"type":"record","name":"R","fields":[{"name":"a","type":"int"},
+		{"name":"inner","type":{"type":"record","name":"I","fields":[{"name":"xs","type":{"type":"array","items":"long"}}]}},
+		{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]},"default":"A"}]}`)
+	for _, tt := range []struct{ in, want string }{
+		{`("a" => "x" "inner" => ("xs" => ()))`, `field "a": want an int (32 bits), got "x"`},
+		{`("a" => 4294967296 "inner" => ("xs" => ()))`, `field "a": want an int (32 bits)`},
+		{`("a" => 1 "inner" => ("xs" => (1 2 "three")))`, `field "inner.xs[2]": want a long (an integer), got "three"`},
+		{`("a" => 1)`, `field "inner": missing, and it has no default`},
+		{`("a" => 1 "inner" => ("xs" => ()) "b" => 2)`, `field "b": not a field of record R`},
+		{`("a" => 1 "inner" => ("xs" => ()) "e" => "C")`, `field "e": want one of the symbols of enum E (A B), got "C"`},
+		{`(1 2)`, `want a list with names (record R)`},
+	} {
+		_, err := c.appendEncode(nil, mustParseBPL(t, tt.in))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.in, err, tt.want)
+		}
+		var ae *avroError
+		if !errors.As(err, &ae) {
+			t.Errorf("%s: %T, want an *avroError", tt.in, err)
+		}
+	}
+}
+
+// TestAvroDecodeErrors: bytes that do not decode say where and why.
+func TestAvroDecodeErrors(t *testing.T) {
+	t.Parallel()
+	c := mustAvro(t, `{"type":"record","name":"R","fields":[{"name":"s","type":"string"},{"name":"u","type":["null","long"]}]}`)
+	for _, tt := range []struct {
+		in   []byte
+		want string
+	}{
+		{[]byte{}, "at byte 0: the data ends inside a number"},
+		{[]byte{20, 'a'}, "at byte 1: string of 10 bytes, but 1 are left"},
+		{[]byte{2, 'a', 6}, "at byte 3: the union has no branch 3"},
+		{[]byte{2, 'a', 0, 9}, "at byte 3: 1 bytes after the value"},
+		{[]byte{2, 0xff, 0}, "not UTF-8"},
+	} {
+		_, err := c.decode(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%x: %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestAvroEvolution: a record written with v1 is read with v2's reader
+// schema: the new field gets its default, the widened type its value.
+func TestAvroEvolution(t *testing.T) {
+	t.Parallel()
+	v1 := mustAvro(t, `{"type":"record","name":"User","fields":[{"name":"name","type":"string"},{"name":"age","type":"int"},{"name":"gone","type":"string"}]}`)
+	v2 := mustAvro(t, `{"type":"record","name":"User","fields":[{"name":"email","type":"string","default":"-"},{"name":"age","type":"long"},{"name":"name","type":"string"}]}`)
+	b, err := v1.appendEncode(nil, mustParseBPL(t, `("name" => "ann" "age" => 31 "gone" => "x")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := v1.resolve(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := Format(got); s != `("email" => "-" "age" => 31 "name" => "ann")` {
+		t.Errorf("v1 read as v2: %s", s)
+	}
+	if same, _ := v1.resolve(mustAvro(t, v1.schema.String())); same != v1 {
+		t.Error("resolving a schema against itself made a new codec")
+	}
+	bad := mustAvro(t, `{"type":"record","name":"User","fields":[{"name":"id","type":"long"}]}`)
+	if _, err := v1.resolve(bad); err == nil {
+		t.Error("v1 resolved against a reader with a field it lacks and no default")
+	}
+}
+
+func FuzzAvroDecode(f *testing.F) {
+	c := mustAvro(f, avroAll)
+	seed, err := c.appendEncode(nil, mustParseBPL(f, `("id" => 1 "n" => 2 "ok" => true "temp" => 1 "f" => 1 "name" => "x" "raw" => "" "nothing" => null
+		"day" => 0 "at" => 0 "price" => 1 "unit" => "C" "mac" => "123456" "tags" => ("t") "attrs" => ("k" => 1) "where" => ("x" => 1 "y" => 2))`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte{})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := c.decode(b)
+		if err != nil {
+			return
+		}
+		// What decodes encodes again to the same bytes.
+		again, err := c.appendEncode(nil, v)
+		if err != nil {
+			t.Fatalf("decoded %s, cannot encode it: %v", Format(v), err)
+		}
+		if v2, err := c.decode(again); err != nil || Format(v2) != Format(v) {
+			t.Fatalf("%s re-encoded reads %v, %v", Format(v), v2, err)
+		}
+	})
+}

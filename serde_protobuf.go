@@ -1,0 +1,421 @@
+package kafkabpl
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/bufbuild/protocompile"
+	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// The Protobuf serde: .proto text (and its references, by import name)
+// is compiled by github.com/bufbuild/protocompile; values go through
+// dynamicpb messages. The serializer writes the file's first message,
+// index [0] in Confluent's header; the deserializer reads the message the
+// record's indexes name.
+
+var protobufFormat = &schemaFormat{name: "Protobuf", typ: sr.TypeProtobuf, compile: compileProtobuf}
+
+// protoMainFile is the name the schema itself is compiled under.
+const protoMainFile = "kafkabpl-schema.proto"
+
+type protobufCodec struct {
+	file protoreflect.FileDescriptor
+	msg  protoreflect.MessageDescriptor // what the serializer writes
+	text string
+}
+
+func compileProtobuf(reg *registry, s sr.Schema) (schemaCodec, error) {
+	files := map[string]string{protoMainFile: s.Schema}
+	if err := protoReferences(reg, s.References, files, 0); err != nil {
+		return nil, err
+	}
+	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
+		Accessor: protocompile.SourceAccessorFromMap(files),
+	})}
+	var fd protoreflect.FileDescriptor
+	fds, err := c.Compile(context.Background(), protoMainFile)
+	if err == nil {
+		fd = fds[0]
+	} else if fd = protoFromDescriptor(s.Schema); fd == nil {
+		return nil, err
+	}
+	if fd.Messages().Len() == 0 {
+		return nil, errors.New("the schema has no message")
+	}
+	return &protobufCodec{file: fd, msg: fd.Messages().Get(0), text: s.Schema}, nil
+}
+
+// protoFromDescriptor reads a schema registered as a base64
+// FileDescriptorProto, as Confluent's Python client registers them; nil
+// when it is not one (or imports more than the standard files).
+func protoFromDescriptor(text string) protoreflect.FileDescriptor {
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil {
+		return nil
+	}
+	var fdp descriptorpb.FileDescriptorProto
+	if proto.Unmarshal(raw, &fdp) != nil {
+		return nil
+	}
+	fd, err := protodesc.NewFile(&fdp, protoregistry.GlobalFiles)
+	if err != nil {
+		return nil
+	}
+	return fd
+}
+
+// protoReferences fetches references (and theirs) into files, by import
+// name.
+func protoReferences(reg *registry, refs []sr.SchemaReference, files map[string]string, depth int) error {
+	if depth > 32 {
+		return errors.New("references nested more than 32 deep")
+	}
+	for _, ref := range refs {
+		if _, ok := files[ref.Name]; ok {
+			continue
+		}
+		if reg == nil {
+			return fmt.Errorf("reference %q needs a schema registry", ref.Name)
+		}
+		rs, err := reg.reference(ref)
+		if err != nil {
+			return err
+		}
+		files[ref.Name] = rs.Schema
+		if err := protoReferences(reg, rs.References, files, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *protobufCodec) fullName() string  { return string(c.msg.FullName()) }
+func (c *protobufCodec) index() []int      { return []int{0} }
+func (c *protobufCodec) canonical() string { return c.text }
+
+// resolve: Protobuf reads any writer's bytes with the reader's message as
+// long as field numbers agree; the writer's own descriptor is used, so
+// nothing is to resolve.
+func (c *protobufCodec) resolve(schemaCodec) (schemaCodec, error) { return c, nil }
+
+func (c *protobufCodec) appendEncode(dst []byte, v any) ([]byte, error) {
+	m := dynamicpb.NewMessage(c.msg)
+	if err := pbFill(m, v, 0); err != nil {
+		return nil, err
+	}
+	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(dst, m)
+}
+
+// decode reads the message indexes, then the message they name.
+func (c *protobufCodec) decode(b []byte) (any, error) {
+	idx, rest, err := confluentHeader.DecodeIndex(b, 64)
+	if err != nil {
+		return nil, fmt.Errorf("the message indexes: %w", err)
+	}
+	var md protoreflect.MessageDescriptor
+	msgs := c.file.Messages()
+	for i, x := range idx {
+		if md = pbDeclared(msgs, x); md == nil {
+			return nil, fmt.Errorf("message index %v: no message %d at level %d", idx, x, i)
+		}
+		msgs = md.Messages()
+	}
+	m := dynamicpb.NewMessage(md)
+	if err := (proto.UnmarshalOptions{RecursionLimit: 1000}).Unmarshal(rest, m); err != nil {
+		return nil, fmt.Errorf("message %s: %w", md.FullName(), err)
+	}
+	return pbValueOf(m), nil
+}
+
+// pbDeclared is the x-th message declared in msgs, as the .proto text
+// declares them: a map field's entry message, which protocompile adds,
+// is not counted, as Confluent's message indexes do not count it.
+func pbDeclared(msgs protoreflect.MessageDescriptors, x int) protoreflect.MessageDescriptor {
+	for i := range msgs.Len() {
+		if m := msgs.Get(i); !m.IsMapEntry() {
+			if x == 0 {
+				return m
+			}
+			x--
+		}
+	}
+	return nil
+}
+
+func pbFill(m protoreflect.Message, v any, depth int) error {
+	if depth > 1000 {
+		return &avroError{msg: "nested more than 1000 deep"}
+	}
+	l, ok := v.(*List)
+	if !ok || l.Len() > 0 && !l.Named() {
+		return avroWant("a list with names (message "+string(m.Descriptor().FullName())+")", v)
+	}
+	fields := m.Descriptor().Fields()
+	for i, e := range l.values {
+		name := l.Name(i)
+		fd := fields.ByName(protoreflect.Name(name))
+		if fd == nil {
+			fd = fields.ByJSONName(name)
+		}
+		if fd == nil {
+			return &avroError{path: name, msg: "not a field of message " + string(m.Descriptor().FullName())}
+		}
+		if m.Has(fd) && !fd.IsList() && !fd.IsMap() {
+			return &avroError{path: name, msg: "given twice"}
+		}
+		if e == nil {
+			continue
+		}
+		if err := pbSetField(m, fd, e, depth); err != nil {
+			return avroIn(err, name)
+		}
+	}
+	return nil
+}
+
+func pbSetField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, depth int) error {
+	switch {
+	case fd.IsMap():
+		l, ok := v.(*List) // an element without a name has the key ""
+		if !ok {
+			return avroWant("a list with names (map)", v)
+		}
+		mp := m.Mutable(fd).Map()
+		for i, e := range l.values {
+			name := l.Name(i)
+			k, err := pbScalar(fd.MapKey(), name)
+			if err != nil {
+				return avroIn(err, name)
+			}
+			val, err := pbElem(mp.NewValue, fd.MapValue(), e, depth)
+			if err != nil {
+				return avroIn(err, name)
+			}
+			mp.Set(k.MapKey(), val)
+		}
+	case fd.IsList():
+		l, ok := v.(*List)
+		if !ok {
+			return avroWant("a list (repeated)", v)
+		}
+		list := m.Mutable(fd).List()
+		for i, e := range l.values {
+			val, err := pbElem(list.NewElement, fd, e, depth)
+			if err != nil {
+				return avroIn(err, fmt.Sprintf("[%d]", i))
+			}
+			list.Append(val)
+		}
+	default:
+		val, err := pbElem(func() protoreflect.Value { return m.NewField(fd) }, fd, v, depth)
+		if err != nil {
+			return err
+		}
+		m.Set(fd, val)
+	}
+	return nil
+}
+
+// pbElem is one value of fd's kind: a message filled from a list, or a
+// scalar.
+func pbElem(newValue func() protoreflect.Value, fd protoreflect.FieldDescriptor, v any, depth int) (protoreflect.Value, error) {
+	if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
+		nv := newValue()
+		if err := pbFill(nv.Message(), v, depth+1); err != nil {
+			return protoreflect.Value{}, err
+		}
+		return nv, nil
+	}
+	return pbScalar(fd, v)
+}
+
+func pbScalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error) {
+	if s, ok := v.(string); ok && fd.Kind() != protoreflect.StringKind && fd.Kind() != protoreflect.BytesKind && fd.Kind() != protoreflect.EnumKind {
+		// A map key is a name, so text; numbers in text are read too.
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			v = n
+		} else if f, err := strconv.ParseFloat(s, 64); err == nil && fd.Kind() != protoreflect.BoolKind {
+			v = f
+		} else if b, err := strconv.ParseBool(s); err == nil && fd.Kind() == protoreflect.BoolKind {
+			v = b
+		}
+	}
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		if b, ok := v.(bool); ok {
+			return protoreflect.ValueOfBool(b), nil
+		}
+		return protoreflect.Value{}, avroWant("true or false", v)
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		if n, ok := avroInteger(v); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
+			return protoreflect.ValueOfInt32(int32(n)), nil
+		}
+		return protoreflect.Value{}, avroWant("an int32", v)
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		if n, ok := avroInteger(v); ok {
+			return protoreflect.ValueOfInt64(n), nil
+		}
+		return protoreflect.Value{}, avroWant("an int64", v)
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		if n, ok := avroInteger(v); ok && n >= 0 && n <= math.MaxUint32 {
+			return protoreflect.ValueOfUint32(uint32(n)), nil
+		}
+		return protoreflect.Value{}, avroWant("a uint32", v)
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		if n, ok := avroInteger(v); ok && n >= 0 {
+			return protoreflect.ValueOfUint64(uint64(n)), nil
+		}
+		if f, ok := v.(float64); ok && f >= 0 && f < 1<<64 && f == math.Trunc(f) {
+			return protoreflect.ValueOfUint64(uint64(f)), nil
+		}
+		return protoreflect.Value{}, avroWant("a uint64", v)
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		var f float64
+		switch x := v.(type) {
+		case float64:
+			f = x
+		case int64:
+			f = float64(x)
+		default:
+			return protoreflect.Value{}, avroWant("a number", v)
+		}
+		if fd.Kind() == protoreflect.FloatKind {
+			return protoreflect.ValueOfFloat32(float32(f)), nil
+		}
+		return protoreflect.ValueOfFloat64(f), nil
+	case protoreflect.StringKind:
+		switch x := v.(type) {
+		case string:
+			return protoreflect.ValueOfString(x), nil
+		case []byte:
+			return protoreflect.ValueOfString(string(x)), nil
+		}
+		return protoreflect.Value{}, avroWant("a string", v)
+	case protoreflect.BytesKind:
+		switch x := v.(type) {
+		case []byte:
+			return protoreflect.ValueOfBytes(x), nil
+		case string:
+			return protoreflect.ValueOfBytes([]byte(x)), nil
+		}
+		return protoreflect.Value{}, avroWant("bytes or a string", v)
+	case protoreflect.EnumKind:
+		vals := fd.Enum().Values()
+		switch x := v.(type) {
+		case string:
+			if ev := vals.ByName(protoreflect.Name(x)); ev != nil {
+				return protoreflect.ValueOfEnum(ev.Number()), nil
+			}
+		case int64:
+			// A number the enum does not name is kept, as proto3's open
+			// enums keep it (and as it is read back).
+			if ev := vals.ByNumber(protoreflect.EnumNumber(x)); ev != nil || !fd.Enum().IsClosed() && x >= math.MinInt32 && x <= math.MaxInt32 {
+				return protoreflect.ValueOfEnum(protoreflect.EnumNumber(x)), nil
+			}
+		}
+		names := make([]string, vals.Len())
+		for i := range names {
+			names[i] = string(vals.Get(i).Name())
+		}
+		return protoreflect.Value{}, avroWant(fmt.Sprintf("one of the values of enum %s (%s)", fd.Enum().FullName(), strings.Join(names, " ")), v)
+	}
+	return protoreflect.Value{}, avroWant(fd.Kind().String(), v)
+}
+
+// pbValueOf is a message as a BPL list with names: every field in
+// declaration order (a oneof's only when set; an unset message field is
+// null), maps by their keys' text, sorted.
+func pbValueOf(m protoreflect.Message) *List {
+	fields := m.Descriptor().Fields()
+	l := &List{values: make([]any, 0, fields.Len()), names: make([]string, 0, fields.Len())}
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic() && !m.Has(fd) {
+			continue
+		}
+		var v any
+		switch {
+		case fd.IsMap():
+			mp := m.Get(fd).Map()
+			type kv struct {
+				k string
+				v protoreflect.Value
+			}
+			var kvs []kv
+			mp.Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
+				kvs = append(kvs, kv{k.String(), v})
+				return true
+			})
+			slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+			ml := &List{}
+			for _, e := range kvs {
+				ml.AppendNamed(e.k, pbScalarOf(fd.MapValue(), e.v))
+			}
+			v = ml
+		case fd.IsList():
+			list := m.Get(fd).List()
+			ll := &List{values: make([]any, 0, list.Len())}
+			for j := range list.Len() {
+				ll.values = append(ll.values, pbScalarOf(fd, list.Get(j)))
+			}
+			v = ll
+		case (fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind) && !m.Has(fd):
+			v = nil
+		case fd.HasPresence() && !m.Has(fd) && fd.ContainingOneof() != nil:
+			v = nil // proto3 optional, unset
+		default:
+			v = pbScalarOf(fd, m.Get(fd))
+		}
+		l.values = append(l.values, v)
+		l.names = append(l.names, string(fd.Name()))
+	}
+	return l
+}
+
+func pbScalarOf(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return pbValueOf(v.Message())
+	case protoreflect.BoolKind:
+		return v.Bool()
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return v.Int()
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		if u := v.Uint(); u <= math.MaxInt64 {
+			return int64(u)
+		} else {
+			return float64(u)
+		}
+	case protoreflect.FloatKind:
+		f, err := strconv.ParseFloat(strconv.FormatFloat(v.Float(), 'g', -1, 32), 64)
+		if err != nil {
+			return v.Float()
+		}
+		return f
+	case protoreflect.DoubleKind:
+		return v.Float()
+	case protoreflect.StringKind:
+		return v.String()
+	case protoreflect.BytesKind:
+		return slices.Clone(v.Bytes())
+	case protoreflect.EnumKind:
+		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
+			return string(ev.Name())
+		}
+		return int64(v.Enum())
+	}
+	return nil
+}
