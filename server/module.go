@@ -15,13 +15,14 @@ import (
 
 // The variables of a module's scope that the server reads, as brain4it's.
 const (
-	StartVar     = "start"           // code run when the module starts
-	StopVar      = "stop"            // code run when it stops
-	MetadataVar  = "module-metadata" // what GET / lists (icon, description)
-	AccessKeyVar = "access-key"      // the module's own access key
-	SetupVar     = "setup"           // setup/remote-modules, for remote-call
-	ServersVar   = "kafka-servers"   // the Kafka servers, set when known
-	headSnapshot = "head"            // the snapshot loaded at start
+	StartVar     = "start"               // code run when the module starts
+	StopVar      = "stop"                // code run when it stops
+	MetadataVar  = "module-metadata"     // what GET / lists (icon, description)
+	AccessKeyVar = "access-key"          // the module's own access key
+	SetupVar     = "setup"               // setup/remote-modules, for remote-call
+	ServersVar   = "kafka-servers"       // the Kafka servers, set when known
+	RegistryVar  = "schema-registry-url" // the schema registry, set when known
+	headSnapshot = "head"                // the snapshot loaded at start
 )
 
 // startStopTime bounds a module's start and stop code, as brain4it's
@@ -81,12 +82,15 @@ func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
 	return lib
 }
 
-// ensureServers sets kafka-servers when the server knows its servers: a
-// module loaded from a snapshot made with other servers talks to this
-// server's.
+// ensureServers sets kafka-servers (and schema-registry-url) when the
+// server knows them: a module loaded from a snapshot made with other
+// servers talks to this server's.
 func (m *Module) ensureServers(in *bpl.Interp) {
 	if m.srv.cfg.Servers != "" {
 		in.SetGlobal(ServersVar, m.srv.cfg.Servers)
+	}
+	if m.srv.cfg.RegistryURL != "" {
+		in.SetGlobal(RegistryVar, m.srv.cfg.RegistryURL)
 	}
 }
 

@@ -38,6 +38,10 @@ type Config struct {
 	// when it is created or loaded, or its scope replaced (replacing the
 	// value a snapshot holds).
 	Servers string
+	// RegistryURL, when not "", is set as schema-registry-url in every
+	// module, as Servers is: the schema registry the Avro, Protobuf and
+	// JSON Schema serdes use.
+	RegistryURL string
 	// Log receives the server's log and what modules print, a line each
 	// with the module's name first; nil discards it.
 	Log io.Writer

@@ -25,9 +25,10 @@ each with the kafka-* functions and brain4it's module functions. It
 listens on 127.0.0.1 only, unless --listen gives another address, which
 requires --access-key. With --data-dir, modules are saved there
 (DIR/MODULE/head.snp, brain4it's layout) and loaded, and their start
-run, when the server starts. The variable kafka-servers is set in every
-module as for run (--servers, else --embedded's cluster, else
-$KAFKA_SERVERS). It prints "listening on ADDR" once it accepts requests;
+run, when the server starts. The variables kafka-servers and
+schema-registry-url are set in every module as for run (--servers, else
+--embedded's cluster and its schema registry, on port 8081 or a free one,
+else $KAFKA_SERVERS and $SCHEMA_REGISTRY_URL). It prints "listening on ADDR" once it accepts requests;
 SIGINT or SIGTERM stops it cleanly: monitors end, modules run their stop
 and are saved.`,
 }
@@ -82,7 +83,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer cluster.Close()
 	}
 
-	cfg := server.Config{AccessKey: sf.accessKey, Servers: servers, Log: stderr}
+	cfg := server.Config{AccessKey: sf.accessKey, Servers: servers, RegistryURL: registryURL(cluster, os.Getenv), Log: stderr}
 	if sf.dataDir != "" {
 		cfg.Store = server.DirStore{Dir: sf.dataDir}
 	}

@@ -95,6 +95,9 @@ func TestServeKeepsModules(t *testing.T) {
 	if got := httpDo(t, "POST", base+"/m", `(set start (function () (set started true))) kafka-servers`); !strings.HasPrefix(got, `"127.0.0.1:`) {
 		t.Fatalf("kafka-servers is not set: %s", got)
 	}
+	if got := httpDo(t, "POST", base+"/m", `schema-registry-url`); !strings.HasPrefix(got, `"http://127.0.0.1:`) {
+		t.Fatalf("schema-registry-url is not set: %s", got)
+	}
 	if code := stop(); code != exitOK {
 		t.Fatalf("serve exit %d: %s", code, stderr)
 	}
