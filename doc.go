@@ -225,14 +225,17 @@
 //
 // When a broker fails, the clients retry as Java's do: a failed request,
 // fetch or produce is retried after retry-backoff, doubling up to
-// retry-backoff-max, and each retry asks the brokers for fresh metadata
-// (at most every 100 ms, as Java's do), so that a partition whose leader moved is read
-// and written again within about half a second of the move. Kafka moves a dead
-// broker's partitions once its controller fences it (9 s by default). A
-// larger retry-backoff-max sends fewer requests while a broker is down,
-// at the price of a longer stall after its partitions move: Java's
-// clients cap the wait at 1 s; the default here, 500 ms, notices a move
-// sooner for two retries and metadata requests a second per client.
+// retry-backoff-max, for as long as request-timeout (a send, for
+// send-timeout) and not for a set number of tries, and while a leader is
+// unknown the clients ask the brokers for fresh metadata every 100 ms, as
+// Java's do, so that a partition whose leader moved is read and written
+// again within about 100 ms of the move. Kafka moves a dead broker's
+// partitions once its controller fences it (9 s by default). A consumer
+// keeps its partitions while its group's coordinator fails over: its
+// heartbeats are retried, as Java's are, until the new coordinator
+// answers. The cost while a broker is down: two retries and ten metadata
+// requests a second per client, to the live brokers; a larger
+// retry-backoff-max sends fewer retries (Java's caps the wait at 1 s).
 // "log-level" "debug" shows it happen: franz-go's log of the client's
 // dials, retries, metadata refreshes and leader moves, a line each, goes
 // to the Library's log output.
