@@ -368,15 +368,21 @@ func waitSettled(t *testing.T, ctx context.Context, c *faultCluster, group strin
 	}
 }
 
-// faultClientLog, when KAFKABPL_FAULT_LOG names a file, sets config's
-// "log-level" to debug and writes lib's log there, each line stamped
-// with the time: franz-go's own account of a failover, to read beside
-// the scenario's figures.
+// faultClientLog, when KAFKABPL_FAULT_LOG is set, sets config's
+// "log-level" to debug and writes lib's log to a file named by it and the
+// scenario (KAFKABPL_FAULT_LOG=/tmp/kgo gives /tmp/kgo-broker_killed_under_consumers.log),
+// each line stamped with the time: franz-go's own account of a failover,
+// to read beside the scenario's figures.
 func faultClientLog(t *testing.T, lib *kafkabpl.Library, config map[string]any) {
-	path := os.Getenv("KAFKABPL_FAULT_LOG")
-	if path == "" {
+	prefix := os.Getenv("KAFKABPL_FAULT_LOG")
+	if prefix == "" {
 		return
 	}
+	name := t.Name()
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	path := prefix + "-" + name + ".log"
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
