@@ -36,10 +36,14 @@
 // panic in one is recovered: a runaway or failing evaluation never takes
 // down the server or another module.
 //
-// Security is brain4it's, and as weak: with Config.AccessKey set, a request
-// with that key (header access-key) may do anything; a module whose
-// access-key variable is set needs that key or the server's; a module
-// without one is open to all, and exterior functions (@name) and monitors
-// are open to all. GET / and GET /module/module-metadata need no key. A
-// module created with PUT and a key keeps that key as its access-key.
+// Security is brain4it's, closed where brain4it's is open: with
+// Config.AccessKey set, a request with that key (header access-key) may do
+// anything; a module whose access-key variable is set needs that key or
+// the server's; a module without one needs the server's (brain4it leaves
+// it open to all). Exterior functions (@name) and monitors are open to all,
+// as there, since dashboards call them without a key: expose only what a
+// stranger may call as an exterior function. GET / and GET
+// /module/module-metadata need no key. A module created with PUT and a key
+// keeps that key as its access-key. Without Config.AccessKey every request
+// is allowed: serve such a server on loopback only.
 package server
