@@ -2,9 +2,13 @@ package kafkabpl
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // syncBuffer is a bytes.Buffer that the library's goroutines may write to
@@ -69,5 +73,33 @@ func TestLogLevel(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), c.Servers()) {
 		t.Errorf("the log never names the broker %s:\n%s", c.Servers(), out.String())
+	}
+}
+
+// TestClientTimeouts checks what the kgo client of a handle is given for
+// failover: a produce may wait request-timeout for the ISR, as Java's
+// does (kgo's own default is 10 s), and retries are bounded by time, not
+// by kgo's 20 tries.
+func TestClientTimeouts(t *testing.T) {
+	lib := newLib(t)
+	ctx := testCtx(t)
+	for _, tt := range []struct {
+		config map[string]any
+		want   time.Duration
+	}{
+		{map[string]any{"servers": "127.0.0.1:1"}, 30 * time.Second},
+		{map[string]any{"servers": "127.0.0.1:1", "request-timeout": 12000}, 12 * time.Second},
+	} {
+		id := must[string](t)(lib.Create(ctx, Producer, tt.config))
+		h := must[*handle](t)(lib.acquire(id, Producer))
+		got := h.cl.OptValue(kgo.ProduceRequestTimeout).(time.Duration)
+		retries := h.cl.OptValue(kgo.RequestRetries).(int64)
+		h.calls.Done()
+		if got != tt.want {
+			t.Errorf("%v: produce request timeout %v, want %v", tt.config, got, tt.want)
+		}
+		if retries != math.MaxInt32 {
+			t.Errorf("%v: request retries %d, want no count (%d)", tt.config, retries, math.MaxInt32)
+		}
 	}
 }

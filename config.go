@@ -571,6 +571,13 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// as Java's: ten metadata requests a second per client, to live
 		// brokers, while one is down; none otherwise.
 		kgo.MetadataMinAge(100 * time.Millisecond),
+		// Java's producer lets a broker hold an acks=all produce for
+		// request.timeout.ms (30 s) while it waits for the ISR; kgo's
+		// default is 10 s. When a killed node was a follower, the
+		// leader waits for the ISR to shrink, which took over 10 s in
+		// the fault suite: the broker answered REQUEST_TIMED_OUT at 10
+		// s, and the retry waited again, a second after Java's ack.
+		kgo.ProduceRequestTimeout(c.requestTimeout),
 	}
 	if c.logLevel != kgo.LogLevelNone && c.clientLog != nil {
 		opts = append(opts, kgo.WithLogger(&clientLogger{level: c.logLevel, id: id, write: c.clientLog}))
