@@ -89,6 +89,7 @@ func TestClientTimeouts(t *testing.T) {
 	}{
 		{map[string]any{"servers": "127.0.0.1:1"}, 30 * time.Second},
 		{map[string]any{"servers": "127.0.0.1:1", "request-timeout": 12000}, 12 * time.Second},
+		{map[string]any{"servers": "127.0.0.1:1", "request-timeout": 20}, time.Second},
 	} {
 		id := must[string](t)(lib.Create(ctx, Producer, tt.config))
 		h := must[*handle](t)(lib.acquire(id, Producer))

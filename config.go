@@ -576,8 +576,10 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// default is 10 s. When a killed node was a follower, the
 		// leader waits for the ISR to shrink, which took over 10 s in
 		// the fault suite: the broker answered REQUEST_TIMED_OUT at 10
-		// s, and the retry waited again, a second after Java's ack.
-		kgo.ProduceRequestTimeout(c.requestTimeout),
+		// s, and the retry waited again, a second after Java's ack. At
+		// least a second: kgo refuses less than 100 ms, and a broker
+		// given less to gather acks would time out under any load.
+		kgo.ProduceRequestTimeout(max(c.requestTimeout, time.Second)),
 	}
 	if c.logLevel != kgo.LogLevelNone && c.clientLog != nil {
 		opts = append(opts, kgo.WithLogger(&clientLogger{level: c.logLevel, id: id, write: c.clientLog}))

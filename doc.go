@@ -181,7 +181,7 @@
 //	max-message-bytes            1048576
 //	allow-auto-create-topics     true                                       the broker decides, as with Java's clients
 //	send-timeout                 30000                                      ms until kafka-send gives up
-//	request-timeout              30000                                      ms for admin calls, commits and subscribing, and that a broker may hold a produce waiting for acks, as Java's request.timeout.ms
+//	request-timeout              30000                                      ms for admin calls, commits and subscribing, and that a broker may hold a produce waiting for acks, as Java's request.timeout.ms (at least 1 s)
 //	retry-backoff                100                                        ms before the first retry of a failed request, fetch or produce
 //	retry-backoff-max            500                                        ms; the wait doubles up to it (±20% jitter); Java's default is 1000
 //	transaction-timeout          30000                                      ms; exactly-once streams: a batch must finish within it, and it must outlast a broker failover
