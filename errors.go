@@ -108,6 +108,8 @@ func ErrorType(err error) string {
 		return "NotSubscribed"
 	case errors.Is(err, ErrSchemaRegistry):
 		return "SchemaRegistryError"
+	case errors.Is(err, ErrLate):
+		return "LateRecord"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "Timeout"
 	case errors.Is(err, context.Canceled):

@@ -34,6 +34,7 @@ func (lib *Library) Functions() map[string]Func {
 		"kafka-stream-status": lib.bplStreamStatus,
 		"kafka-output":        bplOutput,
 		"kafka-outputs":       bplOutputs,
+		"kafka-state":         bplState,
 	}
 	lib.addAdminFunctions(m)
 	return m

@@ -10,11 +10,11 @@ import (
 // The BPL side of streams: kafka-stream, kafka-stream-status, and the
 // values a transform returns, kafka-output and kafka-outputs.
 
-const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "config-key" => value ...)`
+const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "config-key" => value ...)`
 
 // streamNames are kafka-stream's own named arguments; any other is a config
 // key.
-var streamNames = []string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic"}
+var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic"}, stateNames...)
 
 func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
 	a, err := readArgs("kafka-stream", l, 1, 1, streamUsage, nil)
@@ -23,9 +23,15 @@ func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
 	}
 	spec := StreamSpec{}
 	config := &List{}
+	var transform Callable
+	stateful := map[string]any{}
 	for name, v := range a.named.All() {
 		if !slices.Contains(streamNames, name) {
 			config.AppendNamed(name, v)
+			continue
+		}
+		if slices.Contains(stateNames, name) {
+			stateful[name] = v
 			continue
 		}
 		switch name {
@@ -46,7 +52,7 @@ func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
 			if !ok {
 				return nil, a.errorf(`"transform": want a function, such as (function (in) ...), got %s`, describe(v))
 			}
-			spec.Transform = bplTransform(fn)
+			transform = fn
 		case "guarantee":
 			s, err := a.strValue(v, `"guarantee"`)
 			if err != nil {
@@ -80,6 +86,9 @@ func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
 	if spec.To == "" {
 		return nil, a.errorf(`"to": want the output topic; usage: %s`, streamUsage)
 	}
+	if err := a.readStateArgs(&spec, stateful, transform); err != nil {
+		return nil, err
+	}
 	return lib.stream(ctx, "kafka-stream", a.pos[0], config, spec)
 }
 
@@ -99,45 +108,39 @@ func (a *args) strValue(v any, what string) (string, error) {
 func bplTransform(fn Callable) Transform {
 	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
 		rec := in.List()
-		// The input's key, for outputs that keep it: the one the list
-		// holds, read before the transform could change the list, when
-		// it is a string (not decoded a second time); else decoded anew,
-		// so that a transform changing a key list changes no output.
-		key, _ := rec.Get("key")
-		if _, ok := key.(string); !ok {
-			key = in.Key()
-		}
-		args := &struct {
-			l List
-			v [1]any
-		}{} // the argument list and its element in one allocation
-		args.v[0] = rec
-		args.l.values = args.v[:]
-		v, err := fn.Call(ctx, &args.l)
+		key := inputKey(in, rec)
+		v, err := callFn(ctx, fn, rec, nil, 1)
 		if err != nil {
 			return nil, err
 		}
-		switch v := v.(type) {
-		case nil:
-			return nil, nil
-		case *streamOutputs:
-			outs := make([]StreamOutput, len(v.outs))
-			for i, o := range v.outs {
-				outs[i] = o.StreamOutput
-				if !o.keySet {
-					outs[i].Key = key
-				}
-			}
-			return outs, nil
-		case *List:
-			for _, e := range v.Values() {
-				if _, ok := e.(*streamOutputs); ok {
-					return nil, errorf(ErrInvalidArgument, "the transform returned a list holding a kafka-output: to write several messages, return (kafka-outputs ...)")
-				}
+		return outputsOf(v, key)
+	}
+}
+
+// outputsOf reads what a BPL function returned as outputs: null (none), a
+// kafka-output or kafka-outputs value, or any other value, which is one
+// output to the stream's "to"; outputs that set no key get key.
+func outputsOf(v, key any) ([]StreamOutput, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case *streamOutputs:
+		outs := make([]StreamOutput, len(v.outs))
+		for i, o := range v.outs {
+			outs[i] = o.StreamOutput
+			if !o.keySet {
+				outs[i].Key = key
 			}
 		}
-		return []StreamOutput{{Message: Message{Key: key, Value: v}}}, nil
+		return outs, nil
+	case *List:
+		for _, e := range v.Values() {
+			if _, ok := e.(*streamOutputs); ok {
+				return nil, errorf(ErrInvalidArgument, "the function returned a list holding a kafka-output: to write several messages, return (kafka-outputs ...)")
+			}
+		}
 	}
+	return []StreamOutput{{Message: Message{Key: key, Value: v}}}, nil
 }
 
 // streamOutputs is what kafka-output and kafka-outputs return: messages a
@@ -254,7 +257,8 @@ func (lib *Library) bplStreamStatus(ctx context.Context, l *List) (any, error) {
 // List returns the status as kafka-stream-status shows it: ("state" =>
 // "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
 // "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n
-// "reinits" => n "last-error" => "..." or null).
+// "reinits" => n "last-error" => "..." or null), and for a stateful
+// stream "store" => the store's status (see [StoreStatus.List]).
 func (st *StreamStatus) List() *List {
 	l := &List{}
 	l.AppendNamed("state", string(st.State))
@@ -272,5 +276,8 @@ func (st *StreamStatus) List() *List {
 		last = st.LastError.Error()
 	}
 	l.AppendNamed("last-error", last)
+	if st.Store != nil {
+		l.AppendNamed("store", st.Store.List())
+	}
 	return l
 }

@@ -266,7 +266,7 @@ func equalValues(a, b any) bool {
 // named list in sorted key order.
 func toValue(v any) (any, error) {
 	switch v := v.(type) {
-	case nil, bool, int64, float64, string, []byte, *List, Callable, Reference, *streamOutputs:
+	case nil, bool, int64, float64, string, []byte, *List, Callable, Reference, *streamOutputs, *stateResult:
 		return v, nil
 	case int:
 		return int64(v), nil

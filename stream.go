@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,10 +100,30 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // "dlq-error-type" (its BPL type: DeserializationError, InvalidArgument, a
 // BPL exception's type, ...), "dlq-source-topic", "dlq-source-partition"
 // and "dlq-source-offset".
+//
+// A stream is stateless (Transform) or keeps state in a store: per key
+// (Update) or per key and window (Window). A stateful stream reads one
+// topic, needs keyed inputs (a null key is an input error), and keeps its
+// store in memory per input partition and in the compacted changelog
+// topic "<group>-<Store>-changelog", with the input's partition count
+// (created so, or checked, when the stream starts). Changelog records are
+// written in the transaction of the outputs and the input offsets, so the
+// state is exactly once too; a batch that aborts leaves no trace in it. A
+// partition's state is restored from its changelog (read_committed, to
+// its end) when the partition is assigned, before any of its input is
+// processed. Under AtLeastOnce, an input processed again after a crash
+// (its changelog record was written, its offset not committed) is counted
+// again in the state, as its outputs are written again. A stateful stream
+// balances its group with the cooperative-sticky strategy unless the
+// config's "assignment-strategy" says otherwise, so that a rebalance moves
+// only the partitions it must (each moved partition is restored).
 type StreamSpec struct {
-	From            []string  // the input topics; at least one
+	From            []string  // the input topics; at least one (one for a stateful stream)
 	To              string    // the output topic of outputs that name none
-	Transform       Transform // required
+	Transform       Transform // a stateless stream's work; or set Update or Window
+	Update          Update    // a stream with per-key state; with Store
+	Window          *Window   // a windowed aggregation; with Store
+	Store           string    // a stateful stream's store name
 	Guarantee       Guarantee // ExactlyOnce by default
 	OnError         OnError   // StopOnError by default
 	DeadLetterTopic string    // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
@@ -121,23 +139,6 @@ const (
 	StreamFailed  StreamState = "failed"  // stopped by an error: see LastError
 )
 
-// StreamStatus is a stream's state and counts since it started. Counts
-// cover committed work only: what an aborted transaction did is counted
-// again when its inputs are processed again.
-type StreamStatus struct {
-	State        StreamState
-	Processed    int64 // inputs processed (filtered, skipped and dead-lettered ones included)
-	Produced     int64 // outputs written, dead-letter records not included
-	Dropped      int64 // inputs the transform filtered out (no outputs)
-	Skipped      int64 // inputs skipped by SkipOnError
-	DeadLettered int64 // inputs written to the dead-letter topic
-	Lag          int64 // the group's lag on the input topics; -1 when the brokers did not say
-	Transactions int64 // transactions committed (under at-least-once: offset commits)
-	Aborted      int64 // transactions aborted (a rebalance, a stop, or by the brokers)
-	Reinits      int64 // producers re-initialized after the brokers aborted a transaction (exactly-once only)
-	LastError    error // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
-}
-
 // stream is a running stream: its client and the goroutine that runs it.
 type stream struct {
 	h    *handle
@@ -152,6 +153,7 @@ type stream struct {
 	cancelWork context.CancelFunc
 	done       chan struct{} // closed when run returns
 	detached   bool          // stop left the group but kgo still holds the client
+	store      *store        // a stateful stream's; nil for a stateless one
 
 	// Used by run's goroutine only.
 	outs []*kgo.Record // transformOne's result, reused
@@ -172,8 +174,9 @@ type counts struct {
 // batchCounts is the work of one batch, added to the totals once it is
 // committed.
 type batchCounts struct {
-	processed, produced, dropped, skipped, deadLettered int64
-	lastErr                                             error
+	processed, produced, dropped, skipped, deadLettered, late int64
+	lastErr                                                   error
+	notHeld                                                   bool // an input's partition was revoked: abort, under exactly-once
 }
 
 // Stream starts a stream that reads spec.From, runs spec.Transform on each
@@ -257,8 +260,8 @@ func (spec *StreamSpec) check() error {
 			return errorf(ErrInvalidArgument, `"dead-letter-topic": %v`, err)
 		}
 	}
-	if spec.Transform == nil {
-		return errorf(ErrInvalidArgument, `"transform": want a function`)
+	if err := spec.checkStore(); err != nil {
+		return err
 	}
 	if spec.Guarantee != ExactlyOnce && spec.Guarantee != AtLeastOnce {
 		return errorf(ErrInvalidArgument, "guarantee %d: want ExactlyOnce or AtLeastOnce", spec.Guarantee)
@@ -279,6 +282,18 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s.workCtx, s.cancelWork = context.WithCancel(context.Background())
 	opts := cfg.kgoOpts(Stream, h.id, h.net)
 	opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	if spec.Transform == nil {
+		s.store = newStore(cfg, &spec)
+		opts = append(opts, s.store.hooks()...)
+		if !cfg.given["assignment-strategy"] {
+			opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
+		}
+		if spec.Update != nil {
+			s.spec.Transform = s.store.keyedTransform(spec.Update)
+		} else {
+			s.spec.Transform = s.store.windowedTransform()
+		}
+	}
 	var err error
 	if spec.Guarantee == ExactlyOnce {
 		opts = append(opts,
@@ -317,17 +332,34 @@ func (s *stream) run() {
 	defer close(s.done)
 	lost := 0 // producers lost since the last commit
 	for s.pollCtx.Err() == nil {
+		if s.store != nil {
+			if err := s.syncStore(s.pollCtx); err != nil {
+				s.fail(err)
+				break
+			}
+		}
+		ctx, cancel := s.pollContext()
 		var fetches kgo.Fetches
 		if s.sess != nil {
-			fetches = s.sess.PollRecords(s.pollCtx, s.h.cfg.maxPollRecords)
+			fetches = s.sess.PollRecords(ctx, s.h.cfg.maxPollRecords)
 		} else {
-			fetches = s.cl.PollRecords(s.pollCtx, s.h.cfg.maxPollRecords)
+			fetches = s.cl.PollRecords(ctx, s.h.cfg.maxPollRecords)
 		}
+		cancel()
 		if fetches.IsClientClosed() || s.pollCtx.Err() != nil && fetches.NumRecords() == 0 {
 			break
 		}
+		if s.store != nil {
+			// What was assigned since the sync is restored before
+			// its input is processed.
+			if err := s.syncStore(s.pollCtx); err != nil {
+				s.fail(err)
+				break
+			}
+			s.store.idle(time.Now())
+		}
 		fetches.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				s.setErr(wrapf(errKafka, err, "topic %q partition %d", t, p))
 			}
 		})
@@ -355,23 +387,29 @@ func (s *stream) run() {
 
 // transact processes one batch in one transaction.
 func (s *stream) transact(recs []*kgo.Record) error {
-	if len(recs) == 0 {
+	if len(recs) == 0 && !s.store.closing() {
 		return nil
 	}
 	if err := s.sess.Begin(); err != nil {
 		return wrapf(errKafka, err, "begin transaction")
 	}
 	var pr produced
-	b, _, stopErr := s.process(recs, pr.produce(s))
+	write := pr.produce(s)
+	b, _, stopErr := s.process(recs, write)
+	if stopErr == nil {
+		stopErr = s.endBatch(&b, write)
+	}
 	flushErr := s.cl.Flush(s.workCtx)
 	produceErr := pr.err()
-	commit := stopErr == nil && flushErr == nil && produceErr == nil
+	commit := stopErr == nil && flushErr == nil && produceErr == nil && !b.notHeld
 	committed, err := s.sess.End(s.workCtx, kgo.TransactionEndTry(commit))
 	switch {
 	case committed:
 		s.add(b)
+		s.store.commit()
 		s.totals.transactions.Add(1)
 	default:
+		s.store.abort()
 		s.totals.aborted.Add(1)
 	}
 	switch {
@@ -431,11 +469,18 @@ func (s *stream) reinit(cause error) error {
 // brokers to acknowledge them, then commits the inputs it processed.
 func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 	defer s.cl.AllowRebalance()
-	if len(recs) == 0 {
+	if len(recs) == 0 && !s.store.closing() {
 		return nil
 	}
 	var pr produced
-	b, done, stopErr := s.process(recs, pr.produce(s))
+	write := pr.produce(s)
+	b, done, stopErr := s.process(recs, write)
+	if stopErr == nil || len(done) > 0 {
+		if err := s.endBatch(&b, write); err != nil {
+			s.store.abort()
+			return err
+		}
+	}
 	if err := s.cl.Flush(s.workCtx); err != nil {
 		return errorf(ErrTimeout, "stopped before the outputs of the batch in hand were acknowledged; their inputs stay uncommitted")
 	}
@@ -450,6 +495,7 @@ func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 		}
 		s.totals.transactions.Add(1)
 	}
+	s.store.commit()
 	s.add(b)
 	return stopErr
 }
@@ -494,6 +540,20 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 		in := &ins[i]
 		*in = Record{r: kr, cfg: s.h.cfg}
 		outs, err := s.transformOne(in)
+		if errors.Is(err, errNotHeld) {
+			b.notHeld = true // not ours to process: the new owner reads it
+			continue
+		}
+		if errors.Is(err, ErrLate) {
+			if s.spec.Window.Late == DeadLetterLate {
+				write(s.deadLetter(kr, err))
+				b.deadLettered++
+			}
+			b.late++
+			b.processed++
+			done = append(done, kr)
+			continue
+		}
 		if err != nil {
 			switch s.spec.OnError {
 			case StopOnError:
@@ -506,7 +566,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 			}
 			b.lastErr = err
 		} else {
-			if len(outs) == 0 {
+			if len(outs) == 0 && s.spec.Window == nil { // a window's results come later
 				b.dropped++
 			}
 			for _, o := range outs {
@@ -631,6 +691,9 @@ func (s *stream) add(b batchCounts) {
 	s.totals.dropped.Add(b.dropped)
 	s.totals.skipped.Add(b.skipped)
 	s.totals.deadLettered.Add(b.deadLettered)
+	if s.store != nil {
+		s.store.late.Add(b.late)
+	}
 	if b.lastErr != nil {
 		s.setErr(b.lastErr)
 	}
@@ -659,47 +722,6 @@ func (s *stream) fail(err error) {
 		return
 	}
 	s.log(fmt.Sprintf("stream %s failed: %v", s.h.id, err))
-}
-
-// status returns the stream's state and counts; the lag is asked of the
-// brokers, within request-timeout.
-func (s *stream) status(ctx context.Context) *StreamStatus {
-	s.mu.Lock()
-	st := &StreamStatus{State: s.state, LastError: s.err}
-	adm := s.h.adm // reinit replaces it
-	s.mu.Unlock()
-	st.Processed = s.totals.processed.Load()
-	st.Produced = s.totals.produced.Load()
-	st.Dropped = s.totals.dropped.Load()
-	st.Skipped = s.totals.skipped.Load()
-	st.DeadLettered = s.totals.deadLettered.Load()
-	st.Transactions = s.totals.transactions.Load()
-	st.Aborted = s.totals.aborted.Load()
-	st.Reinits = s.totals.reinits.Load()
-	st.Lag = -1
-	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
-	defer cancel()
-	if lags, err := adm.Lag(ctx, s.h.cfg.group); err == nil {
-		if l, ok := lags[s.h.cfg.group]; ok && l.Error() == nil {
-			st.Lag = 0
-			for _, t := range s.spec.From {
-				st.Lag += l.Lag.TotalByTopic()[t].Lag
-			}
-		}
-	}
-	return st
-}
-
-// StreamStatus returns a stream's state and counts. It asks the brokers
-// for the group's lag, within request-timeout; Lag is -1 when they do not
-// answer.
-func (lib *Library) StreamStatus(ctx context.Context, id string) (*StreamStatus, error) {
-	h, err := lib.acquire(id, Stream)
-	if err != nil {
-		return nil, newError("kafka-stream-status", err)
-	}
-	defer h.calls.Done()
-	return h.stream.status(ctx), nil
 }
 
 // stop stops the stream for destroy: it finishes and commits the batch in
@@ -737,55 +759,4 @@ func (s *stream) stop(ctx context.Context) error {
 	}
 	s.log(fmt.Sprintf("stream %s stopped: %s", s.h.id, st))
 	return nil
-}
-
-// Streams returns the ids of the library's streams, running or not, that
-// are not destroyed yet, sorted.
-func (lib *Library) Streams() []string {
-	var ids []string
-	for _, s := range lib.streams() {
-		ids = append(ids, s.h.id)
-	}
-	return ids
-}
-
-// RunningStreams returns how many of the library's streams are running.
-func (lib *Library) RunningStreams() int {
-	n := 0
-	for _, s := range lib.streams() {
-		s.mu.Lock()
-		if s.state == StreamRunning {
-			n++
-		}
-		s.mu.Unlock()
-	}
-	return n
-}
-
-// FailedStreams returns the errors of the library's streams that failed
-// and are not destroyed yet, each naming its stream, in id order.
-func (lib *Library) FailedStreams() []error {
-	var errs []error
-	for _, s := range lib.streams() {
-		s.mu.Lock()
-		if s.state == StreamFailed {
-			errs = append(errs, fmt.Errorf("stream %s failed: %w", s.h.id, s.err))
-		}
-		s.mu.Unlock()
-	}
-	return errs
-}
-
-// streams returns the library's live streams, in id order.
-func (lib *Library) streams() []*stream {
-	lib.mu.RLock()
-	defer lib.mu.RUnlock()
-	var out []*stream
-	for _, h := range lib.handles {
-		if h.kind == Stream {
-			out = append(out, h.stream)
-		}
-	}
-	slices.SortFunc(out, func(a, b *stream) int { return strings.Compare(a.h.id, b.h.id) })
-	return out
 }

@@ -1,0 +1,265 @@
+package kafkabpl
+
+import (
+	"context"
+	"math"
+	"strings"
+	"time"
+)
+
+// The BPL side of stateful streams: kafka-stream's "store", "window",
+// "aggregate", "merge" and "result", and kafka-state, what a stateful
+// transform returns.
+
+// stateResult is what kafka-state returns: a key's new state and the
+// outputs of its input.
+type stateResult struct {
+	state any
+	outs  *streamOutputs
+}
+
+// String prints the result as the call that makes it.
+func (r *stateResult) String() string {
+	var b strings.Builder
+	b.WriteString("(kafka-state ")
+	b.WriteString(Format(r.state))
+	for _, o := range r.outs.outs {
+		b.WriteByte(' ')
+		b.WriteString((&streamOutputs{outs: []streamOutput{o}}).String())
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// bplState is (kafka-state state output ...): a stateful transform's new
+// state for its input's key (null deletes it) and its outputs, each a
+// value (to "to" with the input's key) or a kafka-output.
+func bplState(ctx context.Context, l *List) (any, error) {
+	a, err := readArgs("kafka-state", l, 1, math.MaxInt, "(kafka-state new-state output ...)", []string{})
+	if err != nil {
+		return nil, err
+	}
+	outs, err := bplOutputs(ctx, &List{values: a.pos[1:]})
+	if err != nil {
+		return nil, err
+	}
+	return &stateResult{state: a.pos[0], outs: outs.(*streamOutputs)}, nil
+}
+
+// stateNames are kafka-stream's named arguments of stateful streams.
+var stateNames = []string{"store", "window", "aggregate", "merge", "result"}
+
+// readStateArgs reads the named arguments of a stateful stream into spec;
+// transform is the "transform" function, nil if none was given.
+func (a *args) readStateArgs(spec *StreamSpec, named map[string]any, transform Callable) error {
+	if v, ok := named["store"]; ok {
+		s, err := a.strValue(v, `"store"`)
+		if err != nil {
+			return err
+		}
+		spec.Store = s
+	}
+	fn := func(name, shape string) (Callable, error) {
+		v, ok := named[name]
+		if !ok {
+			return nil, nil
+		}
+		f, ok := v.(Callable)
+		if !ok {
+			return nil, a.errorf(`%q: want a function, such as %s, got %s`, name, shape, describe(v))
+		}
+		return f, nil
+	}
+	aggregate, err := fn("aggregate", "(function (in acc) ...)")
+	if err != nil {
+		return err
+	}
+	merge, err := fn("merge", "(function (a b) ...)")
+	if err != nil {
+		return err
+	}
+	result, err := fn("result", "(function (w) ...)")
+	if err != nil {
+		return err
+	}
+	wv, windowed := named["window"]
+	if !windowed {
+		for _, name := range []string{"aggregate", "merge", "result"} {
+			if _, ok := named[name]; ok {
+				return a.errorf(`%q: only a windowed stream takes it; give a "window"`, name)
+			}
+		}
+		if spec.Store != "" && transform != nil {
+			spec.Update = bplUpdate(transform)
+		} else if transform != nil {
+			spec.Transform = bplTransform(transform)
+		}
+		return nil
+	}
+	if transform != nil {
+		return a.errorf(`"transform": a windowed stream takes an "aggregate" (and a "result"), not a transform`)
+	}
+	w, err := a.window(wv)
+	if err != nil {
+		return err
+	}
+	if aggregate == nil {
+		return a.errorf(`"aggregate": a windowed stream needs one, such as (function (in acc) (+ (if (null? acc) 0 acc) 1))`)
+	}
+	w.Aggregate = bplAggregate(aggregate)
+	if merge != nil {
+		w.Merge = bplMerge(merge)
+	}
+	if result != nil {
+		w.Result = bplResult(result)
+	}
+	spec.Window = w
+	return nil
+}
+
+const windowUsage = `("type" => "tumbling"|"hopping"|"session" "size" => ms "advance" => ms "gap" => ms "grace" => ms "emit" => "close"|"update" "late" => "drop"|"dead-letter" "idle" => ms)`
+
+var windowNames = []string{"type", "size", "advance", "gap", "grace", "emit", "late", "idle"}
+
+// window reads a "window" list.
+func (a *args) window(v any) (*Window, error) {
+	l, ok := v.(*List)
+	if !ok {
+		return nil, a.errorf(`"window": want a list %s, got %s`, windowUsage, describe(v))
+	}
+	w := &Window{}
+	choose := func(v any, what string, choices ...string) (int, error) {
+		s, ok := v.(string)
+		for i, c := range choices {
+			if ok && strings.EqualFold(s, c) {
+				return i, nil
+			}
+		}
+		return 0, a.errorf(`"window" %q: want %q, got %s`, what, choices, describe(v))
+	}
+	typed := false
+	for name, v := range l.All() {
+		var err error
+		var ms int64
+		switch name {
+		case "type":
+			var k int
+			k, err = choose(v, name, "tumbling", "hopping", "session")
+			w.Kind, typed = WindowKind(k), true
+		case "emit":
+			var e int
+			e, err = choose(v, name, "close", "update")
+			w.Emit = Emit(e)
+		case "late":
+			var e int
+			e, err = choose(v, name, "drop", "dead-letter")
+			w.Late = LateRecords(e)
+		case "size", "advance", "gap", "grace", "idle":
+			ms, err = a.int(v, `"window" "`+name+`" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))
+			d := time.Duration(ms) * time.Millisecond
+			switch name {
+			case "size":
+				w.Size = d
+			case "advance":
+				w.Advance = d
+			case "gap":
+				w.Gap = d
+			case "grace":
+				w.Grace = d
+			case "idle":
+				w.Idle = d
+			}
+		case "":
+			err = a.errorf(`"window": want named settings %s, got the unnamed %s`, windowUsage, describe(v))
+		default:
+			err = a.errorf(`"window": unknown setting %q%s; want %s`, name, suggest(name, windowNames), windowUsage)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !typed {
+		return nil, a.errorf(`"window": want a "type", "tumbling", "hopping" or "session": %s`, windowUsage)
+	}
+	return w, nil
+}
+
+// inputKey is the key of an input's outputs that keep it: the one its
+// record list holds, read before a function could change the list, when
+// it is a string (not decoded a second time); else decoded anew, so that a
+// function changing a key list changes no output.
+func inputKey(in *Record, rec *List) any {
+	key, _ := rec.Get("key")
+	if _, ok := key.(string); !ok {
+		key = in.Key()
+	}
+	return key
+}
+
+// callFn calls fn with args, in one allocation for the list and its values.
+func callFn(ctx context.Context, fn Callable, a0, a1 any, n int) (any, error) {
+	args := &struct {
+		l List
+		v [2]any
+	}{}
+	args.v[0], args.v[1] = a0, a1
+	args.l.values = args.v[:n]
+	return fn.Call(ctx, &args.l)
+}
+
+// bplUpdate adapts a BPL function (in state) to an Update: it returns
+// (kafka-state new-state output ...), or null to keep the state (as the
+// function left it) and write nothing.
+func bplUpdate(fn Callable) Update {
+	return func(ctx context.Context, in *Record, state any) ([]StreamOutput, any, error) {
+		rec := in.List()
+		key := inputKey(in, rec)
+		v, err := callFn(ctx, fn, rec, state, 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch v := v.(type) {
+		case nil:
+			return nil, state, nil
+		case *stateResult:
+			outs, err := outputsOf(v.outs, key)
+			return outs, v.state, err
+		}
+		return nil, nil, errorf(ErrInvalidArgument, "a stateful transform returns (kafka-state new-state output ...), or null to keep the state; got %s", describe(v))
+	}
+}
+
+// bplAggregate adapts a BPL function (in acc) to an aggregate.
+func bplAggregate(fn Callable) func(context.Context, *Record, any) (any, error) {
+	return func(ctx context.Context, in *Record, acc any) (any, error) {
+		v, err := callFn(ctx, fn, in.List(), acc, 2)
+		if err != nil {
+			return nil, err
+		}
+		switch v.(type) {
+		case *streamOutputs, *stateResult:
+			return nil, errorf(ErrInvalidArgument, `the aggregate returns the window's new aggregate, a value; got %s (outputs are the "result" function's)`, describe(v))
+		}
+		return v, nil
+	}
+}
+
+// bplMerge adapts a BPL function (a b) to a session window's merge.
+func bplMerge(fn Callable) func(context.Context, any, any) (any, error) {
+	return func(ctx context.Context, x, y any) (any, error) {
+		return callFn(ctx, fn, x, y, 2)
+	}
+}
+
+// bplResult adapts a BPL function (w) to a window's Result: it returns
+// what a transform does (null, a value, kafka-output or kafka-outputs),
+// keyed by the window's key.
+func bplResult(fn Callable) func(context.Context, *WindowResult) ([]StreamOutput, error) {
+	return func(ctx context.Context, w *WindowResult) ([]StreamOutput, error) {
+		v, err := callFn(ctx, fn, w.List(), nil, 1)
+		if err != nil {
+			return nil, err
+		}
+		return outputsOf(v, w.Key)
+	}
+}

@@ -1,0 +1,424 @@
+package kafkabpl
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The life of a store's partitions: the group's hooks say what is
+// assigned and revoked; the run goroutine, between batches, drops what is
+// no longer assigned and restores what is newly assigned from the
+// changelog, before any of that partition's input is processed.
+
+// hooks returns the group options that keep st.assigned.
+func (st *store) hooks() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			st.mu.Lock()
+			for _, p := range m[st.input] {
+				st.gen++
+				st.assigned[p] = st.gen
+			}
+			wake := st.wake
+			st.mu.Unlock()
+			if wake != nil {
+				wake()
+			}
+		}),
+		kgo.OnPartitionsRevoked(st.revoked),
+		kgo.OnPartitionsLost(st.revoked),
+	}
+}
+
+// revoked forgets the partitions the group took away, and ends their
+// restores. Their state is dropped by the run goroutine before its next
+// batch; a batch in hand is aborted (the transact session aborts any
+// transaction a revocation overlaps).
+func (st *store) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range m[st.input] {
+		delete(st.assigned, id)
+		if p := st.parts[id]; p != nil && p.cancel != nil {
+			p.cancel()
+		}
+	}
+}
+
+// pollContext returns the context of the next poll: it ends when ctx
+// does, when a partition is assigned (to restore it at once), and after
+// wait when wait is positive.
+func (st *store) pollContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	var cancel context.CancelFunc
+	if wait > 0 {
+		ctx, cancel = context.WithTimeout(ctx, wait)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	st.mu.Lock()
+	st.wake = cancel
+	st.mu.Unlock()
+	return ctx, cancel
+}
+
+// sync brings the store in line with the assignment: it drops the
+// partitions no longer assigned (or assigned again since they were
+// restored, when another member may have written to them meanwhile) and
+// restores the new ones. A restore a revocation ends is no error.
+func (s *stream) syncStore(ctx context.Context) error {
+	st := s.store
+	if !st.checked {
+		if err := s.checkChangelog(ctx); err != nil {
+			return err
+		}
+	}
+	st.mu.Lock()
+	for id, p := range st.parts {
+		if gen, ok := st.assigned[id]; !ok || gen != p.gen {
+			delete(st.parts, id)
+		}
+	}
+	var todo []*part
+	for id, gen := range st.assigned {
+		if st.parts[id] == nil {
+			p := newPart(id, gen)
+			p.restoring = true
+			st.parts[id] = p
+			todo = append(todo, p)
+		}
+	}
+	st.mu.Unlock()
+	slices.SortFunc(todo, func(a, b *part) int { return int(a.id - b.id) })
+	for _, p := range todo {
+		if !st.checked {
+			// The changelog could not be checked yet (the input topic
+			// does not exist): wait for the next round.
+			st.drop(p)
+			continue
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		st.mu.Lock()
+		p.cancel = cancel
+		if gen, ok := st.assigned[p.id]; !ok || gen != p.gen {
+			cancel() // revoked before it began
+		}
+		st.mu.Unlock()
+		start := time.Now()
+		n, err := s.restore(rctx, p)
+		cancel()
+		switch {
+		case err == nil:
+			st.mu.Lock()
+			p.restoring, p.cancel = false, nil
+			st.mu.Unlock()
+			p.idleFrom = time.Now()
+			st.restored.Add(n)
+			s.log(fmt.Sprintf("stream %s: store %q partition %d restored: %d changelog records, %d keys, in %v", s.h.id, st.name, p.id, n, p.keys, time.Since(start).Round(time.Millisecond)))
+		case ctx.Err() != nil:
+			st.drop(p)
+			return nil // the stream stops
+		case rctx.Err() != nil:
+			st.drop(p)
+			s.log(fmt.Sprintf("stream %s: store %q partition %d was revoked during its restore", s.h.id, st.name, p.id))
+		default:
+			st.drop(p)
+			return fmt.Errorf("restore store %q partition %d from %q: %w", st.name, p.id, st.topic, err)
+		}
+	}
+	return nil
+}
+
+// drop forgets partition p's state.
+func (st *store) drop(p *part) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.parts[p.id] == p {
+		delete(st.parts, p.id)
+	}
+}
+
+// checkChangelog creates the changelog topic, compacted, with the input's
+// partition count, or checks that the one there has that count. The input
+// missing is no error: the check waits for it, as consuming does.
+func (s *stream) checkChangelog(ctx context.Context) error {
+	st := s.store
+	adm := kadm.NewClient(s.cl)
+	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
+	defer cancel()
+	topics, err := adm.ListTopics(ctx, st.input, st.topic)
+	if err != nil {
+		return nil // retried before the next poll; the poll reports the brokers' trouble
+	}
+	in, ok := topics[st.input]
+	if !ok || in.Err != nil {
+		return nil
+	}
+	want := len(in.Partitions)
+	if cl, ok := topics[st.topic]; ok && cl.Err == nil {
+		if got := len(cl.Partitions); got != want {
+			return errorf(ErrInvalidConfig, "store %q: its changelog %q has %d partitions and the input %q has %d; they must match (delete the changelog to start the store afresh)", st.name, st.topic, got, st.input, want)
+		}
+		st.checked = true
+		return nil
+	}
+	compact := "compact"
+	_, err = adm.CreateTopic(ctx, int32(want), -1, map[string]*string{"cleanup.policy": &compact}, st.topic)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return wrapf(errKafka, err, "store %q: create its changelog %q", st.name, st.topic)
+	}
+	if err == nil {
+		s.log(fmt.Sprintf("stream %s: store %q: created its changelog %q, compacted, %d partitions", s.h.id, st.name, st.topic, want))
+	}
+	return s.checkChangelog(ctx) // created by another process meanwhile: check its count
+}
+
+// errOpenTransaction says a changelog partition has a transaction open.
+var errOpenTransaction = errors.New("a transaction is open on the changelog partition")
+
+// decompressor reads the changelog's compressed batches.
+var decompressor = kgo.DefaultDecompressor()
+
+// restore reads partition p's changelog into p and returns how many
+// records it applied. It first waits until no transaction is open on the
+// partition (its last stable offset reaches its end): one a previous
+// owner left open commits or aborts, or times out, and what it wrote is
+// then known. It reads read_committed from the start up to that end, and
+// is done on position, not on seeing a last record: transaction markers
+// and compaction leave offsets without a record.
+func (s *stream) restore(ctx context.Context, p *part) (int64, error) {
+	st := s.store
+	adm := kadm.NewClient(s.cl)
+	wait := retryWait()
+	var start, end int64
+	for {
+		var err error
+		if start, end, err = st.bounds(ctx, adm, p.id); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if !errors.Is(err, errOpenTransaction) && !kerr.IsRetriable(err) {
+			return 0, err
+		}
+		if err := wait(ctx); err != nil {
+			return 0, err
+		}
+	}
+	st.mu.Lock()
+	p.read, p.total = 0, end-start
+	st.mu.Unlock()
+	var n int64
+	leader, id := int32(-1), [16]byte{}
+	for off := start; off < end; {
+		if leader < 0 {
+			topics, err := adm.ListTopics(ctx, st.topic)
+			if err == nil {
+				err = topics.Error()
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return n, ctx.Err()
+				}
+				if werr := wait(ctx); werr != nil {
+					return n, werr
+				}
+				continue
+			}
+			td := topics[st.topic]
+			leader, id = td.Partitions[p.id].Leader, td.ID
+		}
+		rp, err := fetchOne(ctx, s.cl, leader, st.topic, id, p.id, off)
+		if err == nil {
+			err = kerr.ErrorForCode(rp.ErrorCode)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return n, ctx.Err()
+			}
+			if errors.Is(err, kerr.OffsetOutOfRange) {
+				return n, fmt.Errorf("offset %d: the changelog's start moved past it during the restore", off)
+			}
+			leader = -1 // a new leader, maybe
+			if werr := wait(ctx); werr != nil {
+				return n, werr
+			}
+			continue
+		}
+		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+			Offset: off, IsolationLevel: kgo.ReadCommitted(), Topic: st.topic, Partition: p.id,
+		}, rp, decompressor, nil)
+		if fp.Err != nil {
+			return n, fp.Err
+		}
+		for _, r := range fp.Records {
+			if r.Offset >= end {
+				break
+			}
+			if err := st.apply(p, r); err != nil {
+				return n, fmt.Errorf("offset %d: %w", r.Offset, err)
+			}
+			n++
+		}
+		if next <= off {
+			break // nothing more below the end: compacted away, or markers
+		}
+		off = next
+		st.mu.Lock()
+		p.read = min(off, end) - start
+		st.mu.Unlock()
+	}
+	p.bminClose, p.btime = p.minClose, p.time
+	return n, nil
+}
+
+// retryWait returns a wait of 20 ms that doubles up to a second.
+func retryWait() func(ctx context.Context) error {
+	d := 20 * time.Millisecond
+	return func(ctx context.Context) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		d = min(2*d, time.Second)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	}
+}
+
+// bounds returns a changelog partition's start and end, or
+// errOpenTransaction.
+func (st *store) bounds(ctx context.Context, adm *kadm.Client, id int32) (start, end int64, err error) {
+	lookup := func(list func(context.Context, ...string) (kadm.ListedOffsets, error)) (int64, error) {
+		offs, err := list(ctx, st.topic)
+		if err != nil {
+			return 0, err
+		}
+		o, ok := offs.Lookup(st.topic, id)
+		if !ok {
+			return 0, kerr.UnknownTopicOrPartition
+		}
+		return o.Offset, o.Err
+	}
+	if start, err = lookup(adm.ListStartOffsets); err != nil {
+		return 0, 0, err
+	}
+	if end, err = lookup(adm.ListEndOffsets); err != nil {
+		return 0, 0, err
+	}
+	stable, err := lookup(adm.ListCommittedOffsets)
+	if err != nil {
+		return 0, 0, err
+	}
+	if stable < end {
+		return 0, 0, fmt.Errorf("%w: stable to %d, end %d", errOpenTransaction, stable, end)
+	}
+	return start, end, nil
+}
+
+// fetchOne fetches a partition from offset, read_committed, from its
+// leader.
+func fetchOne(ctx context.Context, cl *kgo.Client, leader int32, topic string, id [16]byte, partition int32, offset int64) (*kmsg.FetchResponseTopicPartition, error) {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = -1
+	req.MaxWaitMillis = 100
+	req.MinBytes = 1
+	req.MaxBytes = 64 << 20
+	req.IsolationLevel = 1
+	req.SessionEpoch = -1 // no fetch session
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, offset, 32<<20
+	rp.CurrentLeaderEpoch, rp.LogStartOffset = -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, err
+	}
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			if resp.Topics[i].Partitions[j].Partition == partition {
+				return &resp.Topics[i].Partitions[j], nil
+			}
+		}
+	}
+	return nil, kerr.UnknownTopicOrPartition
+}
+
+// apply applies one changelog record to p's committed state.
+func (st *store) apply(p *part, r *kgo.Record) error {
+	st.mu.Lock() // status reads the counts
+	defer st.mu.Unlock()
+	key := string(r.Key)
+	if st.win == nil {
+		p.forget(key)
+		if r.Value != nil {
+			sl := &slot{raw: slices.Clone(r.Value)}
+			p.slots[key] = sl
+			p.count(key, sl, 1)
+		}
+		return nil
+	}
+	if key == timeKey {
+		if len(r.Value) != 8 {
+			return fmt.Errorf("stream time: %d bytes, want 8", len(r.Value))
+		}
+		p.time = int64(binary.BigEndian.Uint64(r.Value))
+		return nil
+	}
+	if len(key) < 16 {
+		return fmt.Errorf("key of %d bytes: not a window's", len(key))
+	}
+	k := key[:len(key)-16]
+	start := int64(binary.BigEndian.Uint64([]byte(key[len(k):])))
+	end := int64(binary.BigEndian.Uint64([]byte(key[len(k)+8:])))
+	var wins []*win
+	if old := p.slots[k]; old != nil {
+		wins = slices.DeleteFunc(slices.Clone(old.wins), func(w *win) bool { return w.start == start && w.end == end })
+	}
+	if r.Value != nil {
+		w := &win{start: start, end: end, raw: slices.Clone(r.Value)}
+		i, _ := slices.BinarySearchFunc(wins, start, func(w *win, s int64) int { return cmp.Compare(w.start, s) })
+		wins = slices.Insert(wins, i, w)
+		p.minClose = min(p.minClose, st.win.closeAt(w))
+	}
+	p.forget(k)
+	if len(wins) > 0 {
+		sl := &slot{wins: wins}
+		p.slots[k] = sl
+		p.count(k, sl, 1)
+	}
+	return nil
+}
+
+// idle moves on the stream time of the partitions that had no input for
+// the window's Idle, by the wall-clock time since it last moved.
+func (st *store) idle(now time.Time) {
+	if st.win == nil || st.win.Idle <= 0 {
+		return
+	}
+	for _, p := range st.parts {
+		if p.restoring || p.btime == noTime || now.Sub(p.idleFrom) < st.win.Idle {
+			continue
+		}
+		p.btime = satAdd(p.btime, now.Sub(p.idleFrom).Milliseconds())
+		p.idleFrom = now
+	}
+}

@@ -1,0 +1,123 @@
+package kafkabpl
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// What a stream reports: its status, and the library's streams.
+
+// StreamStatus is a stream's state and counts since it started. Counts
+// cover committed work only: what an aborted transaction did is counted
+// again when its inputs are processed again.
+type StreamStatus struct {
+	State        StreamState
+	Processed    int64        // inputs processed (filtered, skipped and dead-lettered ones included)
+	Produced     int64        // outputs written, dead-letter records not included
+	Dropped      int64        // inputs the transform filtered out (no outputs)
+	Skipped      int64        // inputs skipped by SkipOnError
+	DeadLettered int64        // inputs written to the dead-letter topic
+	Lag          int64        // the group's lag on the input topics; -1 when the brokers did not say
+	Transactions int64        // transactions committed (under at-least-once: offset commits)
+	Aborted      int64        // transactions aborted (a rebalance, a stop, or by the brokers)
+	Reinits      int64        // producers re-initialized after the brokers aborted a transaction (exactly-once only)
+	LastError    error        // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
+	Store        *StoreStatus // a stateful stream's store; nil for a stateless stream
+}
+
+// status returns the stream's state and counts; the lag is asked of the
+// brokers, within request-timeout.
+func (s *stream) status(ctx context.Context) *StreamStatus {
+	s.mu.Lock()
+	st := &StreamStatus{State: s.state, LastError: s.err}
+	adm := s.h.adm // reinit replaces it
+	s.mu.Unlock()
+	st.Processed = s.totals.processed.Load()
+	st.Produced = s.totals.produced.Load()
+	st.Dropped = s.totals.dropped.Load()
+	st.Skipped = s.totals.skipped.Load()
+	st.DeadLettered = s.totals.deadLettered.Load()
+	st.Transactions = s.totals.transactions.Load()
+	st.Aborted = s.totals.aborted.Load()
+	st.Reinits = s.totals.reinits.Load()
+	if s.store != nil {
+		st.Store = s.store.status()
+	}
+	st.Lag = -1
+	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
+	defer cancel()
+	if lags, err := adm.Lag(ctx, s.h.cfg.group); err == nil {
+		if l, ok := lags[s.h.cfg.group]; ok && l.Error() == nil {
+			st.Lag = 0
+			for _, t := range s.spec.From {
+				st.Lag += l.Lag.TotalByTopic()[t].Lag
+			}
+		}
+	}
+	return st
+}
+
+// StreamStatus returns a stream's state and counts. It asks the brokers
+// for the group's lag, within request-timeout; Lag is -1 when they do not
+// answer.
+func (lib *Library) StreamStatus(ctx context.Context, id string) (*StreamStatus, error) {
+	h, err := lib.acquire(id, Stream)
+	if err != nil {
+		return nil, newError("kafka-stream-status", err)
+	}
+	defer h.calls.Done()
+	return h.stream.status(ctx), nil
+}
+
+// Streams returns the ids of the library's streams, running or not, that
+// are not destroyed yet, sorted.
+func (lib *Library) Streams() []string {
+	var ids []string
+	for _, s := range lib.streams() {
+		ids = append(ids, s.h.id)
+	}
+	return ids
+}
+
+// RunningStreams returns how many of the library's streams are running.
+func (lib *Library) RunningStreams() int {
+	n := 0
+	for _, s := range lib.streams() {
+		s.mu.Lock()
+		if s.state == StreamRunning {
+			n++
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// FailedStreams returns the errors of the library's streams that failed
+// and are not destroyed yet, each naming its stream, in id order.
+func (lib *Library) FailedStreams() []error {
+	var errs []error
+	for _, s := range lib.streams() {
+		s.mu.Lock()
+		if s.state == StreamFailed {
+			errs = append(errs, fmt.Errorf("stream %s failed: %w", s.h.id, s.err))
+		}
+		s.mu.Unlock()
+	}
+	return errs
+}
+
+// streams returns the library's live streams, in id order.
+func (lib *Library) streams() []*stream {
+	lib.mu.RLock()
+	defer lib.mu.RUnlock()
+	var out []*stream
+	for _, h := range lib.handles {
+		if h.kind == Stream {
+			out = append(out, h.stream)
+		}
+	}
+	slices.SortFunc(out, func(a, b *stream) int { return strings.Compare(a.h.id, b.h.id) })
+	return out
+}
