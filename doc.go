@@ -136,6 +136,51 @@
 // partition are written in input order. kafkabpl run keeps running while
 // a script's streams run, and exits 1 when one failed.
 //
+// # Stateful streams
+//
+// A stream can keep state per key, or per key and window, in a store named
+// by "store" (see [StreamSpec] for the guarantees, [Window] for the
+// windows):
+//
+//	(kafka-stream config "from" => topic "to" => topic "store" => name
+//	  "transform" => (function (in state) ...))
+//	    the transform gets the input and its key's state (null at first) and returns
+//	    (kafka-state new-state output ...)     the key's new state (null deletes it), and
+//	                                           outputs as kafka-outputs takes them
+//	    null                                   the state as the function left it; no output
+//	(kafka-stream config "from" => topic "to" => topic "store" => name
+//	  "window" => ("type" => "tumbling" "size" => ms)
+//	  "aggregate" => (function (in acc) ...)) the window's new aggregate; acc is null for a new one
+//	    window: "type" => "tumbling" (with "size") | "hopping" ("size", "advance") | "session" ("gap")
+//	            "grace" => ms (default 0)       how long after its end a window still takes inputs
+//	            "emit" => "close" (default)     one result per window, when it closes
+//	                      | "update"            a result after every input it takes
+//	            "late" => "drop" (default) | "dead-letter"   inputs for closed windows
+//	            "idle" => ms (default 0: off)   a partition without input that long moves its time on
+//	                                            with the wall clock, so that its windows close
+//	    "merge" => (function (a b) ...)        session windows: the aggregate of two sessions an input bridges
+//	    "result" => (function (w) ...)         a closed window's outputs, as a transform returns them;
+//	                                           w is ("key" "start" "end" "value" "final")
+//	                                           (default: ("start" => ms "end" => ms "value" => acc),
+//	                                           keyed by the window's key)
+//
+// A stateful stream reads one topic, whose inputs need keys (state is kept
+// by the key's bytes; an input with a null key is an error, handled by
+// "on-error"). Windows are timed by the inputs' timestamps: a partition's
+// stream time is the latest timestamp it has read, and a window [start,
+// end) closes when the stream time reaches its end plus the grace (a
+// session's, its last input plus the gap plus the grace). An input whose
+// windows have all closed is late. The store is held in memory per input
+// partition and in the compacted topic "<group>-<store>-changelog"
+// (created with the input's partition count, or checked against it),
+// written in the transaction of the outputs and the input offsets; when a
+// process is assigned a partition, it restores the partition's state from
+// the changelog before processing any of its input. State values are kept
+// exactly (3.0 stays a float). kafka-stream-status adds "store" => ("name"
+// "changelog" "partitions" "keys" "windows" "bytes" "restoring"
+// "restore-read" "restore-total" "restored" "late"). Under at-least-once an
+// input processed again after a crash is counted again in the state.
+//
 // # Subscribing is deterministic
 //
 // Once kafka-subscribe (or the three-argument kafka-poll) returns, every

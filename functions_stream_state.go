@@ -104,7 +104,7 @@ func (a *args) readStateArgs(spec *StreamSpec, named map[string]any, transform C
 		return err
 	}
 	if aggregate == nil {
-		return a.errorf(`"aggregate": a windowed stream needs one, such as (function (in acc) (+ (if (null? acc) 0 acc) 1))`)
+		return a.errorf(`"aggregate": a windowed stream needs one, such as (function (in acc) (+ (if (= acc null) 0 acc) 1))`)
 	}
 	w.Aggregate = bplAggregate(aggregate)
 	if merge != nil {

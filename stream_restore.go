@@ -23,20 +23,24 @@ import (
 // hooks returns the group options that keep st.assigned.
 func (st *store) hooks() []kgo.Opt {
 	return []kgo.Opt{
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			st.mu.Lock()
-			for _, p := range m[st.input] {
-				st.gen++
-				st.assigned[p] = st.gen
-			}
-			wake := st.wake
-			st.mu.Unlock()
-			if wake != nil {
-				wake()
-			}
-		}),
+		kgo.OnPartitionsAssigned(st.assign),
 		kgo.OnPartitionsRevoked(st.revoked),
 		kgo.OnPartitionsLost(st.revoked),
+	}
+}
+
+// assign notes the partitions the group assigned, and wakes the run
+// goroutine to restore them.
+func (st *store) assign(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+	st.mu.Lock()
+	for _, p := range m[st.input] {
+		st.gen++
+		st.assigned[p] = st.gen
+	}
+	wake := st.wake
+	st.mu.Unlock()
+	if wake != nil {
+		wake()
 	}
 }
 

@@ -1,0 +1,126 @@
+package kafkabpl
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// lockedLog keeps what the library logs, for a test to look for a line.
+type lockedLog struct {
+	t  *testing.T
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.t.Log(strings.TrimSpace(string(p)))
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Contains(l.b.String(), s)
+}
+
+// TestStreamRestoreWaitsAndRevokes holds a transaction open on a
+// changelog partition: its restore waits for the transaction to end
+// (what it wrote is not known before), processing none of the
+// partition's input meanwhile. A revocation during the wait ends the
+// restore; assigned again, the partition is restored once the
+// transaction aborts, and its inputs counted from the state the
+// changelog holds, the aborted record not included.
+func TestStreamRestoreWaitsAndRevokes(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, embedded.Topics("in"), embedded.Partitions(2))
+	servers := c.Servers()
+	ctx := testCtx(t)
+	cl := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(servers), kgo.TransactionalID("dangling"), kgo.DefaultProduceTopic("g-s-changelog"), kgo.RecordPartitioner(kgo.ManualPartitioner())))
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	compact := "compact"
+	if _, err := adm.CreateTopic(ctx, 2, 1, map[string]*string{"cleanup.policy": &compact}, "g-s-changelog"); err != nil {
+		t.Fatal(err)
+	}
+	// A count of 100 for key "a", in a transaction left open.
+	raw := must[[]byte](t)(encodeState(nil, int64(100)))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte("a"), Value: raw, Partition: 1}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	lib := New()
+	log := &lockedLog{t: t}
+	lib.SetLogOutput(log)
+	t.Cleanup(func() { lib.Close(context.Background()) })
+	one := int32(1)
+	var ins []Message
+	for range 3 {
+		ins = append(ins, Message{Key: "a", Value: "v", Partition: &one})
+	}
+	sendValues(t, lib, servers, "in", ins...)
+	id := must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "g"},
+		StreamSpec{From: []string{"in"}, To: "out", Update: countUpdate, Store: "s"}))
+	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Store.Restoring == 1 && st.Store.RestoreTotal == 0 })
+	h := must[*handle](t)(lib.acquire(id, Stream))
+	h.calls.Done()
+	s := h.stream
+	time.Sleep(200 * time.Millisecond) // a while: still waiting, nothing processed
+	if st = must[*StreamStatus](t)(lib.StreamStatus(ctx, id)); st.Processed != 0 || st.Store.Restoring != 1 {
+		t.Fatalf("processed while restoring: %+v %+v", st, st.Store)
+	}
+
+	s.store.revoked(ctx, nil, map[string][]int32{"in": {1}})
+	waitFor(t, "the restore ended by the revocation", func() bool { return log.has(`partition 1 was revoked during its restore`) })
+	st = must[*StreamStatus](t)(lib.StreamStatus(ctx, id))
+	if st.Store.Restoring != 0 || st.Store.Partitions != 1 {
+		t.Errorf("after the revocation: %+v", st.Store)
+	}
+
+	s.store.assign(ctx, nil, map[string][]int32{"in": {1}})
+	waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Store.Restoring == 1 })
+	if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	st = waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 3 })
+	if got := lastPerKey(readAll(t, lib, servers, 3, "out")); got != "a=3" {
+		t.Errorf("counts %s: the aborted state leaked", got)
+	}
+	if st.Store.Restoring != 0 || st.Store.Partitions != 2 || st.Store.Keys != 1 {
+		t.Errorf("store %+v", st.Store)
+	}
+	lib.Destroy(ctx, id)
+}
+
+// TestStreamWindowIdle closes the windows of a partition that receives
+// nothing more, with "idle": its stream time moves on with the clock.
+func TestStreamWindowIdle(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("in")).Servers()
+	lib := streamLib(t)
+	cfg := map[string]any{"servers": servers, "group": "w", "value-serializer": "JSON", "value-deserializer": "JSON"}
+	now := time.Now().UnixMilli()/50*50 + 10 // both of a's inputs in one window
+	sendValues(t, lib, servers, "in", at("a", now, 1), at("b", now, 2), at("a", now+1, 3))
+	w := &Window{Kind: Tumbling, Size: 50 * time.Millisecond, Idle: 100 * time.Millisecond, Aggregate: sumAggregate}
+	id := must[string](t)(lib.Stream(testCtx(t), cfg, StreamSpec{From: []string{"in"}, To: "out", Store: "sums", Window: w}))
+	got := windowResults(t, lib, servers, 2)
+	if !strings.HasPrefix(got, "a[") || !strings.Contains(got, ")=4 b[") || !strings.HasSuffix(got, ")=2") {
+		t.Errorf("results %s", got)
+	}
+	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Store.Windows == 0 })
+	if st.Processed != 3 || st.Produced != 2 {
+		t.Errorf("status %+v", st)
+	}
+	lib.Destroy(testCtx(t), id)
+}
