@@ -201,7 +201,7 @@ func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // references to locals of a scope of their own holding the values, so
 // that it evaluates them to the very values (a list stays that list).
 func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error) {
-	if lf := t.in.libFunc(name); builtins[name] == nil && lf != nil {
+	if lf := t.in.libFunc(name); lookupBuiltin(name) == nil && lf != nil {
 		if err := t.cyclicArg(f, name, args); err != nil {
 			return nil, err
 		}
@@ -211,7 +211,7 @@ func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error
 		}
 		return v, nil
 	}
-	b := builtins[name]
+	b := lookupBuiltin(name)
 	if b == nil {
 		return nil, t.notImplemented(f, kafkabpl.NewList(kafkabpl.Reference(name)), name)
 	}

@@ -248,7 +248,7 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 		return copyData(l), nil
 	}
 	name := string(ref)
-	b := builtins[name]
+	b := lookupBuiltin(name)
 	var lf kafkabpl.Func
 	var fv kafkabpl.Callable
 	if b == nil {
@@ -259,8 +259,8 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 				// (set f sin) makes one, calls that function
 				r, isRef := v.(kafkabpl.Reference)
 				switch {
-				case isRef && builtins[string(r)] != nil:
-					b = builtins[string(r)]
+				case isRef && lookupBuiltin(string(r)) != nil:
+					b = lookupBuiltin(string(r))
 				case isRef && t.in.libFunc(string(r)) != nil:
 					lf = t.in.libFunc(string(r))
 				case isRef && isCore[string(r)]:
