@@ -43,17 +43,20 @@ func (fn *Function) Call(ctx context.Context, args *kafkabpl.List) (any, error) 
 		ctx = context.Background()
 	}
 	c, _ := ctx.Value(callerKey{}).(caller)
-	return fn.in.task(ctx, c.depth).callFunc(fn, args)
-}
-
-// callFunc runs fn on t; it counts as a call for the depth limit.
-func (t *task) callFunc(fn *Function, args *kafkabpl.List) (any, error) {
-	t.depth++
-	defer func() { t.depth-- }()
-	if t.depth > maxDepth {
-		return nil, t.errorf(&frame{src: fn.src}, "StackOverflow", "calls nested more than %d deep", maxDepth)
+	// The task and the frame of the call are made in one allocation,
+	// which is all a call from Go costs of its own when its arguments
+	// fit in the frame's inline locals. Each is used as if made alone:
+	// whatever keeps one (a library function keeping the context that
+	// names the task) keeps the other alive too, which is all.
+	tf := &struct {
+		t task
+		f frame
+	}{}
+	fn.in.initTask(&tf.t, ctx, c.depth+1, c) // this call counts for the depth limit
+	if tf.t.depth > maxDepth {
+		return nil, tf.t.errorf(&frame{src: fn.src}, "StackOverflow", "calls nested more than %d deep", maxDepth)
 	}
-	return fn.invoke(t, args)
+	return fn.invoke(&tf.t, &tf.f, args)
 }
 
 // String returns the function's source, (function (a b) body...).
@@ -64,9 +67,9 @@ func (fn *Function) String() string {
 	return formatValue(fn.def)
 }
 
-// invoke binds args and evaluates the body.
-func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
-	f := &frame{src: fn.src}
+// invoke binds args in f, a new frame, and evaluates the body there.
+func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) {
+	f.src = fn.src
 	if err := t.checkCtx(f); err != nil {
 		return nil, err
 	}

@@ -194,11 +194,19 @@ func (in *Interp) task(ctx context.Context, depth int) *task {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	t := &task{in: in, ctx: ctx, depth: depth, base: ctx}
-	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.base != nil {
+	t := &task{}
+	c, _ := ctx.Value(callerKey{}).(caller)
+	in.initTask(t, ctx, depth, c)
+	return t
+}
+
+// initTask makes t a new task of in on ctx (not nil), c being what ctx
+// carries of the task that called the library, if any.
+func (in *Interp) initTask(t *task, ctx context.Context, depth int, c caller) {
+	*t = task{in: in, ctx: ctx, depth: depth, base: ctx}
+	if c.base != nil {
 		t.base = c.base
 	}
-	return t
 }
 
 // callerKey carries a caller through the library into function values it
@@ -357,7 +365,7 @@ func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, er
 // apply calls a function value with evaluated arguments.
 func (t *task) apply(f *frame, c kafkabpl.Callable, args *kafkabpl.List) (any, error) {
 	if fn, ok := c.(*Function); ok && fn != nil && fn.in == t.in {
-		return fn.invoke(t, args)
+		return fn.invoke(t, &frame{}, args)
 	}
 	if err := t.cyclicArg(f, "a library function", args); err != nil {
 		return nil, err
