@@ -19,3 +19,26 @@ func TestLookupBuiltin(t *testing.T) {
 		}
 	}
 }
+
+// TestBindingByPosition checks that a function whose parameters all take
+// arguments by position binds as the general rule does, with and without
+// named arguments, too few and too many, and that those it leaves to the
+// general rule (a parameter twice, named parameters) still bind by it.
+func TestBindingByPosition(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(set f (function (a b) (list a b))) (f)`, `(null null)`},
+		{`(set f (function (a b) (list a b))) (f 1)`, `(1 null)`},
+		{`(set f (function (a b) (list a b))) (f 1 2 3)`, `(1 2)`},
+		{`(set f (function (a b) (list a b))) (f b => 1 2)`, `(2 1)`},
+		{`(set f (function (a b) (list a b))) (f z => 1 2)`, `(1 2)`},
+		{`(set f (function (a b) (list a b))) (call f 1 2)`, `(1 2)`},
+		{`(set f (function (a a) a)) (f 1 2)`, `1`},
+		{`(set f (function (a b a) (list a b))) (f 1 2 3)`, `(1 2)`},
+		{`(set f (function (a "b") (list a b))) (f 1 2)`, `(1 null)`},
+		{`(set f (function (a "k" => b) (list a b))) (f 1 k => 2)`, `(1 2)`},
+		{`(set f (function (a) (set a (+ a 1)) a)) (list (f 1) (f 5))`, `(2 6)`},
+		{`(set f (function () 7)) (f 1)`, `7`},
+		{`(set f (function (a b c d e) (list a e))) (f 1 2 3 4 5)`, `(1 5)`},
+		{`(set f (function (a) (local-scope))) (f 1)`, `("a" => 1)`},
+	})
+}

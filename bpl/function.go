@@ -3,6 +3,7 @@ package bpl
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/brain4it/kafkabpl"
@@ -24,6 +25,12 @@ type Function struct {
 	def    *kafkabpl.List // (function params body...) as read; never changed
 	params []param
 	rest   string
+
+	// positional is whether binding can go by position alone when no
+	// argument has a name: no parameter takes only a named argument and
+	// no two set the same local. Then the k-th argument is the k-th
+	// parameter's, as the general rule gives, with less work a call.
+	positional bool
 }
 
 // param is a parameter of a function: the local it sets, the name of the
@@ -73,12 +80,21 @@ func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) 
 	if err := t.checkCtx(f); err != nil {
 		return nil, err
 	}
-	if fn.rest != "" {
+	switch {
+	case fn.rest != "":
 		if args == nil {
 			args = &kafkabpl.List{}
 		}
 		f.locals.set(fn.rest, args)
-	} else {
+	case fn.positional && !args.Named():
+		for k, p := range fn.params {
+			var v any
+			if k < args.Len() {
+				v = args.At(k)
+			}
+			f.locals.set(p.local, v)
+		}
+	default:
 		bound := make([]bool, len(fn.params))
 		var positional []any
 		for i := range args.Len() {
@@ -155,6 +171,12 @@ func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
 				return nil, t.errorf(f, "InvalidArgument", "function: parameter %d is %s, want a name", i+1, describe(p.At(i)))
 			}
 			fn.params = append(fn.params, pa)
+		}
+		fn.positional = true
+		for k, pa := range fn.params {
+			if pa.named || slices.ContainsFunc(fn.params[:k], func(o param) bool { return o.local == pa.local }) {
+				fn.positional = false
+			}
 		}
 		return fn, nil
 	}
