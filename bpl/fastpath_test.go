@@ -1,6 +1,11 @@
 package bpl
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/brain4it/kafkabpl"
+)
 
 // The tests of the evaluator's fast paths (lookupBuiltin's table, ...):
 // each gives what the plain way would.
@@ -41,4 +46,38 @@ func TestBindingByPosition(t *testing.T) {
 		{`(set f (function (a b c d e) (list a e))) (f 1 2 3 4 5)`, `(1 5)`},
 		{`(set f (function (a) (local-scope))) (f 1)`, `("a" => 1)`},
 	})
+}
+
+// TestPathLookup checks that lookup walks a plain path to what splitting
+// it with pathOf names, for paths good and bad.
+func TestPathLookup(t *testing.T) {
+	in := New(nil)
+	exprs, err := kafkabpl.Parse(`("b" => (10 "c" => 11) "b c" => 12 "0" => 13 14)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.SetGlobal("a", exprs[0])
+	in.SetGlobal("n", int64(1))
+	tk := in.task(context.Background(), 0)
+	f := &frame{src: &source{}}
+	f.locals.set("loc", exprs[0])
+	if got, got2 := tk.lookup(f, "loc/b/c"), tk.lookup(f, `a/"b c"`); got != int64(11) || got2 != int64(12) {
+		t.Errorf("loc/b/c = %v, a/\"b c\" = %v; want 11 and 12", got, got2)
+	}
+	for _, name := range []string{
+		"a", "a/b", "a/b/c", "a/b/0", "a/b/1", "a/b/c/d", "a/0", "a/0/1", "a/3", "a/4",
+		"a/99999999999999999999", "/a", "/", "//", "a//b", "a/", "/a/b", "a/b/", `a/"b c"`,
+		`a/"b`, "n/0", "x/y", "loc/b/c", "/loc", "a/b//c",
+	} {
+		want := tk.walk(f, pathOf(name))
+		if pathOf(name) == nil {
+			want, _ = f.locals.get(name)
+			if want == nil {
+				want, _ = in.global(name)
+			}
+		}
+		if got := tk.lookup(f, name); !kafkabpl.NewList(got).Equal(kafkabpl.NewList(want)) {
+			t.Errorf("lookup(%s) = %v, want %v", name, got, want)
+		}
+	}
 }

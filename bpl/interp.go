@@ -385,18 +385,52 @@ func (t *task) lookup(f *frame, name string) any {
 	if v, ok := t.in.global(name); ok {
 		return v
 	}
-	if segs := pathOf(name); segs != nil {
-		v := t.lookup(f, segs[0])
-		for _, s := range segs[1:] {
-			l, ok := v.(*kafkabpl.List)
-			if !ok {
-				return nil
-			}
-			v = elementAt(l, s)
-		}
-		return v
+	if !strings.Contains(name, "/") {
+		return nil
 	}
-	return nil
+	if strings.Contains(name, `"`) {
+		return t.walk(f, quotedPath(name))
+	}
+	// A plain path, walked part by part as pathOf would split it, but
+	// without making the slice of parts at every read of a/b: /a is the
+	// one part a; an empty part (a//b, a/, /a/b, /) makes no path.
+	if name[0] == '/' && !strings.Contains(name[1:], "/") {
+		if name == "/" {
+			return nil
+		}
+		return t.lookup(f, name[1:])
+	}
+	if name[0] == '/' || name[len(name)-1] == '/' || strings.Contains(name, "//") {
+		return nil
+	}
+	first, rest, _ := strings.Cut(name, "/")
+	v := t.lookup(f, first)
+	for rest != "" {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		l, ok := v.(*kafkabpl.List)
+		if !ok {
+			return nil
+		}
+		v = elementAt(l, part)
+	}
+	return v
+}
+
+// walk returns the element the path segs names (nil when segs is nil).
+func (t *task) walk(f *frame, segs []string) any {
+	if segs == nil {
+		return nil
+	}
+	v := t.lookup(f, segs[0])
+	for _, s := range segs[1:] {
+		l, ok := v.(*kafkabpl.List)
+		if !ok {
+			return nil
+		}
+		v = elementAt(l, s)
+	}
+	return v
 }
 
 // set assigns a variable (the local one if there is one, else the global)
