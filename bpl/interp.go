@@ -57,9 +57,11 @@ package bpl
 import (
 	"context"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/brain4it/kafkabpl"
 )
@@ -78,7 +80,13 @@ type Interp struct {
 	// first set, as brain4it's module scope (a list) keeps them; only
 	// its named elements are variables. It changes only under mu.
 	globals *kafkabpl.List
-	lib     map[string]kafkabpl.Func
+
+	// lib holds the library functions. Every call of a name that is no
+	// builtin reads it, from any number of goroutines, and Define is
+	// rare: so it is replaced whole, under mu, and never changed, and a
+	// read takes no lock (an RWMutex's read lock writes to memory that
+	// all the goroutines share).
+	lib atomic.Pointer[map[string]kafkabpl.Func]
 
 	conc concState // spawned executors and timer tasks (concurrency.go)
 }
@@ -89,7 +97,9 @@ func New(out io.Writer) *Interp {
 	if out == nil {
 		out = io.Discard
 	}
-	return &Interp{out: out, globals: &kafkabpl.List{}, lib: map[string]kafkabpl.Func{}}
+	in := &Interp{out: out, globals: &kafkabpl.List{}}
+	in.lib.Store(&map[string]kafkabpl.Func{})
+	return in
 }
 
 // Define registers a library function under name, as in
@@ -100,7 +110,9 @@ func New(out io.Writer) *Interp {
 func (in *Interp) Define(name string, f kafkabpl.Func) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.lib[name] = f
+	lib := maps.Clone(*in.lib.Load())
+	lib[name] = f
+	in.lib.Store(&lib)
 }
 
 // SetGlobal sets a global variable; v should be a BPL value (nil, bool,
@@ -118,9 +130,7 @@ func (in *Interp) global(name string) (any, bool) {
 }
 
 func (in *Interp) libFunc(name string) kafkabpl.Func {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.lib[name]
+	return (*in.lib.Load())[name]
 }
 
 // Run reads src (file names the source for messages) and evaluates each
