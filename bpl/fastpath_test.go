@@ -81,3 +81,16 @@ func TestPathLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestFold checks that arithmetic keeps integers while all its numbers
+// are, goes to floats from the first float on, and keeps the type of one
+// operand, as fold did when it made each step's value an interface.
+func TestFold(t *testing.T) {
+	checkValues(t, []valueTest{
+		{`(list (subtype-of (* 2 0.5)) (subtype-of (+ 1 2)) (subtype-of (- 2.0)) (subtype-of (+ 2.0)))`, `("double" "integer" "double" "double")`},
+		{`(list (+ 1 2.5 3) (- 10 2.5 1) (* 3 0.5 4) (+ 1000 2000 3000))`, `(6.5 6.5 6 6000)`},
+		{`(list (+ 9007199254740993 1) (+ 9007199254740993 1 0.0) (+ 0.0 9007199254740993 1))`, `(9007199254740994 9.007199254740994E15 9.007199254740992E15)`},
+		{`(list (+) (*) (+ null 300) (- 300) (+ 300) (- 1000 1))`, `(0 1 300 -300 300 999)`},
+		{`(set i 1000) (++ i) (-- i) (-- i)`, `999`},
+	})
+}

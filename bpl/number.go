@@ -77,20 +77,34 @@ func toFloat(v any) (float64, bool) {
 }
 
 // fold combines numbers left to right with op on int64s and fop on
-// float64s.
+// float64s: int64s while acc and the numbers so far are, float64s from
+// the first float on. It keeps the running value unboxed, so that only
+// the result is made an interface (an allocation for most numbers), not
+// each step's.
 func fold(acc any, ns []any, op func(a, b int64) int64, fop func(a, b float64) float64) any {
-	for _, n := range ns {
-		ai, aok := acc.(int64)
-		bi, bok := n.(int64)
-		if aok && bok {
-			acc = op(ai, bi)
-			continue
-		}
-		af, _ := toFloat(acc)
-		bf, _ := toFloat(n)
-		acc = fop(af, bf)
+	if len(ns) == 0 {
+		return acc
 	}
-	return acc
+	ai, isInt := acc.(int64)
+	var af float64
+	if !isInt {
+		af, _ = toFloat(acc)
+	}
+	for _, n := range ns {
+		if isInt {
+			if bi, ok := n.(int64); ok {
+				ai = op(ai, bi)
+				continue
+			}
+			af, isInt = float64(ai), false
+		}
+		bf, _ := toFloat(n)
+		af = fop(af, bf)
+	}
+	if isInt {
+		return ai
+	}
+	return af
 }
 
 // (+ a b ...) gives the sum; (+) is 0. A null argument is left out, as
