@@ -117,18 +117,34 @@ func biAdd(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := vs[:0]
+	// fold(int64(0), the numbers, +) written out, as + is the commonest
+	// arithmetic: an int64 sum until the first float, a float64 one
+	// from there on.
+	var si int64
+	var sf float64
+	isInt := true
 	for i, v := range vs {
-		switch v.(type) {
+		switch n := v.(type) {
 		case nil:
-			continue
-		case int64, float64:
-			ns = append(ns, v)
+		case int64:
+			if isInt {
+				si += n
+			} else {
+				sf += float64(n)
+			}
+		case float64:
+			if isInt {
+				sf, isInt = float64(si), false
+			}
+			sf += n
 		default:
 			return nil, t.errorf(f, "InvalidArgument", "+: argument %d is %s, want a number", i+1, describe(v))
 		}
 	}
-	return fold(int64(0), ns, func(a, b int64) int64 { return a + b }, func(a, b float64) float64 { return a + b }), nil
+	if isInt {
+		return si, nil
+	}
+	return sf, nil
 }
 
 // (- a b ...) subtracts the others from a; (- a) negates a.
