@@ -2,6 +2,8 @@ package bpl
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/brain4it/kafkabpl"
@@ -93,4 +95,55 @@ func TestFold(t *testing.T) {
 		{`(list (+) (*) (+ null 300) (- 300) (+ 300) (- 1000 1))`, `(0 1 300 -300 300 999)`},
 		{`(set i 1000) (++ i) (-- i) (-- i)`, `999`},
 	})
+}
+
+// TestConcurrentCalls calls one function value from several goroutines
+// while library functions are defined and globals set (run it with
+// -race): each call sees its own arguments, and a library function once
+// defined.
+func TestConcurrentCalls(t *testing.T) {
+	in := New(nil)
+	in.Define("lib-one", func(context.Context, *kafkabpl.List) (any, error) { return int64(1), nil })
+	fn, err := in.Eval(context.Background(), mustParseT(t, `(function (in acc) (+ (get in "value") acc (lib-one) g))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.SetGlobal("g", int64(0))
+	c := fn.(kafkabpl.Callable)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 200 {
+			in.Define(fmt.Sprintf("lib-%d", i), func(context.Context, *kafkabpl.List) (any, error) { return nil, nil })
+			in.SetGlobal("other", int64(i))
+		}
+	})
+	for i := range 8 {
+		wg.Go(func() {
+			rec := kafkabpl.NewList()
+			rec.AppendNamed("value", int64(i*1000))
+			for n := range int64(200) {
+				v, err := c.Call(context.Background(), kafkabpl.NewList(rec, n))
+				if want := int64(i*1000) + n + 1; err != nil || v != want {
+					t.Errorf("call %d of goroutine %d = %v, %v; want %d", n, i, v, err, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// a library function defined after the first calls is called
+	in.Define("lib-one", func(context.Context, *kafkabpl.List) (any, error) { return int64(2), nil })
+	if v, err := c.Call(context.Background(), kafkabpl.NewList(kafkabpl.NewList(), int64(0))); err != nil || v != int64(2) {
+		t.Errorf("after redefining lib-one: %v, %v; want 2", v, err)
+	}
+}
+
+// mustParseT returns the one expression of src.
+func mustParseT(t *testing.T, src string) any {
+	t.Helper()
+	exprs, err := kafkabpl.Parse(src)
+	if err != nil || len(exprs) != 1 {
+		t.Fatal(len(exprs), err)
+	}
+	return exprs[0]
 }
