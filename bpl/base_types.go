@@ -118,7 +118,7 @@ func biSubtypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // or a core function of brain4it's left out here (system), whose call
 // raises NotImplemented.
 func (t *task) isFunctionName(name string) bool {
-	return builtins[name] != nil || isCore[name] || t.in.libFunc(name) != nil
+	return lookupBuiltin(name) != nil || isCore[name] || t.in.libFunc(name) != nil
 }
 
 // maxJSONDepth bounds how deep parse lets JSON arrays and objects nest, as

@@ -322,11 +322,9 @@ func biFunctions(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	for name := range builtins {
 		seen[name] = true
 	}
-	t.in.mu.RLock()
-	for name := range t.in.lib {
+	for name := range *t.in.lib.Load() {
 		seen[name] = true
 	}
-	t.in.mu.RUnlock()
 	names := make([]string, 0, len(seen))
 	for name := range seen {
 		if re == nil || re.MatchString(name) {

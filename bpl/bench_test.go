@@ -62,6 +62,59 @@ func BenchmarkCallFunction(b *testing.B) {
 	}
 }
 
+// BenchmarkCallAggregate is a windowed aggregate's step: a two-argument
+// BPL function value that the library calls from Go with a record and the
+// accumulator so far, and whose value is the next accumulator. count adds
+// one to a number (null at first); sum builds a named list from a list
+// accumulator, reading it by get and by path. (BPL has no null?: a call of
+// it would be data, a list, which is true; (= acc null) is the test.)
+func BenchmarkCallAggregate(b *testing.B) {
+	b.Run("count", func(b *testing.B) {
+		aggregateBench(b, `(function (in acc) (+ (if (= acc null) 0 acc) 1))`, int64(1),
+			func(acc any, n int64) bool { return acc == n })
+	})
+	b.Run("sum", func(b *testing.B) {
+		aggregateBench(b, `(function (in acc)
+  (list "sum" => (+ (get acc "sum") (get in "value")) "count" => (+ acc/count 1)))`, int64(3),
+			func(acc any, n int64) bool {
+				l, ok := acc.(*kafkabpl.List)
+				if !ok {
+					return false
+				}
+				sum, _ := l.Get("sum")
+				count, _ := l.Get("count")
+				return sum == 3*n && count == n
+			})
+	})
+}
+
+// aggregateBench calls the function src evaluates to b.N times with a
+// record whose value is value and the previous call's result (null the
+// first time), checking each result with check(acc, calls so far).
+func aggregateBench(b *testing.B, src string, value any, check func(acc any, n int64) bool) {
+	in := New(io.Discard)
+	fn, err := in.Eval(context.Background(), mustParse(b, src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := fn.(kafkabpl.Callable)
+	rec := kafkabpl.NewList()
+	rec.AppendNamed("key", "k")
+	rec.AppendNamed("value", value)
+	ctx := context.Background()
+	var acc any
+	var n int64
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := f.Call(ctx, kafkabpl.NewList(rec, acc))
+		n++
+		if err != nil || !check(v, n) {
+			b.Fatal(v, err)
+		}
+		acc = v
+	}
+}
+
 // mustParse returns the one expression of src.
 func mustParse(b *testing.B, src string) any {
 	exprs, err := kafkabpl.Parse(src)

@@ -27,6 +27,65 @@ func register(family map[string]builtin) {
 		}
 		builtins[name] = b
 	}
+	builtinSlots = slotsOf(builtins)
+}
+
+// builtinSlots holds builtins again as an open-addressing hash table, for
+// lookupBuiltin: every call the evaluator runs looks up its head there
+// first, and a Go map's lookup of a short string was a tenth of the time
+// of a function value's call. register rebuilds it with each family, so
+// that it always holds what builtins holds whatever order the families'
+// init functions run in; nothing changes either after the package's
+// initialisation, so reading them needs no lock.
+var builtinSlots []builtinSlot
+
+type builtinSlot struct {
+	name string
+	fn   builtin // nil for an empty slot
+}
+
+// slotsOf builds the table of m: a power of two at least four times the
+// number of functions, so that a probe sequence is short and ends at an
+// empty slot.
+func slotsOf(m map[string]builtin) []builtinSlot {
+	n := 16
+	for n < 4*len(m) {
+		n *= 2
+	}
+	slots := make([]builtinSlot, n)
+	for name, b := range m {
+		i := hashName(name) & uint32(n-1)
+		for slots[i].fn != nil {
+			i = (i + 1) & uint32(n-1)
+		}
+		slots[i] = builtinSlot{name, b}
+	}
+	return slots
+}
+
+// lookupBuiltin returns the builtin named name, or nil: builtins[name].
+func lookupBuiltin(name string) builtin {
+	if len(builtinSlots) == 0 {
+		return nil // before any family registered
+	}
+	mask := uint32(len(builtinSlots) - 1)
+	for i := hashName(name) & mask; ; i = (i + 1) & mask {
+		s := &builtinSlots[i]
+		if s.fn == nil || s.name == name {
+			return s.fn
+		}
+	}
+}
+
+// hashName is the 32-bit FNV-1a hash of name: quick for the short names
+// of functions.
+func hashName(name string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h ^= uint32(name[i])
+		h *= 16777619
+	}
+	return h
 }
 
 // arity checks that call has between min and max arguments (max < 0: no

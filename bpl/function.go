@@ -3,6 +3,7 @@ package bpl
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/brain4it/kafkabpl"
@@ -24,6 +25,12 @@ type Function struct {
 	def    *kafkabpl.List // (function params body...) as read; never changed
 	params []param
 	rest   string
+
+	// positional is whether binding can go by position alone when no
+	// argument has a name: no parameter takes only a named argument and
+	// no two set the same local. Then the k-th argument is the k-th
+	// parameter's, as the general rule gives, with less work a call.
+	positional bool
 }
 
 // param is a parameter of a function: the local it sets, the name of the
@@ -43,17 +50,20 @@ func (fn *Function) Call(ctx context.Context, args *kafkabpl.List) (any, error) 
 		ctx = context.Background()
 	}
 	c, _ := ctx.Value(callerKey{}).(caller)
-	return fn.in.task(ctx, c.depth).callFunc(fn, args)
-}
-
-// callFunc runs fn on t; it counts as a call for the depth limit.
-func (t *task) callFunc(fn *Function, args *kafkabpl.List) (any, error) {
-	t.depth++
-	defer func() { t.depth-- }()
-	if t.depth > maxDepth {
-		return nil, t.errorf(&frame{src: fn.src}, "StackOverflow", "calls nested more than %d deep", maxDepth)
+	// The task and the frame of the call are made in one allocation,
+	// which is all a call from Go costs of its own when its arguments
+	// fit in the frame's inline locals. Each is used as if made alone:
+	// whatever keeps one (a library function keeping the context that
+	// names the task) keeps the other alive too, which is all.
+	tf := &struct {
+		t task
+		f frame
+	}{}
+	fn.in.initTask(&tf.t, ctx, c.depth+1, c) // this call counts for the depth limit
+	if tf.t.depth > maxDepth {
+		return nil, tf.t.errorf(&frame{src: fn.src}, "StackOverflow", "calls nested more than %d deep", maxDepth)
 	}
-	return fn.invoke(t, args)
+	return fn.invoke(&tf.t, &tf.f, args)
 }
 
 // String returns the function's source, (function (a b) body...).
@@ -64,18 +74,27 @@ func (fn *Function) String() string {
 	return formatValue(fn.def)
 }
 
-// invoke binds args and evaluates the body.
-func (fn *Function) invoke(t *task, args *kafkabpl.List) (any, error) {
-	f := &frame{src: fn.src}
+// invoke binds args in f, a new frame, and evaluates the body there.
+func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) {
+	f.src = fn.src
 	if err := t.checkCtx(f); err != nil {
 		return nil, err
 	}
-	if fn.rest != "" {
+	switch {
+	case fn.rest != "":
 		if args == nil {
 			args = &kafkabpl.List{}
 		}
 		f.locals.set(fn.rest, args)
-	} else {
+	case fn.positional && !args.Named():
+		for k, p := range fn.params {
+			var v any
+			if k < args.Len() {
+				v = args.At(k)
+			}
+			f.locals.set(p.local, v)
+		}
+	default:
 		bound := make([]bool, len(fn.params))
 		var positional []any
 		for i := range args.Len() {
@@ -153,6 +172,12 @@ func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			}
 			fn.params = append(fn.params, pa)
 		}
+		fn.positional = true
+		for k, pa := range fn.params {
+			if pa.named || slices.ContainsFunc(fn.params[:k], func(o param) bool { return o.local == pa.local }) {
+				fn.positional = false
+			}
+		}
 		return fn, nil
 	}
 	return nil, t.errorf(f, "InvalidArgument", "function: want a parameter list like (a b), got %s", describe(call.At(1)))
@@ -201,7 +226,7 @@ func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // references to locals of a scope of their own holding the values, so
 // that it evaluates them to the very values (a list stays that list).
 func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error) {
-	if lf := t.in.libFunc(name); builtins[name] == nil && lf != nil {
+	if lf := t.in.libFunc(name); lookupBuiltin(name) == nil && lf != nil {
 		if err := t.cyclicArg(f, name, args); err != nil {
 			return nil, err
 		}
@@ -211,7 +236,7 @@ func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error
 		}
 		return v, nil
 	}
-	b := builtins[name]
+	b := lookupBuiltin(name)
 	if b == nil {
 		return nil, t.notImplemented(f, kafkabpl.NewList(kafkabpl.Reference(name)), name)
 	}

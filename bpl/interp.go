@@ -57,9 +57,11 @@ package bpl
 import (
 	"context"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/brain4it/kafkabpl"
 )
@@ -78,7 +80,13 @@ type Interp struct {
 	// first set, as brain4it's module scope (a list) keeps them; only
 	// its named elements are variables. It changes only under mu.
 	globals *kafkabpl.List
-	lib     map[string]kafkabpl.Func
+
+	// lib holds the library functions. Every call of a name that is no
+	// builtin reads it, from any number of goroutines, and Define is
+	// rare: so it is replaced whole, under mu, and never changed, and a
+	// read takes no lock (an RWMutex's read lock writes to memory that
+	// all the goroutines share).
+	lib atomic.Pointer[map[string]kafkabpl.Func]
 
 	conc concState // spawned executors and timer tasks (concurrency.go)
 }
@@ -89,7 +97,9 @@ func New(out io.Writer) *Interp {
 	if out == nil {
 		out = io.Discard
 	}
-	return &Interp{out: out, globals: &kafkabpl.List{}, lib: map[string]kafkabpl.Func{}}
+	in := &Interp{out: out, globals: &kafkabpl.List{}}
+	in.lib.Store(&map[string]kafkabpl.Func{})
+	return in
 }
 
 // Define registers a library function under name, as in
@@ -100,7 +110,9 @@ func New(out io.Writer) *Interp {
 func (in *Interp) Define(name string, f kafkabpl.Func) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.lib[name] = f
+	lib := maps.Clone(*in.lib.Load())
+	lib[name] = f
+	in.lib.Store(&lib)
 }
 
 // SetGlobal sets a global variable; v should be a BPL value (nil, bool,
@@ -118,9 +130,7 @@ func (in *Interp) global(name string) (any, bool) {
 }
 
 func (in *Interp) libFunc(name string) kafkabpl.Func {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.lib[name]
+	return (*in.lib.Load())[name]
 }
 
 // Run reads src (file names the source for messages) and evaluates each
@@ -194,11 +204,19 @@ func (in *Interp) task(ctx context.Context, depth int) *task {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	t := &task{in: in, ctx: ctx, depth: depth, base: ctx}
-	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.base != nil {
+	t := &task{}
+	c, _ := ctx.Value(callerKey{}).(caller)
+	in.initTask(t, ctx, depth, c)
+	return t
+}
+
+// initTask makes t a new task of in on ctx (not nil), c being what ctx
+// carries of the task that called the library, if any.
+func (in *Interp) initTask(t *task, ctx context.Context, depth int, c caller) {
+	*t = task{in: in, ctx: ctx, depth: depth, base: ctx}
+	if c.base != nil {
 		t.base = c.base
 	}
-	return t
 }
 
 // callerKey carries a caller through the library into function values it
@@ -248,7 +266,7 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 		return copyData(l), nil
 	}
 	name := string(ref)
-	b := builtins[name]
+	b := lookupBuiltin(name)
 	var lf kafkabpl.Func
 	var fv kafkabpl.Callable
 	if b == nil {
@@ -259,8 +277,8 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 				// (set f sin) makes one, calls that function
 				r, isRef := v.(kafkabpl.Reference)
 				switch {
-				case isRef && builtins[string(r)] != nil:
-					b = builtins[string(r)]
+				case isRef && lookupBuiltin(string(r)) != nil:
+					b = lookupBuiltin(string(r))
 				case isRef && t.in.libFunc(string(r)) != nil:
 					lf = t.in.libFunc(string(r))
 				case isRef && isCore[string(r)]:
@@ -357,7 +375,7 @@ func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, er
 // apply calls a function value with evaluated arguments.
 func (t *task) apply(f *frame, c kafkabpl.Callable, args *kafkabpl.List) (any, error) {
 	if fn, ok := c.(*Function); ok && fn != nil && fn.in == t.in {
-		return fn.invoke(t, args)
+		return fn.invoke(t, &frame{}, args)
 	}
 	if err := t.cyclicArg(f, "a library function", args); err != nil {
 		return nil, err
@@ -377,18 +395,52 @@ func (t *task) lookup(f *frame, name string) any {
 	if v, ok := t.in.global(name); ok {
 		return v
 	}
-	if segs := pathOf(name); segs != nil {
-		v := t.lookup(f, segs[0])
-		for _, s := range segs[1:] {
-			l, ok := v.(*kafkabpl.List)
-			if !ok {
-				return nil
-			}
-			v = elementAt(l, s)
-		}
-		return v
+	if !strings.Contains(name, "/") {
+		return nil
 	}
-	return nil
+	if strings.Contains(name, `"`) {
+		return t.walk(f, quotedPath(name))
+	}
+	// A plain path, walked part by part as pathOf would split it, but
+	// without making the slice of parts at every read of a/b: /a is the
+	// one part a; an empty part (a//b, a/, /a/b, /) makes no path.
+	if name[0] == '/' && !strings.Contains(name[1:], "/") {
+		if name == "/" {
+			return nil
+		}
+		return t.lookup(f, name[1:])
+	}
+	if name[0] == '/' || name[len(name)-1] == '/' || strings.Contains(name, "//") {
+		return nil
+	}
+	first, rest, _ := strings.Cut(name, "/")
+	v := t.lookup(f, first)
+	for rest != "" {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		l, ok := v.(*kafkabpl.List)
+		if !ok {
+			return nil
+		}
+		v = elementAt(l, part)
+	}
+	return v
+}
+
+// walk returns the element the path segs names (nil when segs is nil).
+func (t *task) walk(f *frame, segs []string) any {
+	if segs == nil {
+		return nil
+	}
+	v := t.lookup(f, segs[0])
+	for _, s := range segs[1:] {
+		l, ok := v.(*kafkabpl.List)
+		if !ok {
+			return nil
+		}
+		v = elementAt(l, s)
+	}
+	return v
 }
 
 // set assigns a variable (the local one if there is one, else the global)

@@ -77,20 +77,34 @@ func toFloat(v any) (float64, bool) {
 }
 
 // fold combines numbers left to right with op on int64s and fop on
-// float64s.
+// float64s: int64s while acc and the numbers so far are, float64s from
+// the first float on. It keeps the running value unboxed, so that only
+// the result is made an interface (an allocation for most numbers), not
+// each step's.
 func fold(acc any, ns []any, op func(a, b int64) int64, fop func(a, b float64) float64) any {
-	for _, n := range ns {
-		ai, aok := acc.(int64)
-		bi, bok := n.(int64)
-		if aok && bok {
-			acc = op(ai, bi)
-			continue
-		}
-		af, _ := toFloat(acc)
-		bf, _ := toFloat(n)
-		acc = fop(af, bf)
+	if len(ns) == 0 {
+		return acc
 	}
-	return acc
+	ai, isInt := acc.(int64)
+	var af float64
+	if !isInt {
+		af, _ = toFloat(acc)
+	}
+	for _, n := range ns {
+		if isInt {
+			if bi, ok := n.(int64); ok {
+				ai = op(ai, bi)
+				continue
+			}
+			af, isInt = float64(ai), false
+		}
+		bf, _ := toFloat(n)
+		af = fop(af, bf)
+	}
+	if isInt {
+		return ai
+	}
+	return af
 }
 
 // (+ a b ...) gives the sum; (+) is 0. A null argument is left out, as
@@ -103,18 +117,34 @@ func biAdd(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := vs[:0]
+	// fold(int64(0), the numbers, +) written out, as + is the commonest
+	// arithmetic: an int64 sum until the first float, a float64 one
+	// from there on.
+	var si int64
+	var sf float64
+	isInt := true
 	for i, v := range vs {
-		switch v.(type) {
+		switch n := v.(type) {
 		case nil:
-			continue
-		case int64, float64:
-			ns = append(ns, v)
+		case int64:
+			if isInt {
+				si += n
+			} else {
+				sf += float64(n)
+			}
+		case float64:
+			if isInt {
+				sf, isInt = float64(si), false
+			}
+			sf += n
 		default:
 			return nil, t.errorf(f, "InvalidArgument", "+: argument %d is %s, want a number", i+1, describe(v))
 		}
 	}
-	return fold(int64(0), ns, func(a, b int64) int64 { return a + b }, func(a, b float64) float64 { return a + b }), nil
+	if isInt {
+		return si, nil
+	}
+	return sf, nil
 }
 
 // (- a b ...) subtracts the others from a; (- a) negates a.
