@@ -111,7 +111,10 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // state is exactly once too; a batch that aborts leaves no trace in it. A
 // partition's state is restored from its changelog (read_committed, to
 // its end) when the partition is assigned, before any of its input is
-// processed. Under AtLeastOnce, an input processed again after a crash
+// processed; the stream processes no input while one of its partitions
+// restores (a restore first waits for a transaction a previous owner left
+// open on the changelog partition to end: up to "transaction-timeout"
+// after a crash). Under AtLeastOnce, an input processed again after a crash
 // (its changelog record was written, its offset not committed) is counted
 // again in the state, as its outputs are written again. A stateful stream
 // balances its group with the cooperative-sticky strategy unless the

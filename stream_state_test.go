@@ -170,6 +170,9 @@ func TestStreamWindows(t *testing.T) {
 			// [40,40] alone.
 			[]Message{at("a", 0, 1), at("a", 15, 2), at("a", 8, 4), at("a", 40, 8), at("a", 100, 0)},
 			"a[0,15)=7 a[40,40)=8", 0},
+		{"tumbling, on update, at least once", Window{Kind: Tumbling, Size: 10 * time.Millisecond, Emit: EmitOnUpdate},
+			[]Message{at("a", 1, 1), at("a", 2, 2), at("a", 12, 4), at("a", 3, 8)},
+			"a[0,10)=1 a[0,10)=3 a[10,20)=4", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -186,7 +189,11 @@ func TestStreamWindows(t *testing.T) {
 			}
 			w := c.win
 			w.Aggregate = sumAggregate
-			id := must[string](t)(lib.Stream(testCtx(t), cfg, StreamSpec{From: []string{"in"}, To: "out", Store: "sums", Window: &w}))
+			g := ExactlyOnce
+			if strings.HasSuffix(c.name, "at least once") {
+				g = AtLeastOnce
+			}
+			id := must[string](t)(lib.Stream(testCtx(t), cfg, StreamSpec{From: []string{"in"}, To: "out", Store: "sums", Window: &w, Guarantee: g}))
 			st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == int64(len(c.in)) })
 			n := strings.Count(c.want, "=")
 			if got := windowResults(t, lib, servers, n); got != c.want {
