@@ -112,7 +112,11 @@ type Window struct {
 	Merge func(ctx context.Context, a, b any) (any, error)
 	// Result makes a window's outputs. nil writes one message to the
 	// stream's To, keyed by the window's key, whose value is ("start" =>
-	// ms "end" => ms "value" => aggregate).
+	// ms "end" => ms "value" => aggregate). An error at a window's close
+	// fails the stream under StopOnError; under the other policies that
+	// window's result is skipped (counted in Skipped: there is no input to
+	// dead-letter). Under EmitOnUpdate a session that merges others is
+	// written anew; the results written for those are not withdrawn.
 	Result func(ctx context.Context, w *WindowResult) ([]StreamOutput, error)
 }
 
