@@ -400,7 +400,7 @@ func (s *stream) transact(recs []*kgo.Record) error {
 	write := pr.produce(s)
 	b, _, stopErr := s.process(recs, write)
 	if stopErr == nil {
-		stopErr = s.endBatch(&b, write)
+		stopErr = s.endBatch(&b, write, nil)
 	}
 	flushErr := s.cl.Flush(s.workCtx)
 	produceErr := pr.err()
@@ -478,16 +478,19 @@ func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 	var pr produced
 	write := pr.produce(s)
 	b, done, stopErr := s.process(recs, write)
+	flush := func() error {
+		if err := s.cl.Flush(s.workCtx); err != nil {
+			return errorf(ErrTimeout, "stopped before the outputs of the batch in hand were acknowledged; their inputs stay uncommitted")
+		}
+		return pr.err()
+	}
 	if stopErr == nil || len(done) > 0 {
-		if err := s.endBatch(&b, write); err != nil {
+		if err := s.endBatch(&b, write, flush); err != nil {
 			s.store.abort()
 			return err
 		}
 	}
-	if err := s.cl.Flush(s.workCtx); err != nil {
-		return errorf(ErrTimeout, "stopped before the outputs of the batch in hand were acknowledged; their inputs stay uncommitted")
-	}
-	if err := pr.err(); err != nil {
+	if err := flush(); err != nil {
 		return err
 	}
 	if len(done) > 0 {

@@ -103,6 +103,23 @@ func (s *stream) syncStore(ctx context.Context) error {
 	}
 	st.mu.Unlock()
 	slices.SortFunc(todo, func(a, b *part) int { return int(a.id - b.id) })
+	// Partitions to restore: their input may be in hand already, so the
+	// changelog's check is waited for (dropping them would leave that
+	// input unprocessed, and under at-least-once the position moves past it).
+	for wait := retryWait(); len(todo) > 0 && !st.checked; {
+		if err := wait(ctx); err != nil {
+			for _, p := range todo {
+				st.drop(p)
+			}
+			return nil // the stream stops
+		}
+		if err := s.checkChangelog(ctx); err != nil {
+			for _, p := range todo {
+				st.drop(p)
+			}
+			return err
+		}
+	}
 	for _, p := range todo {
 		if !st.checked {
 			// The changelog could not be checked yet (the input topic
@@ -159,31 +176,69 @@ func (s *stream) checkChangelog(ctx context.Context) error {
 	adm := kadm.NewClient(s.cl)
 	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
 	defer cancel()
-	topics, err := adm.ListTopics(ctx, st.input, st.topic)
+	topics, err := topicPartitions(ctx, s.cl, st.input, st.topic)
 	if err != nil {
 		return nil // retried before the next poll; the poll reports the brokers' trouble
 	}
-	in, ok := topics[st.input]
-	if !ok || in.Err != nil {
+	want, ok := topics[st.input]
+	if !ok || want.err != nil {
 		return nil
 	}
-	want := len(in.Partitions)
-	if cl, ok := topics[st.topic]; ok && cl.Err == nil {
-		if got := len(cl.Partitions); got != want {
-			return errorf(ErrInvalidConfig, "store %q: its changelog %q has %d partitions and the input %q has %d; they must match (delete the changelog to start the store afresh)", st.name, st.topic, got, st.input, want)
+	if cl, ok := topics[st.topic]; ok {
+		if cl.err != nil {
+			return nil // a topic just created, without leaders yet: checked again before the next poll
+		}
+		if cl.n != want.n {
+			return errorf(ErrInvalidConfig, "store %q: its changelog %q has %d partitions and the input %q has %d; they must match (delete the changelog to start the store afresh)", st.name, st.topic, cl.n, st.input, want.n)
 		}
 		st.checked = true
 		return nil
 	}
 	compact := "compact"
-	_, err = adm.CreateTopic(ctx, int32(want), -1, map[string]*string{"cleanup.policy": &compact}, st.topic)
+	_, err = adm.CreateTopic(ctx, int32(want.n), -1, map[string]*string{"cleanup.policy": &compact}, st.topic)
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return wrapf(errKafka, err, "store %q: create its changelog %q", st.name, st.topic)
 	}
 	if err == nil {
-		s.log(fmt.Sprintf("stream %s: store %q: created its changelog %q, compacted, %d partitions", s.h.id, st.name, st.topic, want))
+		s.log(fmt.Sprintf("stream %s: store %q: created its changelog %q, compacted, %d partitions", s.h.id, st.name, st.topic, want.n))
 	}
-	return s.checkChangelog(ctx) // created by another process meanwhile: check its count
+	return nil // checked before the next poll: a broker may show a new topic a moment after it was created
+}
+
+// topicInfo is a topic as a metadata response shows it: its partition
+// count, or the error the brokers gave for it.
+type topicInfo struct {
+	n   int
+	err error
+}
+
+// topicPartitions asks the brokers about topics directly, never asking
+// them to create a missing one: a request through the client's metadata
+// cache (as kadm's ListTopics makes) asks for that when the config allows
+// auto-creation, its default, and a broker that allows it too (Kafka's
+// default) would create the changelog with its default partition count
+// (num.partitions, 1), not the input's. A missing topic is left out.
+func topicPartitions(ctx context.Context, cl *kgo.Client, topics ...string) (map[string]topicInfo, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]topicInfo, len(resp.Topics))
+	for _, t := range resp.Topics {
+		err := kerr.ErrorForCode(t.ErrorCode)
+		if t.Topic == nil || errors.Is(err, kerr.UnknownTopicOrPartition) {
+			continue
+		}
+		out[*t.Topic] = topicInfo{n: len(t.Partitions), err: err}
+	}
+	return out, nil
 }
 
 // errOpenTransaction says a changelog partition has a transaction open.

@@ -301,7 +301,13 @@ func (st *store) closing() bool {
 
 // endBatch ends a batch of a stateful stream: it writes the results of the
 // windows that closed and the changelog records of the batch's changes.
-func (s *stream) endBatch(b *batchCounts, write func(*kgo.Record)) error {
+// Under at-least-once, flush (non-nil) waits for the batch's outputs to be
+// acknowledged before any changelog record is written: a changelog record
+// that landed while an output did not would, after a crash, restore a
+// state that the output's input, read again, no longer produces the output
+// from (a window closed whose result was lost, a count gone past the one
+// lost). Under exactly-once the transaction writes all or nothing: nil.
+func (s *stream) endBatch(b *batchCounts, write func(*kgo.Record), flush func() error) error {
 	st := s.store
 	if st == nil {
 		return nil
@@ -319,6 +325,11 @@ func (s *stream) endBatch(b *batchCounts, write func(*kgo.Record)) error {
 			write(r)
 		}
 		b.produced += int64(len(outs))
+	}
+	if flush != nil {
+		if err := flush(); err != nil {
+			return err
+		}
 	}
 	st.changelog(write)
 	return nil
