@@ -116,7 +116,10 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // open on the changelog partition to end: up to "transaction-timeout"
 // after a crash). Under AtLeastOnce, an input processed again after a crash
 // (its changelog record was written, its offset not committed) is counted
-// again in the state, as its outputs are written again. A stateful stream
+// again in the state, as its outputs are written again; the outputs are
+// acknowledged before the changelog records are written, so that no
+// output is lost. The stream creates the changelog itself (a broker's
+// auto-created topic would have its default partition count). A stateful stream
 // balances its group with the cooperative-sticky strategy unless the
 // config's "assignment-strategy" says otherwise, so that a rebalance moves
 // only the partitions it must (each moved partition is restored).
