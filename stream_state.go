@@ -242,10 +242,17 @@ func (st *store) commit() {
 	defer st.mu.Unlock()
 	for _, p := range st.parts {
 		for key, sl := range p.dirty {
-			p.forget(key)
+			// A lookup, then an overwrite or a delete (not forget's
+			// delete before every insert).
+			old := p.slots[key]
+			if old != nil {
+				p.count(key, old, -1)
+			}
 			if sl != nil && (st.win == nil || len(sl.wins) > 0) {
 				p.slots[key] = sl
 				p.count(key, sl, 1)
+			} else if old != nil {
+				delete(p.slots, key)
 			}
 		}
 		clear(p.dirty)

@@ -30,7 +30,8 @@ import (
 // each key's state is the count written for it, so a restore that lost
 // or garbled states fails the round. Against it, kgo reads the same
 // changelog partition read_committed, from its start to its end, into a
-// map of key to value: what a franz-go program restoring its state does.
+// map of key to value, sized by the end offset: what a franz-go program
+// restoring its state does.
 
 const (
 	restoreGroup = "g-restore"
@@ -172,7 +173,7 @@ func kgoRestore(ctx context.Context, p *params, keys int) (time.Duration, error)
 		return 0, err
 	}
 	end, _ := ends.Lookup(restoreChangelog, 0)
-	state := map[string][]byte{}
+	state := make(map[string][]byte, end.Offset) // sized as the library sizes its store
 	for next := int64(0); next < end.Offset; {
 		fs := cl.PollFetches(ctx)
 		if err := fs.Err0(); err != nil {

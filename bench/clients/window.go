@@ -450,9 +450,6 @@ func (goWindow) name() string { return "gowindow" }
 func (goWindow) start(ctx context.Context, p *params, w *winParams, out, group string) (func() error, error) {
 	lib := kafkabpl.New()
 	lib.SetLogOutput(io.Discard)
-	if os.Getenv("CLIENTS_LOG") != "" {
-		lib.SetLogOutput(os.Stderr)
-	}
 	count := func(_ context.Context, _ *kafkabpl.Record, acc any) (any, error) {
 		n, _ := acc.(int64)
 		return n + 1, nil
