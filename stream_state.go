@@ -186,15 +186,15 @@ func (p *part) setState(key string, v any) error {
 // windowed store's stream time when it moved.
 func (st *store) changelog(write func(*kgo.Record)) {
 	for _, p := range st.parts {
-		rec := func(key string, raw []byte) {
-			write(&kgo.Record{Topic: st.topic, Partition: p.id, Key: []byte(key), Value: raw})
+		rec := func(key []byte, raw []byte) {
+			write(&kgo.Record{Topic: st.topic, Partition: p.id, Key: key, Value: raw})
 		}
 		for key, sl := range p.dirty {
 			if st.win == nil {
 				if sl != nil {
-					rec(key, sl.raw)
+					rec([]byte(key), sl.raw)
 				} else if p.slots[key] != nil {
-					rec(key, nil)
+					rec([]byte(key), nil)
 				}
 				continue
 			}
@@ -218,19 +218,20 @@ func (st *store) changelog(write func(*kgo.Record)) {
 			}
 		}
 		if st.win != nil && p.btime != p.time {
-			rec(timeKey, binary.BigEndian.AppendUint64(nil, uint64(p.btime)))
+			rec([]byte(timeKey), binary.BigEndian.AppendUint64(nil, uint64(p.btime)))
 		}
 	}
 }
 
 // windowKey is a window's changelog key: the input key, then the window's
-// start and end, 8 bytes each, big-endian.
-func windowKey(key string, start, end int64) string {
+// start and end, 8 bytes each, big-endian. Made as the record's bytes
+// (not a string converted again: an allocation per changelog record).
+func windowKey(key string, start, end int64) []byte {
 	b := make([]byte, 0, len(key)+16)
 	b = append(b, key...)
 	b = binary.BigEndian.AppendUint64(b, uint64(start))
 	b = binary.BigEndian.AppendUint64(b, uint64(end))
-	return string(b)
+	return b
 }
 
 // commit folds the batch's overlay into the committed state.
