@@ -70,6 +70,8 @@ type store struct {
 	checked  bool               // the changelog topic was checked (run goroutine only)
 
 	late, restored atomic.Int64
+
+	changed, gone []*win // a windowed transform's scratch (run goroutine only)
 }
 
 // part is the state of one input partition.
