@@ -70,6 +70,8 @@ type store struct {
 	checked  bool               // the changelog topic was checked (run goroutine only)
 
 	late, restored atomic.Int64
+
+	changed, gone []*win // a windowed transform's scratch (run goroutine only)
 }
 
 // part is the state of one input partition.
@@ -186,15 +188,15 @@ func (p *part) setState(key string, v any) error {
 // windowed store's stream time when it moved.
 func (st *store) changelog(write func(*kgo.Record)) {
 	for _, p := range st.parts {
-		rec := func(key string, raw []byte) {
-			write(&kgo.Record{Topic: st.topic, Partition: p.id, Key: []byte(key), Value: raw})
+		rec := func(key []byte, raw []byte) {
+			write(&kgo.Record{Topic: st.topic, Partition: p.id, Key: key, Value: raw})
 		}
 		for key, sl := range p.dirty {
 			if st.win == nil {
 				if sl != nil {
-					rec(key, sl.raw)
+					rec([]byte(key), sl.raw)
 				} else if p.slots[key] != nil {
-					rec(key, nil)
+					rec([]byte(key), nil)
 				}
 				continue
 			}
@@ -218,19 +220,20 @@ func (st *store) changelog(write func(*kgo.Record)) {
 			}
 		}
 		if st.win != nil && p.btime != p.time {
-			rec(timeKey, binary.BigEndian.AppendUint64(nil, uint64(p.btime)))
+			rec([]byte(timeKey), binary.BigEndian.AppendUint64(nil, uint64(p.btime)))
 		}
 	}
 }
 
 // windowKey is a window's changelog key: the input key, then the window's
-// start and end, 8 bytes each, big-endian.
-func windowKey(key string, start, end int64) string {
+// start and end, 8 bytes each, big-endian. Made as the record's bytes
+// (not a string converted again: an allocation per changelog record).
+func windowKey(key string, start, end int64) []byte {
 	b := make([]byte, 0, len(key)+16)
 	b = append(b, key...)
 	b = binary.BigEndian.AppendUint64(b, uint64(start))
 	b = binary.BigEndian.AppendUint64(b, uint64(end))
-	return string(b)
+	return b
 }
 
 // commit folds the batch's overlay into the committed state.
@@ -242,10 +245,17 @@ func (st *store) commit() {
 	defer st.mu.Unlock()
 	for _, p := range st.parts {
 		for key, sl := range p.dirty {
-			p.forget(key)
+			// A lookup, then an overwrite or a delete (not forget's
+			// delete before every insert).
+			old := p.slots[key]
+			if old != nil {
+				p.count(key, old, -1)
+			}
 			if sl != nil && (st.win == nil || len(sl.wins) > 0) {
 				p.slots[key] = sl
 				p.count(key, sl, 1)
+			} else if old != nil {
+				delete(p.slots, key)
 			}
 		}
 		clear(p.dirty)

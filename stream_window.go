@@ -225,8 +225,16 @@ func (st *store) windowedTransform() Transform {
 				changed, gone = []*win{ws}, merged
 			}
 		} else {
-			if changed, gone, err = st.timeWindows(ctx, in, key, wins, t, now); err != nil {
+			// Appended to the store's scratch slices, reused input
+			// after input (the run goroutine's only; nothing keeps
+			// them past this call): two allocations less per input.
+			changed, gone, err = st.timeWindows(ctx, in, key, wins, t, now, st.changed[:0], st.gone[:0])
+			st.changed, st.gone = changed, gone
+			if err != nil {
 				return nil, err
+			}
+			if len(changed) == 0 {
+				changed = nil // late
 			}
 		}
 		if changed == nil {
@@ -262,9 +270,10 @@ func (st *store) windowedTransform() Transform {
 }
 
 // timeWindows folds an input at t into its tumbling or hopping windows
-// that are still open at stream time now: the new windows, and the old
-// ones they replace. None when all of them closed: the input is late.
-func (st *store) timeWindows(ctx context.Context, in *Record, key string, wins []*win, t, now int64) (changed, gone []*win, err error) {
+// that are still open at stream time now: it appends the new windows to
+// changed, and the old ones they replace to gone. None when all of them
+// closed: the input is late.
+func (st *store) timeWindows(ctx context.Context, in *Record, key string, wins []*win, t, now int64, changed, gone []*win) ([]*win, []*win, error) {
 	w := st.win
 	size, adv := w.Size.Milliseconds(), w.Size.Milliseconds()
 	if w.Kind == Hopping {
@@ -278,13 +287,14 @@ func (st *store) timeWindows(ctx context.Context, in *Record, key string, wins [
 		}
 		var acc any
 		if i := slices.IndexFunc(wins, func(o *win) bool { return o.start == start }); i >= 0 {
+			var err error
 			if acc, err = value(wins[i].raw, &wins[i].val, &wins[i].has); err != nil {
-				return nil, nil, fmt.Errorf("the window of key %q at %d: %w", key, start, err)
+				return changed, gone, fmt.Errorf("the window of key %q at %d: %w", key, start, err)
 			}
 			gone = append(gone, wins[i])
 		}
 		if err := st.fold(ctx, in, nw, acc); err != nil {
-			return nil, nil, err
+			return changed, gone, err
 		}
 		changed = append(changed, nw)
 		if start == math.MaxInt64 {

@@ -12,6 +12,11 @@
 // dependencies of the library. Run it from this directory:
 //
 //	go run . -rounds 5
+//
+// The stateful tables alone (a restore of a million keys, a windowed
+// count), the others skipped:
+//
+//	go run . -workloads none -streams=false -loop 0 -memory=false
 package main
 
 import (
@@ -86,6 +91,12 @@ func main() {
 	childN := flag.Int("child-n", 0, "internal: the child's count")
 	works := flag.String("workloads", "", "comma-separated workloads to run: produce, consume, latency, null (default all)")
 	streams := flag.Bool("streams", true, "run the stream table too")
+	state := flag.Bool("state", true, "run the stateful tables too: restore and windowed count (issue 20)")
+	restoreKeys := flag.Int("restore-keys", 1000000, "keys of the restore table's store")
+	win := &winParams{base: 1_700_000_000_000}
+	flag.IntVar(&win.records, "window-records", 200000, "inputs of the windowed count")
+	flag.IntVar(&win.keys, "window-keys", 1000, "keys of the windowed count's inputs")
+	flag.IntVar(&win.windows, "windows", 20, "one-second windows the windowed count's timestamps span")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds to this file, each sample labelled with its client and workload")
 	flag.Parse()
 	if *child != "" {
@@ -93,6 +104,14 @@ func main() {
 	}
 	if *records <= 0 || *batch <= 0 || *records%*batch != 0 || *rounds <= 0 || *sends <= 0 {
 		fmt.Fprintln(os.Stderr, "clients: -records must be a positive multiple of -batch; -rounds and -sends positive")
+		os.Exit(2)
+	}
+	if err := win.check(); *state && err != nil {
+		fmt.Fprintln(os.Stderr, "clients:", err)
+		os.Exit(2)
+	}
+	if *state && *restoreKeys < checkKeys {
+		fmt.Fprintf(os.Stderr, "clients: -restore-keys %d: want %d or more\n", *restoreKeys, checkKeys)
 		os.Exit(2)
 	}
 	if *cpuprofile != "" {
@@ -109,7 +128,18 @@ func main() {
 			}
 		}
 	}
-	if err := run(*records, *batch, *sends, *rounds, *only, *works, *memory, *loop, *streams); err != nil {
+	stateful := func(ctx context.Context, adm *kadm.Client, p *params) error {
+		if !*state {
+			return nil
+		}
+		fmt.Println()
+		if err := runRestores(ctx, adm, p, *restoreKeys, *rounds); err != nil {
+			return err
+		}
+		fmt.Println()
+		return runWindows(ctx, adm, p, win, *rounds)
+	}
+	if err := run(*records, *batch, *sends, *rounds, *only, *works, *memory, *loop, *streams, stateful); err != nil {
 		fmt.Fprintln(os.Stderr, "clients:", err)
 		os.Exit(1)
 	}
@@ -119,7 +149,8 @@ func main() {
 // rounds, when -cpuprofile asks for one.
 var profiling = func(bool) {}
 
-func run(records, batch, sends, rounds int, only, works string, memory bool, loop int, streams bool) error {
+func run(records, batch, sends, rounds int, only, works string, memory bool, loop int, streams bool,
+	stateful func(context.Context, *kadm.Client, *params) error) error {
 	ctx := context.Background()
 	null := &nullBroker{}
 	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
@@ -274,15 +305,20 @@ func run(records, batch, sends, rounds int, only, works string, memory bool, loo
 			}
 		}
 	}
-	fmt.Printf("%d records of %d bytes (keyed), calls of %d, %d one-record sends, acks all, one broker, one partition, %d rounds\n\n",
-		records, valueSize, batch, sends, rounds)
-	res.print(os.Stdout, fails)
-	fmt.Println()
-	res.printAllocs(os.Stdout, p)
+	if len(workloads) > 0 {
+		fmt.Printf("%d records of %d bytes (keyed), calls of %d, %d one-record sends, acks all, one broker, one partition, %d rounds\n\n",
+			records, valueSize, batch, sends, rounds)
+		res.print(os.Stdout, fails)
+		fmt.Println()
+		res.printAllocs(os.Stdout, p)
+	}
 	var streamErr error
 	if streams {
 		fmt.Println()
 		streamErr = runStreams(ctx, adm, p, rounds)
+	}
+	if err := stateful(ctx, adm, p); err != nil && streamErr == nil {
+		streamErr = err
 	}
 	if loop > 0 {
 		fmt.Println()
