@@ -240,16 +240,27 @@ func (st *store) windowedTransform() Transform {
 		if changed == nil {
 			return nil, fmt.Errorf("%w: timestamp %d, and the stream time %d passed the close of its windows (grace %v)", ErrLate, t, now, w.Grace)
 		}
-		// The input counts: keep the new windows and the time.
-		next := make([]*win, 0, len(wins)+1)
-		for _, o := range wins {
+		// The input counts: keep the new windows and the time. A slot
+		// the batch made already (in the overlay) is the batch's own,
+		// its slice too: changed in place, two allocations less for a
+		// key seen again in the batch. A committed one is copied.
+		sl := p.dirty[key]
+		var next []*win
+		if sl != nil {
+			next = sl.wins[:0]
+		} else {
+			next = make([]*win, 0, len(wins)+1)
+			sl = &slot{}
+			p.dirty[key] = sl
+		}
+		for _, o := range wins { // in place: each kept one moves down, never up
 			if !slices.Contains(gone, o) {
 				next = append(next, o)
 			}
 		}
 		next = append(next, changed...)
 		slices.SortFunc(next, func(a, b *win) int { return cmp.Compare(a.start, b.start) })
-		p.dirty[key] = &slot{wins: next}
+		sl.wins = next
 		p.btime = now
 		for _, c := range changed {
 			p.bminClose = min(p.bminClose, w.closeAt(c))
