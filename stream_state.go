@@ -72,6 +72,8 @@ type store struct {
 	late, restored atomic.Int64
 
 	changed, gone []*win // a windowed transform's scratch (run goroutine only)
+	batch         uint64 // the batch in hand, counted from 1 (run goroutine only)
+	buf           []byte // an aggregate's encoding, before it is copied into its window
 }
 
 // part is the state of one input partition.
@@ -113,12 +115,13 @@ type win struct {
 	raw        []byte
 	val        any
 	has        bool
+	batch      uint64 // the batch that made it: while that batch runs, the window is its own to change
 }
 
 func newStore(cfg *config, spec *StreamSpec) *store {
 	return &store{
 		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", input: spec.From[0],
-		win: spec.Window, cfg: cfg, parts: map[int32]*part{}, assigned: map[int32]uint64{},
+		win: spec.Window, cfg: cfg, parts: map[int32]*part{}, assigned: map[int32]uint64{}, batch: 1,
 	}
 }
 
@@ -241,6 +244,7 @@ func (st *store) commit() {
 	if st == nil {
 		return
 	}
+	st.batch++ // the batch's windows are committed state now
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, p := range st.parts {
@@ -289,6 +293,7 @@ func (st *store) abort() {
 	if st == nil {
 		return
 	}
+	st.batch++
 	for _, p := range st.parts {
 		clear(p.dirty)
 		p.btime, p.bminClose = p.time, p.minClose

@@ -292,17 +292,30 @@ func (st *store) timeWindows(ctx context.Context, in *Record, key string, wins [
 	}
 	first := floorDiv(t-size, adv)*adv + adv // the earliest start whose window holds t
 	for start := first; start <= t; start = satAdd(start, adv) {
-		nw := &win{start: start, end: satAdd(start, size)}
-		if w.closeAt(nw) <= now {
+		end := satAdd(start, size)
+		if w.closeAt(&win{end: end}) <= now {
 			continue // closed: this input is late for it
 		}
 		var acc any
+		var nw *win
 		if i := slices.IndexFunc(wins, func(o *win) bool { return o.start == start }); i >= 0 {
 			var err error
 			if acc, err = value(wins[i].raw, &wins[i].val, &wins[i].has); err != nil {
 				return changed, gone, fmt.Errorf("the window of key %q at %d: %w", key, start, err)
 			}
 			gone = append(gone, wins[i])
+			// A tumbling window this batch made is changed in place
+			// (gone and changed both, so it stays once): an input has
+			// one such window, and fold changes it only once nothing
+			// can fail. Hopping windows are made anew, so that an
+			// input failing in its second window leaves the first as
+			// it was.
+			if wins[i].batch == st.batch && w.Kind == Tumbling {
+				nw = wins[i]
+			}
+		}
+		if nw == nil {
+			nw = &win{start: start, end: end, batch: st.batch}
 		}
 		if err := st.fold(ctx, in, nw, acc); err != nil {
 			return changed, gone, err
@@ -358,9 +371,11 @@ func (st *store) fold(ctx context.Context, in *Record, nw *win, acc any) error {
 	if next == nil {
 		return errorf(ErrInvalidArgument, "the aggregate returned null: a window's aggregate is a value")
 	}
-	if nw.raw, err = encodeState(nil, next); err != nil {
+	if st.buf, err = encodeState(st.buf[:0], next); err != nil {
 		return err
 	}
+	nw.raw = append(nw.raw[:0], st.buf...) // nw's own buffer, when it has one
+	nw.val, nw.has = nil, false
 	if scalarState(next) {
 		nw.val, nw.has = next, true
 	}

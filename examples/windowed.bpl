@@ -8,7 +8,7 @@
 (set t0 1767225600000)
 (set reading (function (sensor seconds celsius)
   (list "key" => sensor "value" => celsius "timestamp" => (+ t0 (* seconds 1000)))))
-(kafka-send json "readings" (list
+(kafka-send json "temperatures" (list
   (reading "s1" 5 20) (reading "s2" 10 30) (reading "s1" 50 22)
   (reading "s1" 65 25) (reading "s2" 70 31)
   (reading "s1" 30 99)
@@ -23,7 +23,7 @@
 (### "counted as late.")
 (set averages (kafka-stream (list "servers" => kafka-servers "group" => "averages"
     "value-deserializer" => "JSON" "value-serializer" => "JSON")
-  "from" => "readings" "to" => "averages" "store" => "per-minute"
+  "from" => "temperatures" "to" => "averages" "store" => "per-minute"
   "window" => ("type" => "tumbling" "size" => 60000 "grace" => 10000)
   "aggregate" => (function (in acc)
     (if (= acc null) (set acc ("sum" => 0 "count" => 0)))
@@ -36,7 +36,7 @@
 (### "and returns (kafka-state new-state outputs...).")
 (set counts (kafka-stream (list "servers" => kafka-servers "group" => "counts"
     "value-deserializer" => "JSON" "value-serializer" => "JSON")
-  "from" => "readings" "to" => "reading-counts" "store" => "counts"
+  "from" => "temperatures" "to" => "reading-counts" "store" => "counts"
   "transform" => (function (in n)
     (set n (+ (if (= n null) 0 n) 1))
     (kafka-state n (concat (get in "key") " #" n)))))
