@@ -204,14 +204,22 @@ func (st *store) windowedTransform() Transform {
 		if err != nil {
 			return nil, err
 		}
-		key, err := stateKey(in)
-		if err != nil {
+		// The key's bytes index the maps as they are (a lookup with
+		// string(key) allocates nothing); a string is made only for a
+		// key new to the batch's overlay.
+		key := in.KeyBytes()
+		if key == nil {
+			_, err := stateKey(in)
 			return nil, err
 		}
 		t := in.Timestamp().UnixMilli()
 		now := max(p.btime, t) // the stream time, this input included
 		var wins []*win
-		if sl := p.current(key); sl != nil {
+		sl, inBatch := p.dirty[string(key)]
+		if !inBatch {
+			sl = p.slots[string(key)]
+		}
+		if sl != nil {
 			wins = sl.wins
 		}
 		var changed []*win // the windows this input makes, replacing those in gone
@@ -244,14 +252,13 @@ func (st *store) windowedTransform() Transform {
 		// the batch made already (in the overlay) is the batch's own,
 		// its slice too: changed in place, two allocations less for a
 		// key seen again in the batch. A committed one is copied.
-		sl := p.dirty[key]
 		var next []*win
-		if sl != nil {
+		if inBatch && sl != nil {
 			next = sl.wins[:0]
 		} else {
 			next = make([]*win, 0, len(wins)+1)
 			sl = &slot{}
-			p.dirty[key] = sl
+			p.dirty[string(key)] = sl
 		}
 		for _, o := range wins { // in place: each kept one moves down, never up
 			if !slices.Contains(gone, o) {
@@ -284,7 +291,7 @@ func (st *store) windowedTransform() Transform {
 // that are still open at stream time now: it appends the new windows to
 // changed, and the old ones they replace to gone. None when all of them
 // closed: the input is late.
-func (st *store) timeWindows(ctx context.Context, in *Record, key string, wins []*win, t, now int64, changed, gone []*win) ([]*win, []*win, error) {
+func (st *store) timeWindows(ctx context.Context, in *Record, key []byte, wins []*win, t, now int64, changed, gone []*win) ([]*win, []*win, error) {
 	w := st.win
 	size, adv := w.Size.Milliseconds(), w.Size.Milliseconds()
 	if w.Kind == Hopping {
@@ -331,7 +338,7 @@ func (st *store) timeWindows(ctx context.Context, in *Record, key string, wins [
 // session folds an input at t into the key's session within the gap of
 // it, merging the sessions it bridges: the new session, and those it
 // replaces. nil when it would start a session already closed: late.
-func (st *store) session(ctx context.Context, in *Record, key string, wins []*win, t, now int64) (*win, []*win, error) {
+func (st *store) session(ctx context.Context, in *Record, key []byte, wins []*win, t, now int64) (*win, []*win, error) {
 	w := st.win
 	gap := w.Gap.Milliseconds()
 	nw := &win{start: t, end: t}
