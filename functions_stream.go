@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -54,33 +55,17 @@ func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
 			}
 			transform = fn
 		case "guarantee":
-			s, err := a.strValue(v, `"guarantee"`)
+			g, err := a.oneOf(v, `"guarantee"`, "exactly-once", "at-least-once")
 			if err != nil {
 				return nil, err
 			}
-			switch strings.ToLower(s) {
-			case "exactly-once":
-				spec.Guarantee = ExactlyOnce
-			case "at-least-once":
-				spec.Guarantee = AtLeastOnce
-			default:
-				return nil, a.errorf(`"guarantee": want "exactly-once" or "at-least-once", got %s`, describe(v))
-			}
+			spec.Guarantee = Guarantee(g)
 		case "on-error":
-			s, err := a.strValue(v, `"on-error"`)
+			o, err := a.oneOf(v, `"on-error"`, "stop", "skip", "dead-letter")
 			if err != nil {
 				return nil, err
 			}
-			switch strings.ToLower(s) {
-			case "stop":
-				spec.OnError = StopOnError
-			case "skip":
-				spec.OnError = SkipOnError
-			case "dead-letter":
-				spec.OnError = DeadLetterOnError
-			default:
-				return nil, a.errorf(`"on-error": want "stop", "skip" or "dead-letter", got %s`, describe(v))
-			}
+			spec.OnError = OnError(o)
 		}
 	}
 	if spec.To == "" {
@@ -99,6 +84,31 @@ func (a *args) strValue(v any, what string) (string, error) {
 		return "", a.errorf("%s: want a string, got %s", what, describe(v))
 	}
 	return s, nil
+}
+
+// oneOf reads a named argument that is one of choices, in any case, and
+// returns its index: the choices are listed in their constants' order.
+func (a *args) oneOf(v any, what string, choices ...string) (int, error) {
+	s, err := a.strValue(v, what)
+	if err != nil {
+		return 0, err
+	}
+	for i, c := range choices {
+		if strings.EqualFold(s, c) {
+			return i, nil
+		}
+	}
+	var want strings.Builder
+	for i, c := range choices {
+		switch {
+		case i == len(choices)-1:
+			want.WriteString(" or ")
+		case i > 0:
+			want.WriteString(", ")
+		}
+		want.WriteString(strconv.Quote(c))
+	}
+	return 0, a.errorf("%s: want %s, got %s", what, want.String(), describe(v))
 }
 
 // bplTransform adapts a BPL function to a Transform: it gets the input as

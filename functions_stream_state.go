@@ -128,15 +128,6 @@ func (a *args) window(v any) (*Window, error) {
 		return nil, a.errorf(`"window": want a list %s, got %s`, windowUsage, describe(v))
 	}
 	w := &Window{}
-	choose := func(v any, what string, choices ...string) (int, error) {
-		s, ok := v.(string)
-		for i, c := range choices {
-			if ok && strings.EqualFold(s, c) {
-				return i, nil
-			}
-		}
-		return 0, a.errorf(`"window" %q: want %q, got %s`, what, choices, describe(v))
-	}
 	typed := false
 	for name, v := range l.All() {
 		var err error
@@ -144,15 +135,15 @@ func (a *args) window(v any) (*Window, error) {
 		switch name {
 		case "type":
 			var k int
-			k, err = choose(v, name, "tumbling", "hopping", "session")
+			k, err = a.oneOf(v, `"window" "type"`, "tumbling", "hopping", "session")
 			w.Kind, typed = WindowKind(k), true
 		case "emit":
 			var e int
-			e, err = choose(v, name, "close", "update")
+			e, err = a.oneOf(v, `"window" "emit"`, "close", "update")
 			w.Emit = Emit(e)
 		case "late":
 			var e int
-			e, err = choose(v, name, "drop", "dead-letter")
+			e, err = a.oneOf(v, `"window" "late"`, "drop", "dead-letter")
 			w.Late = LateRecords(e)
 		case "size", "advance", "gap", "grace", "idle":
 			ms, err = a.int(v, `"window" "`+name+`" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))

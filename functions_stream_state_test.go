@@ -92,7 +92,7 @@ func TestBPLStreamStateArgs(t *testing.T) {
 		{[]any{nv{"transform", fn}, nv{"window", win(nv{"type", "tumbling"}, nv{"size", 10})}, nv{"aggregate", fn}}, `takes an "aggregate" (and a "result"), not a transform`},
 		{[]any{nv{"window", win(nv{"type", "tumbling"}, nv{"siz", 10})}, nv{"aggregate", fn}}, `unknown setting "siz" (did you mean "size"?)`},
 		{[]any{nv{"window", win(nv{"size", 10})}, nv{"aggregate", fn}}, `want a "type"`},
-		{[]any{nv{"window", win(nv{"type", "sliding"})}, nv{"aggregate", fn}}, `"window" "type": want ["tumbling" "hopping" "session"], got "sliding"`},
+		{[]any{nv{"window", win(nv{"type", "sliding"})}, nv{"aggregate", fn}}, `"window" "type": want "tumbling", "hopping" or "session", got "sliding"`},
 		{[]any{nv{"window", win(nv{"type", "tumbling"}, nv{"size", -1})}, nv{"aggregate", fn}}, `"window" "size" (ms): want an integer`},
 		{[]any{nv{"store", "s"}, nv{"window", win(nv{"type", "session"}, nv{"gap", 10})}, nv{"aggregate", fn}}, `"merge": a session window needs a merge function`},
 		{[]any{nv{"window", "tumbling"}, nv{"aggregate", fn}}, `"window": want a list`},

@@ -549,21 +549,25 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 		in := &ins[i]
 		*in = Record{r: kr, cfg: s.h.cfg}
 		outs, err := s.transformOne(in)
-		if errors.Is(err, errNotHeld) {
+		switch {
+		case err == nil:
+			if len(outs) == 0 && s.spec.Window == nil { // a window's results come later
+				b.dropped++
+			}
+			for _, o := range outs {
+				write(o)
+			}
+			b.produced += int64(len(outs))
+		case errors.Is(err, errNotHeld):
 			b.notHeld = true // not ours to process: the new owner reads it
 			continue
-		}
-		if errors.Is(err, ErrLate) {
+		case errors.Is(err, ErrLate):
 			if s.spec.Window.Late == DeadLetterLate {
 				write(s.deadLetter(kr, err))
 				b.deadLettered++
 			}
 			b.late++
-			b.processed++
-			done = append(done, kr)
-			continue
-		}
-		if err != nil {
+		default:
 			switch s.spec.OnError {
 			case StopOnError:
 				return b, done, err
@@ -574,14 +578,6 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 				b.deadLettered++
 			}
 			b.lastErr = err
-		} else {
-			if len(outs) == 0 && s.spec.Window == nil { // a window's results come later
-				b.dropped++
-			}
-			for _, o := range outs {
-				write(o)
-			}
-			b.produced += int64(len(outs))
 		}
 		b.processed++
 		done = append(done, kr)

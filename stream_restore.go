@@ -121,12 +121,6 @@ func (s *stream) syncStore(ctx context.Context) error {
 		}
 	}
 	for _, p := range todo {
-		if !st.checked {
-			// The changelog could not be checked yet (the input topic
-			// does not exist): wait for the next round.
-			st.drop(p)
-			continue
-		}
 		rctx, cancel := context.WithCancel(ctx)
 		st.mu.Lock()
 		p.cancel = cancel

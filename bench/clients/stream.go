@@ -111,21 +111,9 @@ func streamOnce(ctx context.Context, adm *kadm.Client, p *params, s streamer, in
 	if err != nil {
 		return 0, 0, err
 	}
-	deadline := start.Add(60 * time.Second)
-	for {
-		n, err := benchloop.Committed(ctx, adm, group, in)
-		if err != nil {
-			stop()
-			return 0, 0, err
-		}
-		if n == int64(p.records) {
-			break
-		}
-		if n > int64(p.records) || time.Now().After(deadline) {
-			stop()
-			return 0, 0, fmt.Errorf("group %s committed %d of %d", group, n, p.records)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if err := waitCommitted(ctx, adm, group, in, int64(p.records), start.Add(60*time.Second)); err != nil {
+		stop()
+		return 0, 0, err
 	}
 	d := time.Since(start)
 	allocs := mallocs() - m0
@@ -249,24 +237,54 @@ const streamScript = `
 `
 
 func (bplStream) start(ctx context.Context, p *params, in, out, group string, eos bool) (func() (int64, error), error) {
+	lib, id, closeAll, err := runStreamScript(ctx, "stream.bpl", streamScript,
+		map[string]any{"servers": p.servers, "group": group, "from": in, "to": out, "guarantee": guarantee(eos).String()})
+	if err != nil {
+		return nil, err
+	}
+	return libStop(lib, id, p, closeAll), nil
+}
+
+// runStreamScript runs a script whose value is a kafka-stream's id, with
+// the library's functions and globals defined, and returns the library,
+// the id and what closes both.
+func runStreamScript(ctx context.Context, name, script string, globals map[string]any) (*kafkabpl.Library, string, func(), error) {
 	lib := kafkabpl.New()
 	lib.SetLogOutput(io.Discard)
 	interp := bpl.New(io.Discard)
 	for name, f := range lib.Functions() {
 		interp.Define(name, f)
 	}
-	for k, v := range map[string]any{"servers": p.servers, "group": group, "from": in, "to": out, "guarantee": guarantee(eos).String()} {
+	for k, v := range globals {
 		interp.SetGlobal(k, v)
 	}
 	closeAll := func() { interp.Close(); lib.Close(context.Background()) }
 	var id string
-	err := interp.Run(ctx, "stream.bpl", streamScript, func(v any) { id, _ = v.(string) })
+	err := interp.Run(ctx, name, script, func(v any) { id, _ = v.(string) })
 	if err == nil && id == "" {
 		err = errors.New("kafka-stream returned no stream id")
 	}
 	if err != nil {
 		closeAll()
-		return nil, err
+		return nil, "", nil, err
 	}
-	return libStop(lib, id, p, closeAll), nil
+	return lib, id, closeAll, nil
+}
+
+// waitCommitted waits, polling every 2 ms, until group's committed offsets
+// on topic count want records; more, or the deadline, is an error.
+func waitCommitted(ctx context.Context, adm *kadm.Client, group, topic string, want int64, deadline time.Time) error {
+	for {
+		n, err := benchloop.Committed(ctx, adm, group, topic)
+		if err != nil {
+			return err
+		}
+		if n == want {
+			return nil
+		}
+		if n > want || time.Now().After(deadline) {
+			return fmt.Errorf("group %s committed %d of %d", group, n, want)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/bpl"
-	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -181,21 +179,9 @@ func windowOnce(ctx context.Context, adm *kadm.Client, p *params, w *winParams, 
 	if err != nil {
 		return 0, 0, err
 	}
-	deadline := start.Add(120 * time.Second)
-	for {
-		n, err := benchloop.Committed(ctx, adm, group, winTopic)
-		if err != nil {
-			stop()
-			return 0, 0, err
-		}
-		if n == int64(w.records) {
-			break
-		}
-		if n > int64(w.records) || time.Now().After(deadline) {
-			stop()
-			return 0, 0, fmt.Errorf("group %s committed %d of %d", group, n, w.records)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if err := waitCommitted(ctx, adm, group, winTopic, int64(w.records), start.Add(120*time.Second)); err != nil {
+		stop()
+		return 0, 0, err
 	}
 	d := time.Since(start)
 	allocs := mallocs() - m0
@@ -478,23 +464,9 @@ var windowScript = strings.ReplaceAll(`
 `, "SIZE", strconv.Itoa(winSize))
 
 func (bplWindow) start(ctx context.Context, p *params, w *winParams, out, group string) (func() error, error) {
-	lib := kafkabpl.New()
-	lib.SetLogOutput(io.Discard)
-	interp := bpl.New(io.Discard)
-	for name, f := range lib.Functions() {
-		interp.Define(name, f)
-	}
-	for k, v := range map[string]any{"servers": p.servers, "group": group, "from": winTopic, "to": out, "store": winStore} {
-		interp.SetGlobal(k, v)
-	}
-	closeAll := func() { interp.Close(); lib.Close(context.Background()) }
-	var id string
-	err := interp.Run(ctx, "window.bpl", windowScript, func(v any) { id, _ = v.(string) })
-	if err == nil && id == "" {
-		err = errors.New("kafka-stream returned no stream id")
-	}
+	lib, id, closeAll, err := runStreamScript(ctx, "window.bpl", windowScript,
+		map[string]any{"servers": p.servers, "group": group, "from": winTopic, "to": out, "store": winStore})
 	if err != nil {
-		closeAll()
 		return nil, err
 	}
 	return libWindowStop(lib, id, w, closeAll), nil
