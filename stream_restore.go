@@ -445,22 +445,23 @@ const maxPresize = 1 << 20
 // holds st.mu (status reads the counts).
 func (st *store) apply(p *part, r *kgo.Record) error {
 	if st.win == nil {
-		// One lookup, then an overwrite: forget's delete before the
-		// insert was a third hash of the key.
-		old := p.slots[string(r.Key)]
-		if old != nil {
-			p.count(string(r.Key), old, -1)
+		// One lookup, then a change in place or a delete.
+		sl := p.slots[string(r.Key)]
+		if sl != nil {
+			st.count(p, sl, -1)
 		}
 		if r.Value == nil {
-			if old != nil {
-				delete(p.slots, string(r.Key))
+			if sl != nil {
+				delete(p.slots, sl.key)
 			}
 			return nil
 		}
-		key := string(r.Key)
-		sl := &slot{raw: slices.Clone(r.Value)}
-		p.slots[key] = sl
-		p.count(key, sl, 1)
+		if sl == nil {
+			sl = &slot{key: string(r.Key)}
+			p.slots[sl.key] = sl
+		}
+		sl.cell = cell{raw: slices.Clone(r.Value)}
+		st.count(p, sl, 1)
 		return nil
 	}
 	key := string(r.Key)
@@ -477,21 +478,27 @@ func (st *store) apply(p *part, r *kgo.Record) error {
 	k := key[:len(key)-16]
 	start := int64(binary.BigEndian.Uint64([]byte(key[len(k):])))
 	end := int64(binary.BigEndian.Uint64([]byte(key[len(k)+8:])))
-	var wins []*win
-	if old := p.slots[k]; old != nil {
-		wins = slices.DeleteFunc(slices.Clone(old.wins), func(w *win) bool { return w.start == start && w.end == end })
+	sl := p.slots[k]
+	if sl != nil {
+		st.count(p, sl, -1)
+		sl.wins = slices.DeleteFunc(sl.wins, func(w *win) bool { return w.start == start && w.end == end })
 	}
 	if r.Value != nil {
-		w := &win{start: start, end: end, raw: slices.Clone(r.Value)}
-		i, _ := slices.BinarySearchFunc(wins, start, func(w *win, s int64) int { return cmp.Compare(w.start, s) })
-		wins = slices.Insert(wins, i, w)
+		if sl == nil {
+			sl = &slot{key: k}
+			p.slots[k] = sl
+		}
+		w := &win{start: start, end: end, cell: cell{raw: slices.Clone(r.Value)}}
+		i, _ := slices.BinarySearchFunc(sl.wins, start, func(w *win, s int64) int { return cmp.Compare(w.start, s) })
+		sl.wins = slices.Insert(sl.wins, i, w)
 		p.minClose = min(p.minClose, st.win.closeAt(w))
 	}
-	p.forget(k)
-	if len(wins) > 0 {
-		sl := &slot{wins: wins}
-		p.slots[k] = sl
-		p.count(k, sl, 1)
+	switch {
+	case sl == nil:
+	case len(sl.wins) == 0:
+		delete(p.slots, k)
+	default:
+		st.count(p, sl, 1)
 	}
 	return nil
 }

@@ -18,8 +18,11 @@ import (
 // Stateful streams: the state a stream keeps per key (or per key and
 // window), held in memory per input partition and written to a compacted
 // changelog topic in the same transaction as the outputs and the input
-// offsets. A batch changes an overlay of the partition's state, which the
-// commit folds in and an abort drops, so an aborted batch leaves no trace.
+// offsets. A batch changes the state in place and logs, per key and per
+// window it touches, what it was before: the commit writes that log to the
+// changelog and drops it, and an abort puts back what it says, so an
+// aborted batch leaves no trace. (An overlay of copies, which an abort
+// would simply drop, cost a slot, a window list and a window per input.)
 
 // Update is a stateful stream's work on one input record: given the input
 // and its key's state (nil at first, and after a nil state deleted it), it
@@ -71,9 +74,14 @@ type store struct {
 
 	late, restored atomic.Int64
 
-	changed, gone []*win // a windowed transform's scratch (run goroutine only)
-	batch         uint64 // the batch in hand, counted from 1 (run goroutine only)
-	buf           []byte // an aggregate's encoding, before it is copied into its window
+	// The batch in hand (run goroutine only): its number, counted from
+	// 1 and never reused (a commit and an abort both end it), which the
+	// marks of slots and windows compare with; and its log of changes.
+	batch   uint64
+	changes []change
+
+	folds []fold // a windowed input's new aggregates, before they are kept (run goroutine only)
+	buf   []byte // a new state's encoding, before it is copied into its cell (run goroutine only)
 }
 
 // part is the state of one input partition.
@@ -82,40 +90,62 @@ type part struct {
 	gen    uint64             // the assignment it was restored under
 	cancel context.CancelFunc // ends its restore (a revocation)
 
-	// Committed state, written by the run goroutine only.
+	// The state, written by the run goroutine only: committed, and
+	// changed in place by the batch in hand (see change).
 	slots    map[string]*slot
 	time     int64 // stream time: the latest input timestamp, in ms, or noTime
 	minClose int64 // no window closes before this stream time
 	idleFrom time.Time
 
-	// Under the store's mu: what status reports.
+	// Under the store's mu: what status reports (of the committed state).
 	restoring            bool
 	read, total          int64
 	keys, windows, bytes int64
 
-	// The batch's overlay: changed keys (a nil slot: deleted), stream time
-	// and the lowest close time of a window it changed.
-	dirty     map[string]*slot
+	// The batch's stream time and the lowest close time of a window it
+	// changed.
 	btime     int64
 	bminClose int64
 }
 
-// slot is one key's state: its encoding (and the value, when immutable)
-// in a per-key store; its open windows, in start order, in a windowed one.
+// cell is an encoded state value, and its decoding when immutable.
+type cell struct {
+	raw   []byte // nil: none
+	val   any
+	has   bool
+	wrote uint64 // the batch that wrote raw
+}
+
+// slot is one key's state: its value in a per-key store; its open
+// windows, in start order, in a windowed one.
 type slot struct {
-	raw  []byte
-	val  any
-	has  bool
-	wins []*win
+	key     string
+	cell           // per-key stores
+	wins    []*win // windowed stores; those the batch closed stay until the commit
+	spare   []byte // a buffer for the next batch's encoding (see change)
+	touched uint64 // the batch that logged it last
+	born    uint64 // the batch that made it
 }
 
 // win is one open window of a key.
 type win struct {
 	start, end int64 // ms; a session's end is its last input's time
-	raw        []byte
-	val        any
-	has        bool
-	batch      uint64 // the batch that made it: while that batch runs, the window is its own to change
+	cell
+	spare                 []byte
+	touched, born, closed uint64 // the batch that logged it last, made it, closed it
+}
+
+// change is what a batch's log holds of one slot, or one window (w
+// non-nil), it touched: its cell before the batch. The encoding a batch
+// writes goes into a buffer of its own (never one a changelog record of
+// the batch may still be sending), and the one it replaced becomes the
+// spare for the batch after, by when its record was acknowledged: a
+// commit comes only after every record of its batch was.
+type change struct {
+	p   *part
+	sl  *slot
+	w   *win
+	old cell
 }
 
 func newStore(cfg *config, spec *StreamSpec) *store {
@@ -127,103 +157,127 @@ func newStore(cfg *config, spec *StreamSpec) *store {
 
 func newPart(id int32, gen uint64) *part {
 	return &part{id: id, gen: gen, slots: map[string]*slot{}, time: noTime, minClose: math.MaxInt64,
-		dirty: map[string]*slot{}, btime: noTime, bminClose: math.MaxInt64}
+		btime: noTime, bminClose: math.MaxInt64}
 }
 
-// value returns the decoded value of an encoding, caching immutable ones
-// in *val; lists are decoded anew each time, so no caller can change
-// another's.
-func value(raw []byte, val *any, has *bool) (any, error) {
-	if *has {
-		return *val, nil
+// value returns c's decoded value, caching an immutable one; lists are
+// decoded anew each time, so no caller can change another's.
+func (c *cell) value() (any, error) {
+	if c.has {
+		return c.val, nil
 	}
-	v, err := decodeState(raw)
+	v, err := decodeState(c.raw)
 	if err != nil {
 		return nil, err
 	}
 	if scalarState(v) {
-		*val, *has = v, true
+		c.val, c.has = v, true
 	}
 	return v, nil
 }
 
-// current returns key's slot as the batch sees it, nil if none.
-func (p *part) current(key string) *slot {
-	if sl, ok := p.dirty[key]; ok {
-		return sl
+// logSlot logs sl's state before the batch's first change of it.
+func (st *store) logSlot(p *part, sl *slot) {
+	if sl.touched != st.batch {
+		sl.touched = st.batch
+		st.changes = append(st.changes, change{p: p, sl: sl, old: sl.cell})
 	}
-	return p.slots[key]
 }
 
-// state returns key's state as the batch sees it.
-func (p *part) state(key string) (any, error) {
-	sl := p.current(key)
-	if sl == nil {
+// logWin logs window w of sl before the batch's first change of it.
+func (st *store) logWin(p *part, sl *slot, w *win) {
+	st.logSlot(p, sl)
+	if w.touched != st.batch {
+		w.touched = st.batch
+		st.changes = append(st.changes, change{p: p, sl: sl, w: w, old: w.cell})
+	}
+}
+
+// write sets c, logged already, to enc, whose value is v: in the buffer
+// the batch wrote c in before, or else in *spare (taken). Never in the
+// buffer c had before the batch, which its change keeps.
+func (st *store) write(c *cell, spare *[]byte, enc []byte, v any) {
+	buf := *spare
+	if c.wrote == st.batch {
+		buf = c.raw
+	} else {
+		*spare = nil
+	}
+	c.raw, c.wrote = append(buf[:0], enc...), st.batch
+	c.val, c.has = nil, false
+	if scalarState(v) {
+		c.val, c.has = v, true
+	}
+}
+
+// state returns key's state in p, as the batch left it.
+func (st *store) state(p *part, key string) (any, error) {
+	sl := p.slots[key]
+	if sl == nil || sl.raw == nil {
 		return nil, nil
 	}
-	v, err := value(sl.raw, &sl.val, &sl.has)
+	v, err := sl.value()
 	if err != nil {
 		return nil, fmt.Errorf("the state of key %q: %w", key, err)
 	}
 	return v, nil
 }
 
-// setState sets key's state in the batch's overlay: nil deletes it.
-func (p *part) setState(key string, v any) error {
+// setState sets key's state in p in the batch: nil deletes it (the slot
+// stays, empty, until the commit).
+func (st *store) setState(p *part, key string, v any) error {
+	sl := p.slots[key]
 	if v == nil {
-		p.dirty[key] = nil
+		if sl != nil && sl.raw != nil {
+			st.logSlot(p, sl)
+			sl.cell = cell{}
+		}
 		return nil
 	}
-	raw, err := encodeState(nil, v)
+	enc, err := encodeState(st.buf[:0], v)
+	st.buf = enc
 	if err != nil {
 		return err
 	}
-	sl := &slot{raw: raw}
-	if scalarState(v) {
-		sl.val, sl.has = v, true
+	if sl == nil {
+		sl = &slot{key: key, born: st.batch}
+		p.slots[key] = sl
 	}
-	p.dirty[key] = sl
+	st.logSlot(p, sl)
+	st.write(&sl.cell, &sl.spare, enc, v)
 	return nil
 }
 
 // changelog writes the batch's changes to the changelog with write: a
-// record per changed key (or window), a tombstone per deleted one, and a
-// windowed store's stream time when it moved.
+// record per changed key (or window), a tombstone per deleted one (but
+// for those the batch made), and a windowed store's stream time when it
+// moved.
 func (st *store) changelog(write func(*kgo.Record)) {
+	rec := func(p *part, key, raw []byte) {
+		write(&kgo.Record{Topic: st.topic, Partition: p.id, Key: key, Value: raw})
+	}
+	for _, c := range st.changes {
+		switch {
+		case c.w != nil:
+			if c.w.closed != st.batch {
+				rec(c.p, windowKey(c.sl.key, c.w.start, c.w.end), c.w.raw)
+			} else if c.w.born != st.batch {
+				rec(c.p, windowKey(c.sl.key, c.w.start, c.w.end), nil)
+			}
+		case st.win == nil:
+			if c.sl.raw != nil {
+				rec(c.p, []byte(c.sl.key), c.sl.raw)
+			} else if c.old.raw != nil {
+				rec(c.p, []byte(c.sl.key), nil)
+			}
+		}
+	}
+	if st.win == nil {
+		return
+	}
 	for _, p := range st.parts {
-		rec := func(key []byte, raw []byte) {
-			write(&kgo.Record{Topic: st.topic, Partition: p.id, Key: key, Value: raw})
-		}
-		for key, sl := range p.dirty {
-			if st.win == nil {
-				if sl != nil {
-					rec([]byte(key), sl.raw)
-				} else if p.slots[key] != nil {
-					rec([]byte(key), nil)
-				}
-				continue
-			}
-			var now []*win
-			if sl != nil {
-				now = sl.wins
-			}
-			var before []*win
-			if old := p.slots[key]; old != nil {
-				before = old.wins
-			}
-			for _, w := range now {
-				if !slices.Contains(before, w) { // new or changed: a changed window is a new *win
-					rec(windowKey(key, w.start, w.end), w.raw)
-				}
-			}
-			for _, w := range before {
-				if !slices.ContainsFunc(now, func(n *win) bool { return n.start == w.start && n.end == w.end }) {
-					rec(windowKey(key, w.start, w.end), nil)
-				}
-			}
-		}
-		if st.win != nil && p.btime != p.time {
-			rec([]byte(timeKey), binary.BigEndian.AppendUint64(nil, uint64(p.btime)))
+		if p.btime != p.time {
+			rec(p, []byte(timeKey), binary.BigEndian.AppendUint64(nil, uint64(p.btime)))
 		}
 	}
 }
@@ -239,64 +293,107 @@ func windowKey(key string, start, end int64) []byte {
 	return b
 }
 
-// commit folds the batch's overlay into the committed state.
+// commit makes the batch's changes the committed state: it counts them,
+// drops the keys and windows the batch deleted or closed, and keeps each
+// replaced encoding as its slot's or window's spare.
 func (st *store) commit() {
 	if st == nil {
 		return
 	}
-	st.batch++ // the batch's windows are committed state now
+	b := st.batch
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	for _, p := range st.parts {
-		for key, sl := range p.dirty {
-			// A lookup, then an overwrite or a delete (not forget's
-			// delete before every insert).
-			old := p.slots[key]
-			if old != nil {
-				p.count(key, old, -1)
+	for _, c := range st.changes {
+		p, sl := c.p, c.sl
+		switch {
+		case c.w != nil:
+			w := c.w
+			if w.born != b {
+				p.windows--
+				p.bytes -= int64(len(sl.key) + 16 + len(c.old.raw))
 			}
-			if sl != nil && (st.win == nil || len(sl.wins) > 0) {
-				p.slots[key] = sl
-				p.count(key, sl, 1)
-			} else if old != nil {
-				delete(p.slots, key)
+			if w.closed != b {
+				p.windows++
+				p.bytes += int64(len(sl.key) + 16 + len(w.raw))
+			}
+			if w.wrote == b && c.old.raw != nil {
+				w.spare = c.old.raw
+			}
+		case st.win == nil:
+			if c.old.raw != nil {
+				p.keys--
+				p.bytes -= int64(len(sl.key) + len(c.old.raw))
+			}
+			if sl.raw == nil {
+				delete(p.slots, sl.key)
+				continue
+			}
+			p.keys++
+			p.bytes += int64(len(sl.key) + len(sl.raw))
+			if sl.wrote == b && c.old.raw != nil {
+				sl.spare = c.old.raw
+			}
+		default: // a windowed key: its closed windows go
+			if sl.born != b {
+				p.keys--
+			}
+			sl.wins = slices.DeleteFunc(sl.wins, func(w *win) bool { return w.closed == b })
+			if len(sl.wins) == 0 {
+				delete(p.slots, sl.key)
+			} else {
+				p.keys++
 			}
 		}
-		clear(p.dirty)
+	}
+	for _, p := range st.parts {
 		p.time, p.minClose = p.btime, p.bminClose
 	}
+	st.mu.Unlock()
+	st.next()
 }
 
-// forget removes key's committed state, and its counts.
-func (p *part) forget(key string) {
-	if old := p.slots[key]; old != nil {
-		p.count(key, old, -1)
-		delete(p.slots, key)
-	}
-}
-
-// count adds (sign 1) or removes (-1) a slot's share of the counts.
-func (p *part) count(key string, sl *slot, sign int64) {
-	p.keys += sign
-	if sl.wins == nil {
-		p.bytes += sign * int64(len(key)+len(sl.raw))
-		return
-	}
-	for _, w := range sl.wins {
-		p.windows += sign
-		p.bytes += sign * int64(len(key)+16+len(w.raw))
-	}
-}
-
-// abort drops the batch's overlay.
+// abort puts back what the batch changed, as its log says.
 func (st *store) abort() {
 	if st == nil {
 		return
 	}
-	st.batch++
+	b := st.batch
+	for _, c := range st.changes {
+		switch {
+		case c.w != nil:
+			c.w.cell = c.old
+		case st.win == nil:
+			c.sl.cell = c.old
+		default:
+			c.sl.wins = slices.DeleteFunc(c.sl.wins, func(w *win) bool { return w.born == b })
+		}
+		if c.w == nil && c.sl.born == b {
+			delete(c.p.slots, c.sl.key)
+		}
+	}
 	for _, p := range st.parts {
-		clear(p.dirty)
 		p.btime, p.bminClose = p.time, p.minClose
+	}
+	st.next()
+}
+
+// next ends the batch: its marks are stale from now on.
+func (st *store) next() {
+	clear(st.changes)
+	st.changes = st.changes[:0]
+	st.batch++
+}
+
+// count adds (sign 1) or removes (-1) a committed slot's share of p's
+// counts.
+func (st *store) count(p *part, sl *slot, sign int64) {
+	p.keys += sign
+	if st.win == nil {
+		p.bytes += sign * int64(len(sl.key)+len(sl.raw))
+		return
+	}
+	for _, w := range sl.wins {
+		p.windows += sign
+		p.bytes += sign * int64(len(sl.key)+16+len(w.raw))
 	}
 }
 
@@ -434,7 +531,7 @@ func (st *store) keyedTransform(update Update) Transform {
 		if err != nil {
 			return nil, err
 		}
-		state, err := p.state(key)
+		state, err := st.state(p, key)
 		if err != nil {
 			return nil, err
 		}
@@ -442,7 +539,7 @@ func (st *store) keyedTransform(update Update) Transform {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.setState(key, next); err != nil {
+		if err := st.setState(p, key, next); err != nil {
 			return nil, err
 		}
 		return outs, nil

@@ -332,9 +332,9 @@ func TestApplyKeyed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, _ := p.state("a")
-	d, _ := p.state("d")
-	bb, _ := p.state("bb")
+	a, _ := st.state(p, "a")
+	d, _ := st.state(p, "d")
+	bb, _ := st.state(p, "bb")
 	if a != int64(300) || d != int64(4) || bb != nil || len(p.slots) != 2 {
 		t.Errorf("states a %v, d %v, bb %v; %d keys held", a, d, bb, len(p.slots))
 	}

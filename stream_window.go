@@ -195,6 +195,17 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// fold is a window's new aggregate for an input: kept (see keep) once
+// every window of the input has one, so that an input failing in its
+// second window leaves the first as it was.
+type fold struct {
+	w          *win // the window, nil for a new one
+	start, end int64
+	enc        []byte // the aggregate's encoding, in the fold's buffer, reused input after input
+	val        any
+	merged     []*win // a session's: the sessions it replaces
+}
+
 // windowedTransform is the Transform of a windowed stream: it folds each
 // input into its windows and, under EmitOnUpdate, returns their results.
 func (st *store) windowedTransform() Transform {
@@ -204,9 +215,9 @@ func (st *store) windowedTransform() Transform {
 		if err != nil {
 			return nil, err
 		}
-		// The key's bytes index the maps as they are (a lookup with
+		// The key's bytes index the map as they are (a lookup with
 		// string(key) allocates nothing); a string is made only for a
-		// key new to the batch's overlay.
+		// new key.
 		key := in.KeyBytes()
 		if key == nil {
 			_, err := stateKey(in)
@@ -214,70 +225,36 @@ func (st *store) windowedTransform() Transform {
 		}
 		t := in.Timestamp().UnixMilli()
 		now := max(p.btime, t) // the stream time, this input included
-		var wins []*win
-		sl, inBatch := p.dirty[string(key)]
-		if !inBatch {
-			sl = p.slots[string(key)]
-		}
-		if sl != nil {
-			wins = sl.wins
-		}
-		var changed []*win // the windows this input makes, replacing those in gone
-		var gone []*win
+		sl := p.slots[string(key)]
+		st.folds = st.folds[:0]
 		if w.Kind == Session {
-			ws, merged, err := st.session(ctx, in, key, wins, t, now)
-			if err != nil {
-				return nil, err
-			}
-			if ws != nil {
-				changed, gone = []*win{ws}, merged
-			}
+			err = st.session(ctx, in, key, sl, t, now)
 		} else {
-			// Appended to the store's scratch slices, reused input
-			// after input (the run goroutine's only; nothing keeps
-			// them past this call): two allocations less per input.
-			changed, gone, err = st.timeWindows(ctx, in, key, wins, t, now, st.changed[:0], st.gone[:0])
-			st.changed, st.gone = changed, gone
-			if err != nil {
-				return nil, err
-			}
-			if len(changed) == 0 {
-				changed = nil // late
-			}
+			err = st.timeWindows(ctx, in, key, sl, t, now)
 		}
-		if changed == nil {
+		if err != nil {
+			return nil, err
+		}
+		if len(st.folds) == 0 {
 			return nil, fmt.Errorf("%w: timestamp %d, and the stream time %d passed the close of its windows (grace %v)", ErrLate, t, now, w.Grace)
 		}
-		// The input counts: keep the new windows and the time. A slot
-		// the batch made already (in the overlay) is the batch's own,
-		// its slice too: changed in place, two allocations less for a
-		// key seen again in the batch. A committed one is copied.
-		var next []*win
-		if inBatch && sl != nil {
-			next = sl.wins[:0]
-		} else {
-			next = make([]*win, 0, len(wins)+1)
-			sl = &slot{}
-			p.dirty[string(key)] = sl
+		// The input counts: keep its aggregates and the time.
+		if sl == nil {
+			sl = &slot{key: string(key), born: st.batch}
+			p.slots[sl.key] = sl
 		}
-		for _, o := range wins { // in place: each kept one moves down, never up
-			if !slices.Contains(gone, o) {
-				next = append(next, o)
-			}
+		for i := range st.folds {
+			f := &st.folds[i]
+			f.w = st.keep(p, sl, f)
+			p.bminClose = min(p.bminClose, w.closeAt(f.w))
 		}
-		next = append(next, changed...)
-		slices.SortFunc(next, func(a, b *win) int { return cmp.Compare(a.start, b.start) })
-		sl.wins = next
 		p.btime = now
-		for _, c := range changed {
-			p.bminClose = min(p.bminClose, w.closeAt(c))
-		}
 		if w.Emit != EmitOnUpdate {
 			return nil, nil
 		}
 		var outs []StreamOutput
-		for _, c := range changed {
-			o, err := st.result(ctx, in.Key(), c, false)
+		for _, f := range st.folds {
+			o, err := st.result(ctx, in.Key(), f.w, false)
 			if err != nil {
 				return nil, err
 			}
@@ -287,11 +264,41 @@ func (st *store) windowedTransform() Transform {
 	}
 }
 
+// addFold returns a new fold for the input in hand, with the buffer the
+// fold in its place had for an earlier input.
+func (st *store) addFold() *fold {
+	if len(st.folds) < cap(st.folds) {
+		st.folds = st.folds[:len(st.folds)+1]
+	} else {
+		st.folds = append(st.folds, fold{})
+	}
+	f := &st.folds[len(st.folds)-1]
+	*f = fold{enc: f.enc[:0]}
+	return f
+}
+
+// keep writes a fold into key slot sl of p, making its window if it is
+// new and closing the sessions it merged, and returns the window.
+func (st *store) keep(p *part, sl *slot, f *fold) *win {
+	w := f.w
+	if w == nil {
+		w = &win{start: f.start, end: f.end, born: st.batch}
+		i, _ := slices.BinarySearchFunc(sl.wins, w.start, func(o *win, s int64) int { return cmp.Compare(o.start, s) })
+		sl.wins = slices.Insert(sl.wins, i, w)
+	}
+	st.logWin(p, sl, w)
+	st.write(&w.cell, &w.spare, f.enc, f.val)
+	for _, m := range f.merged {
+		st.logWin(p, sl, m)
+		m.closed = st.batch
+	}
+	return w
+}
+
 // timeWindows folds an input at t into its tumbling or hopping windows
-// that are still open at stream time now: it appends the new windows to
-// changed, and the old ones they replace to gone. None when all of them
-// closed: the input is late.
-func (st *store) timeWindows(ctx context.Context, in *Record, key []byte, wins []*win, t, now int64, changed, gone []*win) ([]*win, []*win, error) {
+// that are still open at stream time now, a fold each (none when all of
+// them closed: the input is late).
+func (st *store) timeWindows(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
 	w := st.win
 	size, adv := w.Size.Milliseconds(), w.Size.Milliseconds()
 	if w.Kind == Hopping {
@@ -304,73 +311,69 @@ func (st *store) timeWindows(ctx context.Context, in *Record, key []byte, wins [
 			continue // closed: this input is late for it
 		}
 		var acc any
-		var nw *win
-		if i := slices.IndexFunc(wins, func(o *win) bool { return o.start == start }); i >= 0 {
-			var err error
-			if acc, err = value(wins[i].raw, &wins[i].val, &wins[i].has); err != nil {
-				return changed, gone, fmt.Errorf("the window of key %q at %d: %w", key, start, err)
-			}
-			gone = append(gone, wins[i])
-			// A tumbling window this batch made is changed in place
-			// (gone and changed both, so it stays once): an input has
-			// one such window, and fold changes it only once nothing
-			// can fail. Hopping windows are made anew, so that an
-			// input failing in its second window leaves the first as
-			// it was.
-			if wins[i].batch == st.batch && w.Kind == Tumbling {
-				nw = wins[i]
+		f := st.addFold()
+		f.start, f.end = start, end
+		if sl != nil {
+			if i := slices.IndexFunc(sl.wins, func(o *win) bool { return o.start == start && o.closed != st.batch }); i >= 0 {
+				f.w = sl.wins[i]
+				var err error
+				if acc, err = f.w.value(); err != nil {
+					return fmt.Errorf("the window of key %q at %d: %w", key, start, err)
+				}
 			}
 		}
-		if nw == nil {
-			nw = &win{start: start, end: end, batch: st.batch}
+		if err := st.aggregate(ctx, in, f, acc); err != nil {
+			return err
 		}
-		if err := st.fold(ctx, in, nw, acc); err != nil {
-			return changed, gone, err
-		}
-		changed = append(changed, nw)
 		if start == math.MaxInt64 {
 			break
 		}
 	}
-	return changed, gone, nil
+	return nil
 }
 
 // session folds an input at t into the key's session within the gap of
-// it, merging the sessions it bridges: the new session, and those it
-// replaces. nil when it would start a session already closed: late.
-func (st *store) session(ctx context.Context, in *Record, key []byte, wins []*win, t, now int64) (*win, []*win, error) {
+// it, merging the sessions it bridges: no fold when it would start a
+// session already closed (late).
+func (st *store) session(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
 	w := st.win
 	gap := w.Gap.Milliseconds()
-	nw := &win{start: t, end: t}
+	start, end := t, t
 	var merged []*win
 	var acc any
-	for _, o := range wins { // in start order
-		if w.closeAt(o) <= now || satAdd(t, gap) < o.start || satAdd(o.end, gap) < t {
-			continue
+	if sl != nil {
+		for _, o := range sl.wins { // in start order
+			if o.closed == st.batch || w.closeAt(o) <= now || satAdd(t, gap) < o.start || satAdd(o.end, gap) < t {
+				continue
+			}
+			a, err := o.value()
+			if err != nil {
+				return fmt.Errorf("the session of key %q at %d: %w", key, o.start, err)
+			}
+			if len(merged) == 0 {
+				acc = a
+			} else if acc, err = w.Merge(ctx, acc, a); err != nil {
+				return err
+			}
+			merged = append(merged, o)
+			start, end = min(start, o.start), max(end, o.end)
 		}
-		a, err := value(o.raw, &o.val, &o.has)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the session of key %q at %d: %w", key, o.start, err)
-		}
-		if len(merged) == 0 {
-			acc = a
-		} else if acc, err = w.Merge(ctx, acc, a); err != nil {
-			return nil, nil, err
-		}
-		merged = append(merged, o)
-		nw.start, nw.end = min(nw.start, o.start), max(nw.end, o.end)
 	}
-	if len(merged) == 0 && w.closeAt(nw) <= now {
-		return nil, nil, nil
+	if len(merged) == 0 && w.closeAt(&win{end: end}) <= now {
+		return nil
 	}
-	if err := st.fold(ctx, in, nw, acc); err != nil {
-		return nil, nil, err
+	f := st.addFold()
+	f.start, f.end = start, end
+	if len(merged) == 1 && merged[0].start == start && merged[0].end == end {
+		f.w = merged[0] // within the session: it stays, changed
+	} else {
+		f.merged = merged
 	}
-	return nw, merged, nil
+	return st.aggregate(ctx, in, f, acc)
 }
 
-// fold runs the aggregate on an input and keeps its result in nw.
-func (st *store) fold(ctx context.Context, in *Record, nw *win, acc any) error {
+// aggregate runs the aggregate on an input and keeps its result in f.
+func (st *store) aggregate(ctx context.Context, in *Record, f *fold, acc any) error {
 	next, err := st.win.Aggregate(ctx, in, acc)
 	if err != nil {
 		return err
@@ -378,20 +381,16 @@ func (st *store) fold(ctx context.Context, in *Record, nw *win, acc any) error {
 	if next == nil {
 		return errorf(ErrInvalidArgument, "the aggregate returned null: a window's aggregate is a value")
 	}
-	if st.buf, err = encodeState(st.buf[:0], next); err != nil {
+	if f.enc, err = encodeState(f.enc, next); err != nil {
 		return err
 	}
-	nw.raw = append(nw.raw[:0], st.buf...) // nw's own buffer, when it has one
-	nw.val, nw.has = nil, false
-	if scalarState(next) {
-		nw.val, nw.has = next, true
-	}
+	f.val = next
 	return nil
 }
 
 // result makes the outputs of window ws of key.
 func (st *store) result(ctx context.Context, key any, ws *win, final bool) ([]StreamOutput, error) {
-	acc, err := value(ws.raw, &ws.val, &ws.has)
+	acc, err := ws.value()
 	if err != nil {
 		return nil, err
 	}
@@ -414,8 +413,8 @@ type closed struct {
 }
 
 // closeDue closes the windows of every partition whose close time the
-// stream time reached: it removes them from the overlay (so the changelog
-// tombstones them) and, under EmitOnClose, returns their results, in close
+// stream time reached: it closes them in the batch (so that the
+// changelog tombstones them and the commit drops them) and, under EmitOnClose, returns their results, in close
 // time order. A Result error under StopOnError ends the batch with it;
 // under the other policies the window's result is skipped (and counted).
 func (st *store) closeDue(ctx context.Context, onError OnError, b *batchCounts) ([]StreamOutput, error) {
@@ -427,30 +426,19 @@ func (st *store) closeDue(ctx context.Context, onError OnError, b *batchCounts) 
 		}
 		var due []closed
 		next := int64(math.MaxInt64)
-		visit := func(key string, sl *slot) {
-			if sl == nil {
-				return
-			}
-			var keep []*win
+		for _, sl := range p.slots {
 			for _, ws := range sl.wins {
+				if ws.closed == st.batch {
+					continue
+				}
 				if at := st.win.closeAt(ws); at <= p.btime {
-					due = append(due, closed{key, ws, at})
+					st.logWin(p, sl, ws)
+					ws.closed = st.batch
+					due = append(due, closed{sl.key, ws, at})
 				} else {
-					keep = append(keep, ws)
 					next = min(next, at)
 				}
 			}
-			if len(keep) < len(sl.wins) {
-				p.dirty[key] = &slot{wins: keep}
-			}
-		}
-		for key, sl := range p.slots {
-			if _, ok := p.dirty[key]; !ok {
-				visit(key, sl)
-			}
-		}
-		for key, sl := range p.dirty {
-			visit(key, sl)
 		}
 		p.bminClose = next
 		slices.SortFunc(due, func(a, b closed) int {
