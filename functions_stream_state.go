@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/brain4it/kafkabpl/internal/lazyarg"
 )
 
 // The BPL side of stateful streams: kafka-stream's "store", "window",
@@ -220,10 +222,17 @@ func bplUpdate(fn Callable) Update {
 	}
 }
 
-// bplAggregate adapts a BPL function (in acc) to an aggregate.
+// bplAggregate adapts a BPL function (in acc) to an aggregate. A BPL
+// function gets its input lazily: a count, which never reads it, does not
+// pay for the record list.
 func bplAggregate(fn Callable) func(context.Context, *Record, any) (any, error) {
+	lazy := lazyarg.Accepts != nil && lazyarg.Accepts(fn)
 	return func(ctx context.Context, in *Record, acc any) (any, error) {
-		v, err := callFn(ctx, fn, in.List(), acc, 2)
+		var arg any = &lazyarg.Value{Make: recordList, Arg: in}
+		if !lazy {
+			arg = in.List()
+		}
+		v, err := callFn(ctx, fn, arg, acc, 2)
 		if err != nil {
 			return nil, err
 		}
@@ -234,6 +243,9 @@ func bplAggregate(fn Callable) func(context.Context, *Record, any) (any, error) 
 		return v, nil
 	}
 }
+
+// recordList makes an input's record list, for a lazy argument.
+func recordList(in any) any { return in.(*Record).List() }
 
 // bplMerge adapts a BPL function (a b) to a session window's merge.
 func bplMerge(fn Callable) func(context.Context, any, any) (any, error) {

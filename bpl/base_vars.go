@@ -40,7 +40,7 @@ func (t *task) varArg(f *frame, call *kafkabpl.List, i int) (string, error) {
 
 // hasVar reports whether name is a local variable of f or a global one.
 func (t *task) hasVar(f *frame, name string) bool {
-	if _, ok := f.locals.get(name); ok {
+	if f.locals.has(name) {
 		return true
 	}
 	_, ok := t.in.global(name)

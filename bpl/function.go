@@ -7,7 +7,18 @@ import (
 	"strconv"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/lazyarg"
 )
+
+// A *Function takes lazy arguments: its scope makes one when the body
+// first reads the parameter bound to it (and invoke makes them all for a
+// function that takes its arguments as one list).
+func init() {
+	lazyarg.Accepts = func(callee any) bool {
+		_, ok := callee.(*Function)
+		return ok
+	}
+}
 
 // Function is a user function, the value of (function (a b) body...). It
 // implements kafkabpl.Callable, so library functions can call it, and
@@ -85,6 +96,11 @@ func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) 
 		if args == nil {
 			args = &kafkabpl.List{}
 		}
+		for i := range args.Len() {
+			if lv, ok := args.At(i).(*lazyarg.Value); ok {
+				args.Set(i, lv.Make(lv.Arg))
+			}
+		}
 		f.locals.set(fn.rest, args)
 	case fn.positional && !args.Named():
 		for k, p := range fn.params {
@@ -123,7 +139,7 @@ func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) 
 			if len(positional) > 0 && !p.named {
 				v, positional = positional[0], positional[1:]
 			}
-			if _, dup := f.locals.get(p.local); !dup {
+			if !f.locals.has(p.local) {
 				f.locals.set(p.local, v)
 			}
 		}

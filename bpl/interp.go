@@ -448,7 +448,7 @@ func (t *task) walk(f *frame, segs []string) any {
 func (t *task) set(f *frame, name string, v any) error {
 	segs := pathOf(name)
 	if segs == nil {
-		if _, ok := f.locals.get(name); ok {
+		if f.locals.has(name) {
 			f.locals.set(name, v)
 		} else {
 			t.in.SetGlobal(name, v)

@@ -1,6 +1,10 @@
 package bpl
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/brain4it/kafkabpl/internal/lazyarg"
+)
 
 // scope holds the local variables of a frame. The first few live in the
 // scope itself, which lives in the frame: a function call's parameters
@@ -17,15 +21,35 @@ type scope struct {
 // functions have fewer parameters and locals.
 const inlineLocals = 4
 
-// get returns the variable's value, and whether it is set.
+// get returns the variable's value, and whether it is set. A parameter
+// bound to a lazy argument (see Function.Call) is made here, at its first
+// read, and kept.
 func (s *scope) get(name string) (any, bool) {
 	for i := range s.n {
 		if s.names[i] == name {
+			if lv, ok := s.vals[i].(*lazyarg.Value); ok {
+				s.vals[i] = lv.Make(lv.Arg)
+			}
 			return s.vals[i], true
 		}
 	}
 	v, ok := s.more[name]
+	if lv, lazy := v.(*lazyarg.Value); lazy {
+		v = lv.Make(lv.Arg)
+		s.more[name] = v
+	}
 	return v, ok
+}
+
+// has reports whether the variable is set, making nothing.
+func (s *scope) has(name string) bool {
+	for i := range s.n {
+		if s.names[i] == name {
+			return true
+		}
+	}
+	_, ok := s.more[name]
+	return ok
 }
 
 // set sets the variable, adding it when it is not there.
@@ -68,15 +92,17 @@ func (s *scope) del(name string) bool {
 // len returns the number of variables.
 func (s *scope) len() int { return s.n + len(s.more) }
 
-// all iterates over the variables, in no set order.
+// all iterates over the variables, in no set order, making lazy ones.
 func (s *scope) all() iter.Seq2[string, any] {
 	return func(yield func(string, any) bool) {
 		for i := range s.n {
-			if !yield(s.names[i], s.vals[i]) {
+			v, _ := s.get(s.names[i])
+			if !yield(s.names[i], v) {
 				return
 			}
 		}
-		for name, v := range s.more {
+		for name := range s.more {
+			v, _ := s.get(name)
 			if !yield(name, v) {
 				return
 			}
