@@ -228,11 +228,22 @@ func bplUpdate(fn Callable) Update {
 func bplAggregate(fn Callable) func(context.Context, *Record, any) (any, error) {
 	lazy := lazyarg.Accepts != nil && lazyarg.Accepts(fn)
 	return func(ctx context.Context, in *Record, acc any) (any, error) {
-		var arg any = &lazyarg.Value{Make: recordList, Arg: in}
-		if !lazy {
-			arg = in.List()
+		var v any
+		var err error
+		if lazy {
+			// The arguments and the lazy input in one allocation.
+			args := &struct {
+				l  List
+				v  [2]any
+				in lazyarg.Value
+			}{}
+			args.in = lazyarg.Value{Make: recordList, Arg: in}
+			args.v[0], args.v[1] = &args.in, acc
+			args.l.values = args.v[:]
+			v, err = fn.Call(ctx, &args.l)
+		} else {
+			v, err = callFn(ctx, fn, in.List(), acc, 2)
 		}
-		v, err := callFn(ctx, fn, arg, acc, 2)
 		if err != nil {
 			return nil, err
 		}
