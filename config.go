@@ -540,11 +540,12 @@ var testDialer func(ctx context.Context, network, addr string) (net.Conn, error)
 // kgoOpts turns the config into the options of a kgo client for kind
 // whose handle is id.
 func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
+	hooks.dialer = newBrokerDialer(c)
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.servers...),
 		kgo.ClientID(c.clientID),
 		kgo.WithHooks(hooks),
-		kgo.DialTimeout(min(10*time.Second, c.requestTimeout)),
+		kgo.Dialer(hooks.dialer.DialContext), // TLS, and the dial timeout: see brokerDialer
 		kgo.RetryTimeout(c.requestTimeout),
 		// kgo's backoff starts at 250 ms and doubles to 5 s; Java's starts
 		// at 100 ms and stops at 1 s. A fetch or produce to a killed
@@ -570,7 +571,7 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// leader is seen within 100 ms of its move. The cost is the same
 		// as Java's: ten metadata requests a second per client, to live
 		// brokers, while one is down; none otherwise.
-		kgo.MetadataMinAge(100 * time.Millisecond),
+		kgo.MetadataMinAge(metadataRefreshEvery),
 		// Java's producer lets a broker hold an acks=all produce for
 		// request.timeout.ms (30 s) while it waits for the ISR; kgo's
 		// default is 10 s. When a killed node was a follower, the
@@ -583,11 +584,6 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 	}
 	if c.logLevel != kgo.LogLevelNone && c.clientLog != nil {
 		opts = append(opts, kgo.WithLogger(&clientLogger{level: c.logLevel, id: id, write: c.clientLog}))
-	}
-	if c.tls != nil {
-		opts = append(opts, kgo.DialTLSConfig(c.tls.Clone()))
-	} else if testDialer != nil {
-		opts = append(opts, kgo.Dialer(testDialer))
 	}
 	if c.sasl != nil {
 		opts = append(opts, kgo.SASL(c.sasl))

@@ -1,13 +1,18 @@
 package kafkabpl
 
 import (
+	"fmt"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -46,8 +51,12 @@ func TestHeartbeatOutlastsCoordinatorOutage(t *testing.T) {
 		return resp, nil, true
 	})
 	lib := newLib(t)
+	if f := os.Getenv("KAFKABPL_TEST_LOG"); f != "" {
+		w, _ := os.Create(f)
+		lib.SetLogOutput(w)
+	}
 	ctx := testCtx(t)
-	id := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t",
+	id := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t", "log-level": "debug",
 		"auto-offset-reset": "earliest", "heartbeat-interval": 100, "retry-backoff": 10, "retry-backoff-max": 20}))
 	waitAssigned(t, lib, id)
 	mu.Lock()
@@ -76,6 +85,102 @@ func TestHeartbeatOutlastsCoordinatorOutage(t *testing.T) {
 	}
 	if joins != joinsBefore {
 		t.Errorf("the member rejoined the group (%d JoinGroup after the outage began, %d heartbeats refused): its heartbeat gave up before request-timeout", joins-joinsBefore, refused)
+	}
+	if !hasPartitions(t, lib, id) {
+		t.Errorf("the member lost its partitions")
+	}
+}
+
+// TestGroupOutlastsCoordinatorDown takes a group's coordinator down for
+// the client as a kill does (its connections closed, its port refusing),
+// while the cluster still names it the coordinator, as Kafka does until it
+// fences the node. The member must keep its session through it, as
+// Java's does: no error from kafka-poll, no new JoinGroup, its partitions
+// kept, and records produced during the outage to partitions on live
+// brokers read before it ends.
+func TestGroupOutlastsCoordinatorDown(t *testing.T) {
+	t.Parallel()
+	cluster := newCluster(t, embedded.Brokers(3), embedded.Partitions(6), embedded.Topics("t"))
+	c, servers := cluster.Kfake(), cluster.Servers()
+	outages.watch(t, cluster.Addrs()...)
+	var joins atomic.Int32
+	c.ControlKey(int16(kmsg.JoinGroup), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		joins.Add(1)
+		return nil, nil, false
+	})
+	lib := newLib(t)
+	ctx := testCtx(t)
+	config := map[string]any{"servers": servers, "group": "g", "topics": "t",
+		"auto-offset-reset": "earliest", "heartbeat-interval": 100, "session-timeout": 6000, "request-timeout": 10000,
+		"retry-backoff": 10, "retry-backoff-max": 50}
+	if f := os.Getenv("KAFKABPL_TEST_LOG"); f != "" { // kgo's debug log, to see why a run failed
+		w, err := os.Create(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		lib.SetLogOutput(w)
+		config["log-level"] = "debug"
+	}
+	id := must[string](t)(lib.Create(ctx, Consumer, config))
+	waitAssigned(t, lib, id)
+	// The coordinator, and the partitions that live brokers lead, found
+	// by a client the outage does not touch.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	co := adm.FindGroupCoordinators(ctx, "g")["g"]
+	if co.Err != nil {
+		t.Fatalf("FindGroupCoordinators: %v", co.Err)
+	}
+	coordinator := net.JoinHostPort(co.Host, fmt.Sprint(co.Port))
+	md, err := adm.Metadata(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []*kgo.Record
+	for _, p := range md.Topics["t"].Partitions.Sorted() {
+		if p.Leader != co.NodeID {
+			live = append(live, &kgo.Record{Topic: "t", Partition: p.Partition, Value: []byte("v")})
+		}
+	}
+	if len(live) == 0 {
+		t.Fatalf("the coordinator, node %d, leads every partition", co.NodeID)
+	}
+	joinsBefore := joins.Load()
+
+	outages.down(coordinator)
+	defer outages.up(coordinator)
+	if err := cl.ProduceSync(ctx, live...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	deadline := time.Now().Add(3 * time.Second) // 30 heartbeat intervals
+	for time.Now().Before(deadline) {
+		msgs, err := lib.Poll(ctx, id, 50*time.Millisecond)
+		if err != nil {
+			t.Fatalf("kafka-poll while the coordinator is down: %v", err)
+		}
+		got += msgs.Len()
+	}
+	outages.up(coordinator)
+	if outages.refuses(coordinator) == 0 {
+		t.Fatal("no dial to the coordinator was refused: the outage proves nothing")
+	}
+	for range 10 { // good heartbeats after it: a session that had ended would rejoin meanwhile
+		if _, err := lib.Poll(ctx, id, 50*time.Millisecond); err != nil {
+			t.Fatalf("kafka-poll after the outage: %v", err)
+		}
+	}
+	if got != len(live) {
+		t.Errorf("read %d of the %d records sent to live brokers' partitions during the outage", got, len(live))
+	}
+	if n := joins.Load() - joinsBefore; n != 0 {
+		t.Errorf("the member rejoined the group (%d JoinGroup): its session ended while the coordinator was down", n)
 	}
 	if !hasPartitions(t, lib, id) {
 		t.Errorf("the member lost its partitions")

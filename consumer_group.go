@@ -326,6 +326,7 @@ func (cs *consumerState) leave(ctx context.Context) (detached bool, err error) {
 	if cs.h.cfg.autoCommit && owns { // in a rebalance it owns nothing: nothing to commit
 		err = cs.commitPolled(ctx)
 	}
+	cs.h.net.dialer.close()
 	detached, lerr := cs.h.leaveGroup(ctx)
 	if err == nil {
 		err = lerr

@@ -126,6 +126,7 @@ func (lib *Library) remove(id string) *handle {
 // a call that times out can say whether any broker could be reached at all.
 type reachability struct {
 	servers string
+	dialer  *brokerDialer // the client's, set by kgoOpts
 	mu      sync.Mutex
 	dials   int   // connection attempts so far
 	open    int   // connections open now

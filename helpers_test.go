@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,9 +44,95 @@ func init() {
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 			return nil, fmt.Errorf("tests dial loopback addresses only, not %s", addr)
 		}
-		return d.DialContext(ctx, network, addr)
+		if outages.refused(addr) {
+			// What dialing a killed broker's port gives.
+			return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			outages.opened(addr, conn)
+		}
+		return conn, err
 	}
 	registryDial = testDialer // the schema registry's HTTP client too
+}
+
+// outages lets a test take one of its brokers down for the package's
+// clients, as a kill would: connections to it are closed and new dials
+// refused until the test brings it back. Only the addresses a test watches
+// (its own cluster's) are affected or tracked.
+var outages = &outageSet{watched: map[string]*outage{}}
+
+type outageSet struct {
+	mu      sync.Mutex
+	watched map[string]*outage
+}
+
+type outage struct {
+	down    bool
+	conns   []net.Conn
+	refuses int // dials refused
+}
+
+// watch starts tracking the connections to addrs; it must be called
+// before the clients that a test takes down are created.
+func (o *outageSet) watch(t testing.TB, addrs ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, a := range addrs {
+		o.watched[a] = &outage{}
+	}
+	t.Cleanup(func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for _, a := range addrs {
+			delete(o.watched, a)
+		}
+	})
+}
+
+// down closes every connection to addr and refuses new ones, until up.
+func (o *outageSet) down(addr string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w := o.watched[addr]
+	w.down = true
+	for _, c := range w.conns {
+		c.Close()
+	}
+	w.conns = nil
+}
+
+func (o *outageSet) up(addr string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.watched[addr].down = false
+}
+
+func (o *outageSet) refused(addr string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w := o.watched[addr]
+	if w == nil || !w.down {
+		return false
+	}
+	w.refuses++
+	return true
+}
+
+// refuses is how many dials to addr were refused.
+func (o *outageSet) refuses(addr string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.watched[addr].refuses
+}
+
+func (o *outageSet) opened(addr string, c net.Conn) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w := o.watched[addr]; w != nil {
+		w.conns = append(w.conns, c)
+	}
 }
 
 // newLib returns a Library closed at the end of the test.

@@ -123,6 +123,7 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 		h.cancel()
 		return nil, wrapf(ErrInvalidConfig, err, "config")
 	}
+	h.net.dialer.setClient(h.cl)
 	h.adm = kadm.NewClient(h.cl)
 	return h, nil
 }

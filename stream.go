@@ -329,6 +329,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 		return nil, wrapf(ErrInvalidConfig, err, "config")
 	}
 	h.cl = s.cl
+	h.net.dialer.setClient(s.cl)
 	h.adm = kadm.NewClient(s.cl)
 	return s, nil
 }
@@ -466,6 +467,7 @@ func (s *stream) reinit(cause error) error {
 	s.mu.Lock()
 	s.sess, s.cl = sess, sess.Client()
 	s.h.cl, s.h.adm = s.cl, kadm.NewClient(s.cl)
+	s.h.net.dialer.setClient(s.cl)
 	s.mu.Unlock()
 	s.totals.reinits.Add(1)
 	return nil
@@ -751,6 +753,7 @@ func (s *stream) stop(ctx context.Context) error {
 	}
 	err := s.err
 	s.mu.Unlock()
+	s.h.net.dialer.close()
 	s.detached, _ = s.h.leaveGroup(context.WithoutCancel(ctx))
 	st := fmt.Sprintf("processed %d, produced %d, dropped %d, skipped %d, dead-lettered %d, %d transactions, %d aborted",
 		s.totals.processed.Load(), s.totals.produced.Load(), s.totals.dropped.Load(), s.totals.skipped.Load(),

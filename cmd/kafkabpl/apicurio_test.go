@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -181,12 +180,7 @@ func startApicurio(t *testing.T) string {
 			java = "java"
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(t)
 	cmd := exec.Command(java, fmt.Sprintf("-Dquarkus.http.port=%d", port), "-Dquarkus.http.host=127.0.0.1", "-jar", jar)
 	cmd.Dir = filepath.Dir(jar)
 	var out syncBuffer

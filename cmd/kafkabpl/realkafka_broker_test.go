@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,15 +49,53 @@ type realKafka struct {
 	log     string // the broker's log file
 }
 
-// freePort returns a port of 127.0.0.1 that nothing listens on now.
+// freePort returns a port of 127.0.0.1 that nothing listens on now, never
+// the same one twice in a test binary. It picks from below the kernel's
+// ephemeral range (Linux's ip_local_port_range, 32768 up by default): a
+// port from that range, as port 0 hands out, may be taken by any
+// program's outgoing connection or port-0 listener before Kafka binds it,
+// or while a killed node is down, so that its restart cannot bind. That
+// happened beside another CI run that was starting clusters too.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := ephemeralLow()
+	givenPorts.Lock()
+	defer givenPorts.Unlock()
+	for range 1000 {
+		p := 10000 + rand.IntN(low-10000)
+		if givenPorts.m[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue // in use
+		}
+		ln.Close()
+		givenPorts.m[p] = true
+		return p
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatalf("no free port of 127.0.0.1 between 10000 and %d after 1000 tries", low)
+	return 0
+}
+
+var givenPorts = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, read
+// from /proc where there is one; else 32768, which is below the BSDs' and
+// macOS's 49152.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil || low < 12000 {
+		return 32768 // a range that starts this low leaves little below it: pick from it, as port 0 would
+	}
+	return low
 }
 
 // startKafka formats a KRaft log directory and starts a broker that is

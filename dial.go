@@ -1,0 +1,149 @@
+package kafkabpl
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// brokerDialer makes a client's connections to the brokers. It differs
+// from kgo's own dialer in one way: a connection refused by an address
+// that accepted one before (a broker that was killed or is restarting) is
+// reported as a temporary failure, a timeout in kgo's terms, which kgo
+// retries for the request's time, as Java's clients retry a broker that
+// went away. kgo treats a refused dial as final in places: a group's
+// FindCoordinator sent to the address of a killed coordinator failed the
+// member's heartbeat and ended its session ("unable to join group
+// session: unable to dial"), and every partition stalled until it had
+// rejoined. A refusal from an address never reached still fails at once,
+// so that a mistyped server is reported without waiting.
+//
+// Once the handle is being destroyed, refusals are final again: leaving
+// the group is best effort, and a consumer whose brokers are gone is
+// destroyed at once, not after request-timeout (the group drops the member
+// when its session ends).
+//
+// kgo refreshes metadata when a produce's dial is refused, but not after a
+// temporary failure, so the dialer asks for the refresh itself: at once,
+// as Java's clients ask when a connection fails, and at most every 100 ms
+// (MetadataMinAge).
+type brokerDialer struct {
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	timeout time.Duration
+	tls     *tls.Config // nil for plaintext
+
+	client  atomic.Pointer[kgo.Client] // set once the client exists
+	closing atomic.Bool
+
+	mu          sync.Mutex
+	reached     map[string]bool // addresses that accepted a connection
+	lastRefresh time.Time
+}
+
+// metadataRefreshEvery bounds the metadata requests that refused dials
+// ask for; kgoOpts' MetadataMinAge.
+const metadataRefreshEvery = 100 * time.Millisecond
+
+func newBrokerDialer(c *config) *brokerDialer {
+	d := &brokerDialer{
+		dial:    (&net.Dialer{}).DialContext,
+		timeout: min(10*time.Second, c.requestTimeout),
+		reached: map[string]bool{},
+	}
+	if testDialer != nil {
+		d.dial = testDialer
+	}
+	if c.tls != nil {
+		d.tls = c.tls.Clone()
+	}
+	return d
+}
+
+// setClient gives the dialer the client whose metadata it refreshes.
+func (d *brokerDialer) setClient(cl *kgo.Client) { d.client.Store(cl) }
+
+// close makes refusals final from now on: see brokerDialer.
+func (d *brokerDialer) close() { d.closing.Store(true) }
+
+// DialContext has the signature of kgo.Dialer's function.
+func (d *brokerDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	conn, err := d.dial(ctx, network, addr)
+	if err != nil {
+		return nil, d.failed(addr, err)
+	}
+	if d.tls != nil {
+		if conn, err = d.handshake(ctx, conn, addr); err != nil {
+			return nil, err
+		}
+	}
+	d.mu.Lock()
+	d.reached[addr] = true
+	d.mu.Unlock()
+	return conn, nil
+}
+
+// handshake runs the TLS handshake on conn, naming the server by addr's
+// host unless the config names it.
+func (d *brokerDialer) handshake(ctx context.Context, conn net.Conn, addr string) (net.Conn, error) {
+	cfg := d.tls
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("unable to split host:port for dialing: %w", err)
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// failed returns the error of a failed dial to addr: a refusal from an
+// address reached before becomes temporary, and asks for metadata.
+func (d *brokerDialer) failed(addr string, err error) error {
+	var op *net.OpError
+	if d.closing.Load() || !errors.As(err, &op) || op.Op != "dial" || !errors.Is(err, syscall.ECONNREFUSED) {
+		return err
+	}
+	d.mu.Lock()
+	reached := d.reached[addr]
+	refresh := reached && time.Since(d.lastRefresh) >= metadataRefreshEvery
+	if refresh {
+		d.lastRefresh = time.Now()
+	}
+	d.mu.Unlock()
+	if !reached {
+		return err
+	}
+	if cl := d.client.Load(); refresh && cl != nil {
+		cl.ForceMetadataRefresh()
+	}
+	temp := *op
+	temp.Err = refusedForNow{op.Err}
+	return &temp
+}
+
+// refusedForNow is a refused connection that kgo is to retry: it reports
+// itself as a timeout, and unwraps to the refusal (errors.Is finds
+// syscall.ECONNREFUSED).
+type refusedForNow struct{ err error }
+
+func (r refusedForNow) Error() string   { return r.err.Error() }
+func (r refusedForNow) Unwrap() error   { return r.err }
+func (r refusedForNow) Timeout() bool   { return true }
+func (r refusedForNow) Temporary() bool { return true }
