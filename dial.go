@@ -23,8 +23,8 @@ import (
 // FindCoordinator sent to the address of a killed coordinator failed the
 // member's heartbeat and ended its session ("unable to join group
 // session: unable to dial"), and every partition stalled until it had
-// rejoined. A refusal from an address never reached still fails at once,
-// so that a mistyped server is reported without waiting.
+// rejoined. A refusal by an address never reached (a mistyped server) is
+// left as kgo treats it: there is no broker there to come back.
 //
 // Once the handle is being destroyed, refusals are final again: leaving
 // the group is best effort, and a consumer whose brokers are gone is

@@ -278,9 +278,16 @@
 // partitions once its controller fences it (9 s by default). A consumer
 // keeps its partitions while its group's coordinator fails over: its
 // heartbeats are retried, as Java's are, until the new coordinator
-// answers. The cost while a broker is down: two retries and ten metadata
-// requests a second per client, to the live brokers; a larger
-// retry-backoff-max sends fewer retries (Java's caps the wait at 1 s).
+// answers. A connection refused by a broker that was reachable before (a
+// broker killed or restarting) is retried like any other failure, and
+// asks for fresh metadata at once. A refusal by an address never reached
+// (a mistyped server, say) is left as franz-go treats it, and so is any
+// refusal while a handle is destroyed: a consumer whose brokers are gone
+// is destroyed without waiting out request-timeout to leave its group
+// (the group drops it when its session ends). The cost while a broker is
+// down: two retries and ten metadata requests a second per client, to the
+// live brokers; a larger retry-backoff-max sends fewer retries (Java's
+// caps the wait at 1 s).
 // "log-level" "debug" shows it happen: franz-go's log of the client's
 // dials, retries, metadata refreshes and leader moves, a line each, goes
 // to the Library's log output.
