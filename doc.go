@@ -175,7 +175,9 @@
 // (created with the input's partition count, or checked against it),
 // written in the transaction of the outputs and the input offsets; when a
 // process is assigned a partition, it restores the partition's state from
-// the changelog before processing any of its input. State values are kept
+// the changelog before processing any of its input, while its other
+// partitions go on (a restore first waits for a transaction a crashed owner
+// left open on the changelog to end). State values are kept
 // exactly (3.0 stays a float). kafka-stream-status adds "store" => ("name"
 // "changelog" "partitions" "keys" "windows" "bytes" "restoring"
 // "restore-read" "restore-total" "restored" "late"). Under at-least-once an

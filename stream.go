@@ -111,9 +111,10 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // state is exactly once too; a batch that aborts leaves no trace in it. A
 // partition's state is restored from its changelog (read_committed, to
 // its end) when the partition is assigned, before any of its input is
-// processed; the stream processes no input while one of its partitions
-// restores (a restore first waits for a transaction a previous owner left
-// open on the changelog partition to end: up to "transaction-timeout"
+// fetched, while the stream's other partitions go on: each partition is
+// restored on a goroutine of its own, its fetching paused until the
+// restore ends (a restore first waits for a transaction a previous owner
+// left open on the changelog partition to end: up to "transaction-timeout"
 // after a crash). Under AtLeastOnce, an input processed again after a crash
 // (its changelog record was written, its offset not committed) is counted
 // again in the state, as its outputs are written again; the outputs are
@@ -357,8 +358,9 @@ func (s *stream) run() {
 			break
 		}
 		if s.store != nil {
-			// What was assigned since the sync is restored before
-			// its input is processed.
+			// What was revoked since the sync is dropped before the
+			// input in hand is processed (an input of it aborts the
+			// batch), and what was restored since is adopted.
 			if err := s.syncStore(s.pollCtx); err != nil {
 				s.fail(err)
 				break
@@ -386,6 +388,9 @@ func (s *stream) run() {
 			s.fail(err)
 			break
 		}
+	}
+	if s.store != nil {
+		s.store.stopRestores()
 	}
 	if s.sess == nil {
 		s.cl.AllowRebalance()
@@ -455,6 +460,9 @@ func producerLost(err error) bool {
 func (s *stream) reinit(cause error) error {
 	s.log(fmt.Sprintf("stream %s: the brokers aborted its transaction (%v); re-initializing its producer and going on from the committed offsets", s.h.id, cause))
 	old := s.sess
+	if s.store != nil {
+		s.store.forget() // the new client's group assigns the partitions anew; they are restored again
+	}
 	if detached, _ := s.h.leaveGroup(s.workCtx); detached {
 		go old.Close()
 	} else {

@@ -16,9 +16,14 @@ import (
 )
 
 // The life of a store's partitions: the group's hooks say what is
-// assigned and revoked; the run goroutine, between batches, drops what is
-// no longer assigned and restores what is newly assigned from the
-// changelog, before any of that partition's input is processed.
+// assigned and revoked, and pause the fetching of what is assigned; the
+// run goroutine, between batches, drops what is no longer assigned,
+// starts a restore from the changelog of what is newly assigned, each on
+// a goroutine of its own, and adopts each partition whose restore ended,
+// resuming its fetching. A partition's input is processed only once its
+// state is restored, and the other partitions go on meanwhile: a restore
+// that waits out a crashed owner's transaction (up to
+// "transaction-timeout") holds up its own partition only.
 
 // hooks returns the group options that keep st.assigned.
 func (st *store) hooks() []kgo.Opt {
@@ -29,39 +34,64 @@ func (st *store) hooks() []kgo.Opt {
 	}
 }
 
-// assign notes the partitions the group assigned, and wakes the run
-// goroutine to restore them.
-func (st *store) assign(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+// assign notes the partitions the group assigned, pauses their fetching
+// until they are restored, and wakes the run goroutine to restore them.
+// kgo calls it before it fetches the partitions' committed offsets, so
+// before any of their input is fetched; cl is nil in tests that call it
+// themselves.
+func (st *store) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+	ps := m[st.input]
+	if cl != nil && len(ps) > 0 {
+		cl.PauseFetchPartitions(map[string][]int32{st.input: ps})
+	}
 	st.mu.Lock()
-	for _, p := range m[st.input] {
+	for _, p := range ps {
 		st.gen++
 		st.assigned[p] = st.gen
 	}
-	wake := st.wake
+	st.wakeLocked()
 	st.mu.Unlock()
-	if wake != nil {
-		wake()
-	}
 }
 
-// revoked forgets the partitions the group took away, and ends their
-// restores. Their state is dropped by the run goroutine before its next
-// batch; a batch in hand is aborted (the transact session aborts any
+// revoked forgets the partitions the group took away, ends their
+// restores, and wakes the run goroutine, which drops their state before
+// its next batch; a batch in hand is aborted (the transact session aborts any
 // transaction a revocation overlaps).
 func (st *store) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, id := range m[st.input] {
 		delete(st.assigned, id)
-		if p := st.parts[id]; p != nil && p.cancel != nil {
+		if p := st.restoring[id]; p != nil {
 			p.cancel()
 		}
+	}
+	st.wakeLocked() // to drop their state
+}
+
+// forget forgets the whole assignment and ends every restore, for a new
+// client (see stream.reinit), whose group assigns the partitions anew.
+func (st *store) forget() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	clear(st.assigned)
+	for _, p := range st.restoring {
+		p.cancel()
+	}
+}
+
+// wakeLocked ends the run goroutine's poll, or the next one if it is not
+// polling, so that it syncs the store; the caller holds st.mu.
+func (st *store) wakeLocked() {
+	st.pending = true
+	if st.wake != nil {
+		st.wake()
 	}
 }
 
 // pollContext returns the context of the next poll: it ends when ctx
-// does, when a partition is assigned (to restore it at once), and after
-// wait when wait is positive.
+// does, when a partition is assigned or a restore ends (to sync the store
+// at once), and after wait when wait is positive.
 func (st *store) pollContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
 	var cancel context.CancelFunc
 	if wait > 0 {
@@ -71,14 +101,19 @@ func (st *store) pollContext(ctx context.Context, wait time.Duration) (context.C
 	}
 	st.mu.Lock()
 	st.wake = cancel
+	if st.pending { // since the last sync
+		cancel()
+	}
 	st.mu.Unlock()
 	return ctx, cancel
 }
 
-// sync brings the store in line with the assignment: it drops the
+// syncStore brings the store in line with the assignment: it drops the
 // partitions no longer assigned (or assigned again since they were
-// restored, when another member may have written to them meanwhile) and
-// restores the new ones. A restore a revocation ends is no error.
+// restored, when another member may have written to them meanwhile),
+// adopts those whose restore ended, resuming their fetching, and starts
+// the restores of new ones. A restore's failure fails the stream; one
+// that a revocation ended is no error.
 func (s *stream) syncStore(ctx context.Context) error {
 	st := s.store
 	if !st.checked {
@@ -87,79 +122,105 @@ func (s *stream) syncStore(ctx context.Context) error {
 		}
 	}
 	st.mu.Lock()
+	st.pending = false
+	current := func(p *part) bool {
+		gen, ok := st.assigned[p.id]
+		return ok && gen == p.gen
+	}
 	for id, p := range st.parts {
-		if gen, ok := st.assigned[id]; !ok || gen != p.gen {
+		if !current(p) {
 			delete(st.parts, id)
+		}
+	}
+	var adopted []int32
+	var failed error
+	for id, p := range st.restoring {
+		switch {
+		case !current(p):
+			p.cancel()
+			delete(st.restoring, id)
+			s.log(fmt.Sprintf("stream %s: store %q partition %d was revoked during its restore", s.h.id, st.name, id))
+		case !p.restored:
+		case p.err != nil:
+			failed = cmp.Or(failed, p.err)
+		default:
+			delete(st.restoring, id)
+			st.parts[id] = p
+			p.idleFrom = time.Now()
+			adopted = append(adopted, id)
 		}
 	}
 	var todo []*part
 	for id, gen := range st.assigned {
-		if st.parts[id] == nil {
+		if st.parts[id] == nil && st.restoring[id] == nil {
 			p := newPart(id, gen)
-			p.restoring = true
-			st.parts[id] = p
+			st.restoring[id] = p
 			todo = append(todo, p)
 		}
 	}
 	st.mu.Unlock()
-	slices.SortFunc(todo, func(a, b *part) int { return int(a.id - b.id) })
-	// Partitions to restore: their input may be in hand already, so the
-	// changelog's check is waited for (dropping them would leave that
-	// input unprocessed, and under at-least-once the position moves past it).
+	if failed != nil {
+		return failed
+	}
+	if len(adopted) > 0 {
+		s.cl.ResumeFetchPartitions(map[string][]int32{st.input: adopted})
+	}
+	// New partitions wait for the changelog's check (at the stream's
+	// start only), their fetching paused.
 	for wait := retryWait(); len(todo) > 0 && !st.checked; {
 		if err := wait(ctx); err != nil {
-			for _, p := range todo {
-				st.drop(p)
-			}
 			return nil // the stream stops
 		}
 		if err := s.checkChangelog(ctx); err != nil {
-			for _, p := range todo {
-				st.drop(p)
-			}
 			return err
 		}
 	}
+	slices.SortFunc(todo, func(a, b *part) int { return int(a.id - b.id) })
 	for _, p := range todo {
-		rctx, cancel := context.WithCancel(ctx)
-		st.mu.Lock()
-		p.cancel = cancel
-		if gen, ok := st.assigned[p.id]; !ok || gen != p.gen {
-			cancel() // revoked before it began
-		}
-		st.mu.Unlock()
-		start := time.Now()
-		n, err := s.restore(rctx, p)
-		cancel()
-		switch {
-		case err == nil:
-			st.mu.Lock()
-			p.restoring, p.cancel = false, nil
-			st.mu.Unlock()
-			p.idleFrom = time.Now()
-			st.restored.Add(n)
-			s.log(fmt.Sprintf("stream %s: store %q partition %d restored: %d changelog records, %d keys, in %v", s.h.id, st.name, p.id, n, p.keys, time.Since(start).Round(time.Millisecond)))
-		case ctx.Err() != nil:
-			st.drop(p)
-			return nil // the stream stops
-		case rctx.Err() != nil:
-			st.drop(p)
-			s.log(fmt.Sprintf("stream %s: store %q partition %d was revoked during its restore", s.h.id, st.name, p.id))
-		default:
-			st.drop(p)
-			return fmt.Errorf("restore store %q partition %d from %q: %w", st.name, p.id, st.topic, err)
-		}
+		s.startRestore(ctx, p)
 	}
 	return nil
 }
 
-// drop forgets partition p's state.
-func (st *store) drop(p *part) {
+// startRestore restores p on a goroutine of its own, until it ends, fails
+// or ctx ends (a revocation ends it too), then wakes the run goroutine to
+// adopt it. At most restoreReads restores read at once.
+func (s *stream) startRestore(ctx context.Context, p *part) {
+	st := s.store
+	rctx, cancel := context.WithCancel(ctx)
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.parts[p.id] == p {
-		delete(st.parts, p.id)
+	p.cancel = cancel
+	if gen, ok := st.assigned[p.id]; !ok || gen != p.gen {
+		cancel() // revoked before it began
 	}
+	st.mu.Unlock()
+	cl := s.cl // s.cl is the run goroutine's to change (see reinit)
+	st.restores.Go(func() {
+		defer cancel()
+		start := time.Now()
+		n, err := s.restore(rctx, cl, p)
+		if rctx.Err() != nil {
+			return // revoked, or the stream stops: syncStore forgets it
+		}
+		st.mu.Lock()
+		p.restored = true
+		if err != nil {
+			p.err = fmt.Errorf("restore store %q partition %d from %q: %w", st.name, p.id, st.topic, err)
+		}
+		st.wakeLocked()
+		st.mu.Unlock()
+		if err == nil {
+			st.restored.Add(n)
+			s.log(fmt.Sprintf("stream %s: store %q partition %d restored: %d changelog records, %d keys, in %v", s.h.id, st.name, p.id, n, p.keys, time.Since(start).Round(time.Millisecond)))
+		}
+	})
+}
+
+// stopRestores ends the restores in progress and waits for their
+// goroutines, when the stream stops.
+func (st *store) stopRestores() {
+	st.forget()
+	st.restores.Wait()
 }
 
 // checkChangelog creates the changelog topic, compacted, with the input's
@@ -248,9 +309,9 @@ var decompressor = kgo.DefaultDecompressor()
 // then known. It reads read_committed from the start up to that end, and
 // is done on position, not on seeing a last record: transaction markers
 // and compaction leave offsets without a record.
-func (s *stream) restore(ctx context.Context, p *part) (int64, error) {
+func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *part) (int64, error) {
 	st := s.store
-	adm := kadm.NewClient(s.cl)
+	adm := kadm.NewClient(cl)
 	wait := retryWait()
 	var start, end int64
 	for {
@@ -267,6 +328,12 @@ func (s *stream) restore(ctx context.Context, p *part) (int64, error) {
 		if err := wait(ctx); err != nil {
 			return 0, err
 		}
+	}
+	select { // a share of the memory restores may take (restoreReads)
+	case st.reads <- struct{}{}:
+		defer func() { <-st.reads }()
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 	st.mu.Lock()
 	p.read, p.total = 0, end-start
@@ -298,7 +365,7 @@ func (s *stream) restore(ctx context.Context, p *part) (int64, error) {
 			td := topics[st.topic]
 			leader, id = td.Partitions[p.id].Leader, td.ID
 		}
-		rp, err := fetchOne(ctx, s.cl, leader, st.topic, id, p.id, off)
+		rp, err := fetchOne(ctx, cl, leader, st.topic, id, p.id, off)
 		if err == nil {
 			err = kerr.ErrorForCode(rp.ErrorCode)
 		}
@@ -433,6 +500,11 @@ func fetchOne(ctx context.Context, cl *kgo.Client, leader int32, topic string, i
 	return nil, kerr.UnknownTopicOrPartition
 }
 
+// restoreReads is how many restores read their changelog at once: each
+// fetch response may hold 32 MB of one partition, and a stream assigned a
+// hundred partitions at its start would otherwise read them all at once.
+const restoreReads = 4
+
 // applyChunk is how many changelog records a restore applies per hold of
 // the store's lock.
 const applyChunk = 1024
@@ -510,7 +582,7 @@ func (st *store) idle(now time.Time) {
 		return
 	}
 	for _, p := range st.parts {
-		if p.restoring || p.btime == noTime || now.Sub(p.idleFrom) < st.win.Idle {
+		if p.btime == noTime || now.Sub(p.idleFrom) < st.win.Idle {
 			continue
 		}
 		p.btime = satAdd(p.btime, now.Sub(p.idleFrom).Milliseconds())

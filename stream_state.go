@@ -65,12 +65,19 @@ type store struct {
 	win                *Window // nil: per-key state
 	cfg                *config
 
-	mu       sync.Mutex       // guards parts (the map; the run goroutine owns the contents), assigned, gen, wake
-	parts    map[int32]*part  // partitions held
-	assigned map[int32]uint64 // the group's assignment: partition → the generation it was assigned in
-	gen      uint64
-	wake     context.CancelFunc // ends the run goroutine's poll, to restore what was assigned
-	checked  bool               // the changelog topic was checked (run goroutine only)
+	// mu guards parts and restoring (the maps; the run goroutine owns
+	// the contents of parts, a restore's goroutine those of its part),
+	// assigned, gen, wake and pending.
+	mu        sync.Mutex
+	parts     map[int32]*part  // partitions held and restored: the run goroutine processes their input
+	restoring map[int32]*part  // partitions being restored, each by a goroutine of its own
+	assigned  map[int32]uint64 // the group's assignment: partition → the generation it was assigned in
+	gen       uint64
+	wake      context.CancelFunc // ends the run goroutine's poll, to start or adopt restores
+	pending   bool               // an assignment or an ended restore awaits the run goroutine's sync
+	restores  sync.WaitGroup     // the restores' goroutines
+	checked   bool               // the changelog topic was checked (run goroutine only)
+	reads     chan struct{}      // a slot per restore reading (restoreReads)
 
 	late, restored atomic.Int64
 
@@ -97,10 +104,12 @@ type part struct {
 	minClose int64 // no window closes before this stream time
 	idleFrom time.Time
 
-	// Under the store's mu: what status reports (of the committed state).
-	restoring            bool
+	// Under the store's mu: what status reports (of the committed
+	// state), and how its restore ended.
 	read, total          int64
 	keys, windows, bytes int64
+	restored             bool  // its restore ended: the run goroutine may adopt it
+	err                  error // why its restore failed
 
 	// The batch's stream time and the lowest close time of a window it
 	// changed.
@@ -151,7 +160,8 @@ type change struct {
 func newStore(cfg *config, spec *StreamSpec) *store {
 	return &store{
 		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", input: spec.From[0],
-		win: spec.Window, cfg: cfg, parts: map[int32]*part{}, assigned: map[int32]uint64{}, batch: 1,
+		win: spec.Window, cfg: cfg, parts: map[int32]*part{}, restoring: map[int32]*part{}, assigned: map[int32]uint64{}, batch: 1,
+		reads: make(chan struct{}, restoreReads),
 	}
 }
 
@@ -404,7 +414,7 @@ func (st *store) closing() bool {
 		return false
 	}
 	for _, p := range st.parts {
-		if !p.restoring && p.btime >= p.bminClose {
+		if p.btime >= p.bminClose {
 			return true
 		}
 	}
@@ -465,16 +475,19 @@ func (st *store) status() *StoreStatus {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, p := range st.parts {
-		ss.Partitions++
 		ss.Keys += p.keys
 		ss.Windows += p.windows
 		ss.Bytes += p.bytes
-		if p.restoring {
-			ss.Restoring++
-			ss.RestoreRead += p.read
-			ss.RestoreTotal += p.total
-		}
 	}
+	for _, p := range st.restoring {
+		ss.Keys += p.keys
+		ss.Windows += p.windows
+		ss.Bytes += p.bytes
+		ss.RestoreRead += p.read
+		ss.RestoreTotal += p.total
+	}
+	ss.Restoring = len(st.restoring)
+	ss.Partitions = len(st.parts) + ss.Restoring
 	return ss
 }
 
@@ -495,11 +508,12 @@ func (ss *StoreStatus) List() *List {
 	return l
 }
 
-// partOf returns the state of in's partition, which the run goroutine
-// restored before handing in over.
+// partOf returns the state of in's partition, restored: a partition's
+// fetching is paused until its restore ends, so no input of one being
+// restored comes in a poll.
 func (st *store) partOf(in *Record) (*part, error) {
 	p := st.parts[in.Partition()]
-	if p == nil || p.restoring {
+	if p == nil {
 		return nil, errNotHeld
 	}
 	return p, nil

@@ -35,10 +35,11 @@ func (l *lockedLog) has(s string) bool {
 // TestStreamRestoreWaitsAndRevokes holds a transaction open on a
 // changelog partition: its restore waits for the transaction to end
 // (what it wrote is not known before), processing none of the
-// partition's input meanwhile. A revocation during the wait ends the
-// restore; assigned again, the partition is restored once the
-// transaction aborts, and its inputs counted from the state the
-// changelog holds, the aborted record not included.
+// partition's input meanwhile, while the other partition's input is
+// processed. A revocation during the wait ends the restore; assigned
+// again, the partition is restored once the transaction aborts, and its
+// inputs counted from the state the changelog holds, the aborted record
+// not included.
 func TestStreamRestoreWaitsAndRevokes(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, embedded.Topics("in"), embedded.Partitions(2))
@@ -64,21 +65,32 @@ func TestStreamRestoreWaitsAndRevokes(t *testing.T) {
 	log := &lockedLog{t: t}
 	lib.SetLogOutput(log)
 	t.Cleanup(func() { lib.Close(context.Background()) })
-	one := int32(1)
+	zero, one := int32(0), int32(1)
 	var ins []Message
 	for range 3 {
 		ins = append(ins, Message{Key: "a", Value: "v", Partition: &one})
 	}
+	for range 2 {
+		ins = append(ins, Message{Key: "b", Value: "v", Partition: &zero})
+	}
 	sendValues(t, lib, servers, "in", ins...)
 	id := must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "g"},
 		StreamSpec{From: []string{"in"}, To: "out", Update: countUpdate, Store: "s"}))
-	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Store.Restoring == 1 && st.Store.RestoreTotal == 0 })
+	// Partition 0 restored and its input processed while partition 1's
+	// restore waits.
+	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 2 })
+	if st.Store.Restoring != 1 || st.Store.RestoreTotal != 0 || st.Store.Partitions != 2 {
+		t.Fatalf("partition 1 not waiting: %+v", st.Store)
+	}
+	if got := lastPerKey(readAll(t, lib, servers, 2, "out")); got != "b=2" {
+		t.Errorf("partition 0's counts %s", got)
+	}
 	h := must[*handle](t)(lib.acquire(id, Stream))
 	h.calls.Done()
 	s := h.stream
-	time.Sleep(200 * time.Millisecond) // a while: still waiting, nothing processed
-	if st = must[*StreamStatus](t)(lib.StreamStatus(ctx, id)); st.Processed != 0 || st.Store.Restoring != 1 {
-		t.Fatalf("processed while restoring: %+v %+v", st, st.Store)
+	time.Sleep(200 * time.Millisecond) // a while: still waiting, none of its input processed
+	if st = must[*StreamStatus](t)(lib.StreamStatus(ctx, id)); st.Processed != 2 || st.Store.Restoring != 1 {
+		t.Fatalf("processed partition 1 while restoring: %+v %+v", st, st.Store)
 	}
 
 	s.store.revoked(ctx, nil, map[string][]int32{"in": {1}})
@@ -93,11 +105,11 @@ func TestStreamRestoreWaitsAndRevokes(t *testing.T) {
 	if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		t.Fatal(err)
 	}
-	st = waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 3 })
-	if got := lastPerKey(readAll(t, lib, servers, 3, "out")); got != "a=3" {
+	st = waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 5 })
+	if got := lastPerKey(readAll(t, lib, servers, 5, "out")); got != "a=3 b=2" {
 		t.Errorf("counts %s: the aborted state leaked", got)
 	}
-	if st.Store.Restoring != 0 || st.Store.Partitions != 2 || st.Store.Keys != 1 {
+	if st.Store.Restoring != 0 || st.Store.Partitions != 2 || st.Store.Keys != 2 {
 		t.Errorf("store %+v", st.Store)
 	}
 	lib.Destroy(ctx, id)
@@ -123,4 +135,36 @@ func TestStreamWindowIdle(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 	lib.Destroy(testCtx(t), id)
+}
+
+// TestStreamRestoreFails restores a windowed store whose changelog holds
+// a record no stream wrote (a key too short for a window's): the restore
+// fails, and the stream with it, saying which store, partition and offset,
+// while the destroy that follows returns at once.
+func TestStreamRestoreFails(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, embedded.Topics("in"), embedded.Partitions(2))
+	servers := c.Servers()
+	ctx := testCtx(t)
+	cl := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(servers), kgo.RecordPartitioner(kgo.ManualPartitioner())))
+	defer cl.Close()
+	compact := "compact"
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, map[string]*string{"cleanup.policy": &compact}, "g-w-changelog"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "g-w-changelog", Key: []byte("x"), Value: []byte("y"), Partition: 1}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	lib := streamLib(t)
+	w := &Window{Kind: Tumbling, Size: time.Second, Aggregate: sumAggregate}
+	id := must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "g"},
+		StreamSpec{From: []string{"in"}, To: "out", Store: "w", Window: w}))
+	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.State == StreamFailed })
+	want := `restore store "w" partition 1 from "g-w-changelog": offset 0: key of 1 bytes: not a window's`
+	if st.LastError == nil || !strings.Contains(st.LastError.Error(), want) {
+		t.Errorf("error %v, want one with %q", st.LastError, want)
+	}
+	if _, err := lib.Destroy(ctx, id); err != nil {
+		t.Errorf("destroy: %v", err)
+	}
 }

@@ -421,7 +421,7 @@ func (st *store) closeDue(ctx context.Context, onError OnError, b *batchCounts) 
 	var outs []StreamOutput
 	for _, id := range slices.Sorted(maps.Keys(st.parts)) {
 		p := st.parts[id]
-		if p.restoring || p.btime < p.bminClose {
+		if p.btime < p.bminClose {
 			continue
 		}
 		var due []closed
