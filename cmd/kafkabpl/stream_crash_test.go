@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -235,7 +236,11 @@ func (r *crashRig) waitCommitted(t *testing.T, what string, done func(int64) boo
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not so after %v: %d inputs committed", what, time.Since(start).Round(time.Millisecond), n)
+			var out strings.Builder
+			for _, p := range procs {
+				fmt.Fprintf(&out, "\n%s", p)
+			}
+			t.Fatalf("%s: not so after %v: %d inputs committed%s", what, time.Since(start).Round(time.Millisecond), n, out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -70,7 +70,7 @@ const stateThrottle = 2
 // transaction timeout (see the file's comment).
 const stateConfig = `(list "servers" => kafka-servers "group" => %q
     "session-timeout" => 6000 "heartbeat-interval" => 1000 "max-poll-records" => 100
-    "transaction-timeout" => 10000)`
+    "transaction-timeout" => 10000 "log-level" => "info")`
 
 // countScript counts inputs per key: args config, from, to, guarantee,
 // throttle.
