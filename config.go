@@ -551,11 +551,11 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// at 100 ms and stops at 1 s. A fetch or produce to a killed
 		// broker fails until its partitions move (Kafka fences it after
 		// 9 s), and each failure doubles the wait, so kgo's came back up
-		// to 4 s after the partitions had moved. The metadata refresh
-		// that finds the new leader is made at each retry, so the cap is
-		// how late after the move a client may notice it: 500 ms by
-		// default, half of Java's, for two retries a second to a broker
-		// that is down.
+		// to 4 s after the partitions had moved. 500 ms by default, half
+		// of Java's cap, for two retries a second to a broker that is
+		// down; the new leader is found sooner, by the dialer's metadata
+		// requests every 100 ms while the broker refuses connections
+		// (see brokerDialer).
 		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax)),
 		// A retried request is bounded by its time (RetryTimeout above),
 		// as Java's are, not by a count: kgo's default of 20 tries lasted

@@ -33,8 +33,13 @@ import (
 //
 // kgo refreshes metadata when a produce's dial is refused, but not after a
 // temporary failure, so the dialer asks for the refresh itself: at once,
-// as Java's clients ask when a connection fails, and at most every 100 ms
-// (MetadataMinAge).
+// as Java's clients ask when a connection fails, and then every 100 ms
+// (MetadataMinAge) for as long as refusals go on, and a second more. A
+// killed broker's partitions move when the controller fences it (9 s by
+// default), and this is how soon the client sees the move: kgo's own
+// retries, which also ask, come up to retry-backoff-max apart (500 ms).
+// The cost, while a broker that was reached refuses connections: ten
+// metadata requests a second, to the live brokers.
 type brokerDialer struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	timeout time.Duration
@@ -42,11 +47,19 @@ type brokerDialer struct {
 
 	client  atomic.Pointer[kgo.Client] // set once the client exists
 	closing atomic.Bool
+	stop    chan struct{} // closed by close: the watch ends
+	once    sync.Once
 
 	mu          sync.Mutex
 	reached     map[string]bool // addresses that accepted a connection
 	lastRefresh time.Time
+	lastRefusal time.Time // by an address reached before
+	watching    bool      // watch runs
 }
+
+// watchAfter is how long the dialer goes on asking for metadata after the
+// last refusal: more than kgo's retries of a dead broker are apart.
+const watchAfter = time.Second
 
 // metadataRefreshEvery bounds the metadata requests that refused dials
 // ask for; kgoOpts' MetadataMinAge.
@@ -57,6 +70,7 @@ func newBrokerDialer(c *config) *brokerDialer {
 		dial:    (&net.Dialer{}).DialContext,
 		timeout: min(10*time.Second, c.requestTimeout),
 		reached: map[string]bool{},
+		stop:    make(chan struct{}),
 	}
 	if testDialer != nil {
 		d.dial = testDialer
@@ -70,8 +84,12 @@ func newBrokerDialer(c *config) *brokerDialer {
 // setClient gives the dialer the client whose metadata it refreshes.
 func (d *brokerDialer) setClient(cl *kgo.Client) { d.client.Store(cl) }
 
-// close makes refusals final from now on: see brokerDialer.
-func (d *brokerDialer) close() { d.closing.Store(true) }
+// close makes refusals final from now on (see brokerDialer), and ends the
+// watch for metadata, if one runs.
+func (d *brokerDialer) close() {
+	d.closing.Store(true)
+	d.once.Do(func() { close(d.stop) })
+}
 
 // DialContext has the signature of kgo.Dialer's function.
 func (d *brokerDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -126,16 +144,60 @@ func (d *brokerDialer) failed(addr string, err error) error {
 	if refresh {
 		d.lastRefresh = time.Now()
 	}
+	watch := reached && !d.watching
+	if reached {
+		d.lastRefusal = time.Now()
+		d.watching = true
+	}
 	d.mu.Unlock()
 	if !reached {
 		return err
 	}
-	if cl := d.client.Load(); refresh && cl != nil {
-		cl.ForceMetadataRefresh()
+	if refresh {
+		d.refresh()
+	}
+	if watch {
+		go d.watch()
 	}
 	temp := *op
 	temp.Err = refusedForNow{op.Err}
 	return &temp
+}
+
+// refresh asks the client for fresh metadata.
+func (d *brokerDialer) refresh() {
+	if cl := d.client.Load(); cl != nil {
+		cl.ForceMetadataRefresh()
+	}
+}
+
+// watch asks for metadata every metadataRefreshEvery until watchAfter has
+// passed since the last refusal, or the dialer is closed.
+func (d *brokerDialer) watch() {
+	tick := time.NewTicker(metadataRefreshEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.stop:
+			d.mu.Lock()
+			d.watching = false
+			d.mu.Unlock()
+			return
+		case <-tick.C:
+		}
+		d.mu.Lock()
+		quiet := time.Since(d.lastRefusal) > watchAfter
+		if quiet {
+			d.watching = false
+		} else {
+			d.lastRefresh = time.Now()
+		}
+		d.mu.Unlock()
+		if quiet {
+			return
+		}
+		d.refresh()
+	}
 }
 
 // refusedForNow is a refused connection that kgo is to retry: it reports

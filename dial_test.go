@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestBrokerDialerRefusals: a refusal from an address that was reached
@@ -65,4 +70,72 @@ func TestBrokerDialerRefusals(t *testing.T) {
 	if op := refusal(up); op.Timeout() {
 		t.Errorf("while closing: the refusal %v is temporary; want it final", op)
 	}
+}
+
+// metadataCounter counts the Metadata requests a client writes.
+type metadataCounter struct{ n atomic.Int64 }
+
+func (m *metadataCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == kmsg.Metadata.Int16() && err == nil {
+		m.n.Add(1)
+	}
+}
+
+// TestBrokerDialerWatch: a refusal by an address reached before makes the
+// dialer ask its client for metadata every 100 ms until a second has
+// passed without another refusal, then stop; closing the dialer stops it
+// at once.
+func TestBrokerDialerWatch(t *testing.T) {
+	t.Parallel()
+	var count metadataCounter
+	cl, err := kgo.NewClient(kgo.SeedBrokers(newCluster(t).Servers()), kgo.WithHooks(&count), kgo.MetadataMinAge(metadataRefreshEvery))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Ping(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	d := newBrokerDialer(defaultConfig())
+	d.setClient(cl)
+	conn, err := d.DialContext(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	ln.Close() // the broker is killed
+	watching := func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.watching
+	}
+
+	before := count.n.Load()
+	if _, err := d.DialContext(context.Background(), "tcp", addr); err == nil {
+		t.Fatal("dialled a closed listener")
+	}
+	if !watching() {
+		t.Fatal("no watch after a refusal")
+	}
+	waitFor(t, "the watch ended, a second after the refusal", func() bool { return !watching() })
+	asked := count.n.Load() - before
+	t.Logf("%d metadata requests in the watch", asked)
+	if asked < 3 || asked > 15 {
+		t.Errorf("%d metadata requests in the watch; want about 10 (one every 100 ms for a second)", asked)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if after := count.n.Load() - before; after != asked {
+		t.Errorf("%d metadata requests after the watch ended; want none", after-asked)
+	}
+
+	if _, err := d.DialContext(context.Background(), "tcp", addr); err == nil {
+		t.Fatal("dialled a closed listener")
+	}
+	d.close()
+	waitFor(t, "the watch ended at the close", func() bool { return !watching() })
 }

@@ -202,6 +202,7 @@ func (h *handle) close(ctx context.Context) error {
 			return err
 		}
 	}
+	h.net.dialer.close()
 	h.cl.Close()
 	return err
 }
