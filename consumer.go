@@ -199,6 +199,12 @@ type consumerState struct {
 	// be working on, so a crash then redelivers them (at least once).
 	pending []*kgo.Record
 
+	// rv schedules the checks of positions after a leader moved, and
+	// gate keeps them apart from polls of kgo: a poll holds it shared, the
+	// setting of positions whole (see revalidation).
+	rv   *revalidation
+	gate sync.RWMutex
+
 	// testHook, set by tests only, is called at the points where a seek
 	// and an assignment meet (see consumerState.at).
 	testHook atomic.Pointer[func(event string)]
@@ -214,6 +220,7 @@ func newConsumerState(h *handle) *consumerState {
 		starting:     partitions[bool]{},
 		unpositioned: partitions[bool]{},
 		uncommitted:  partitions[int64]{},
+		rv:           newRevalidation(),
 	}
 	cs.wakeCtx, cs.wake = context.WithCancel(context.Background())
 	return cs

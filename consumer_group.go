@@ -327,6 +327,7 @@ func (cs *consumerState) leave(ctx context.Context) (detached bool, err error) {
 		err = cs.commitPolled(ctx)
 	}
 	cs.h.net.dialer.close()
+	cs.rv.stop()
 	detached, lerr := cs.h.leaveGroup(ctx)
 	if err == nil {
 		err = lerr

@@ -193,20 +193,21 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 	}
 	wakeCtx := cs.wakeCtx
 	cs.mu.Unlock()
+	cs.revalidate(ctx)
 	// What is buffered first (a nil context: at once), so that a busy
 	// consumer's polls, which nearly always find records, do not pay for
 	// the contexts of a wait.
-	recs, err := cs.take(h.cl.PollRecords(nil, max), topics)
+	recs, err := cs.pollKgo(nil, topics, max)
 	if len(recs) == 0 && err == nil && timeout > 0 {
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
-		defer stop()
-		if h.cfg.autoOffsetReset == resetNone { // so does a partition left with no position
-			stopWake := context.AfterFunc(wakeCtx, cancel)
-			defer stopWake()
+		deadline := time.Now().Add(timeout)
+		for {
+			var due bool
+			recs, due, err = cs.wait(ctx, wakeCtx, deadline, topics, max)
+			if !due || len(recs) > 0 || err != nil || time.Until(deadline) <= 0 {
+				break
+			}
+			cs.revalidate(ctx) // and wait on
 		}
-		recs, err = cs.take(h.cl.PollRecords(pctx, max), topics)
 	}
 	if len(recs) > 0 {
 		return recs, nil
@@ -231,6 +232,34 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		}
 	}
 	return nil, nil
+}
+
+// pollKgo polls kgo with ctx (nil: what is buffered, at once), sharing
+// the gate with other polls (see revalidation).
+func (cs *consumerState) pollKgo(ctx context.Context, topics []string, max int) ([]batch, error) {
+	cs.gate.RLock()
+	defer cs.gate.RUnlock()
+	return cs.take(cs.h.cl.PollRecords(ctx, max), topics)
+}
+
+// wait polls kgo until deadline, the consumer's destruction or, under
+// "none", a partition left with no position; or until a check of
+// positions falls due, and then says so.
+func (cs *consumerState) wait(ctx, wakeCtx context.Context, deadline time.Time, topics []string, max int) (recs []batch, due bool, err error) {
+	h := cs.h
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	stop := context.AfterFunc(h.ctx, cancel) // destroy ends the wait
+	defer stop()
+	if h.cfg.autoOffsetReset == resetNone { // so does a partition left with no position
+		stopWake := context.AfterFunc(wakeCtx, cancel)
+		defer stopWake()
+	}
+	check := cs.rv.waiting()
+	stopCheck := context.AfterFunc(check, cancel)
+	defer stopCheck()
+	recs, err = cs.pollKgo(pctx, topics, max)
+	return recs, check.Err() != nil, err
 }
 
 // result sorts batches into topics. Keys and values are checked and

@@ -274,9 +274,13 @@
 // fetch or produce is retried after retry-backoff, doubling up to
 // retry-backoff-max, for as long as request-timeout (a send, for
 // send-timeout) and not for a set number of tries, and while a leader is
-// unknown the clients ask the brokers for fresh metadata every 100 ms, as
-// Java's do, so that a partition whose leader moved is read and written
-// again within about 100 ms of the move. Kafka moves a dead broker's
+// unknown, or a broker that was reachable refuses connections, the clients
+// ask the brokers for fresh metadata every 100 ms, so that a partition
+// whose leader moved is read and written again within about 100 ms of the
+// move. A consumer whose partition moved to a leader not yet ready to
+// confirm its position (KIP-320's check, which franz-go repeats only a
+// second later) checks it again itself every 100 ms, as Java's does, and
+// reads on once the leader confirms it. Kafka moves a dead broker's
 // partitions once its controller fences it (9 s by default). A consumer
 // keeps its partitions while its group's coordinator fails over: its
 // heartbeats are retried, as Java's are, until the new coordinator

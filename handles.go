@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Kind is what a handle is: a producer, a consumer, an admin client or a
@@ -127,10 +128,13 @@ func (lib *Library) remove(id string) *handle {
 type reachability struct {
 	servers string
 	dialer  *brokerDialer // the client's, set by kgoOpts
-	mu      sync.Mutex
-	dials   int   // connection attempts so far
-	open    int   // connections open now
-	dialErr error // the last failed dial since the last successful one
+	// epochAnswered, set before the client is made (consumers only), is
+	// told of each OffsetForLeaderEpoch answer read (see revalidation).
+	epochAnswered func(node int32)
+	mu            sync.Mutex
+	dials         int   // connection attempts so far
+	open          int   // connections open now
+	dialErr       error // the last failed dial since the last successful one
 }
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
@@ -144,6 +148,13 @@ func (r *reachability) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ 
 	}
 	r.open++
 	r.dialErr = nil
+}
+
+// OnBrokerRead implements kgo.HookBrokerRead.
+func (r *reachability) OnBrokerRead(meta kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if err == nil && key == kmsg.OffsetForLeaderEpoch.Int16() && r.epochAnswered != nil {
+		r.epochAnswered(meta.NodeID)
+	}
 }
 
 // OnBrokerDisconnect implements kgo.HookBrokerDisconnect.

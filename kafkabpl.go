@@ -116,6 +116,7 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 	opts := cfg.kgoOpts(kind, h.id, h.net)
 	if kind == Consumer {
 		h.cons = newConsumerState(h)
+		h.net.epochAnswered = h.cons.rv.epochAnswered
 		opts = append(opts, h.cons.groupOpts()...)
 	}
 	var err error
