@@ -59,16 +59,22 @@ func faultFirstSend(t *testing.T, c *faultCluster, java string) {
 // faultProducers: a kafkabpl producer and Java's send side by side; a
 // leader is killed and restarted, then the active controller. Both
 // producers send until, after the second restart, each got another 1,000
-// records acknowledged.
+// records acknowledged. They write to one topic, with the same keys, so
+// that each record of one has a record of the other's in its partition:
+// how soon a partition's new leader can acknowledge a write is the
+// brokers' doing (its followers must fetch from it first, and one that
+// asked before the leader had taken the partition up waits out
+// replica.fetch.backoff.ms, 1 s), and it is the same for both. Java's
+// values are prefixed with javaPrefix.
 func faultProducers(t *testing.T, c *faultCluster, java string) {
-	const bplTopic, javaTopic = "produce-bpl", "produce-java"
+	const topic, javaPrefix = "produce", "j"
 	const batch, tick = 8, 50 * time.Millisecond // 160 records a second, in sends 50 ms apart so that when a send began adds little to its stall
 	start := time.Now()
 	ctx := faultCtx(t, 480*time.Second)
-	c.createTopics(t, ctx, bplTopic, javaTopic)
+	c.createTopics(t, ctx, topic)
 
-	jp := startPipedPeer(t, ctx, java, javaArgs("fault-produce", c.servers(), javaTopic,
-		strconv.Itoa(crashKeys), strconv.Itoa(batch), strconv.Itoa(int(tick.Milliseconds())), strconv.Itoa(faultMaxRecords))...)
+	jp := startPipedPeer(t, ctx, java, javaArgs("fault-produce", c.servers(), topic,
+		strconv.Itoa(crashKeys), strconv.Itoa(batch), strconv.Itoa(int(tick.Milliseconds())), strconv.Itoa(faultMaxRecords), javaPrefix)...)
 
 	lib := newRealLib(t)
 	config := map[string]any{"servers": c.servers(), "acks": "all"}
@@ -77,6 +83,7 @@ func faultProducers(t *testing.T, c *faultCluster, java string) {
 	acked := make(map[string]bool)
 	var sent, ackedCount atomic.Int64
 	var maxSend time.Duration
+	var sends []waitSpan // each Send call: the sender goroutine's until done
 	var failures []string
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -94,8 +101,9 @@ func faultProducers(t *testing.T, c *faultCluster, java string) {
 				msgs = append(msgs, kafkabpl.Message{Key: faultKey(v), Value: v})
 			}
 			began := time.Now()
-			_, err := lib.Send(ctx, id, []string{bplTopic}, msgs)
+			_, err := lib.Send(ctx, id, []string{topic}, msgs)
 			maxSend = max(maxSend, time.Since(began))
+			sends = append(sends, waitSpan{began, time.Now()})
 			failed := map[int]bool{}
 			if err != nil {
 				failures = append(failures, err.Error())
@@ -141,16 +149,18 @@ func faultProducers(t *testing.T, c *faultCluster, java string) {
 	flowing("both producers acknowledged", 0, 0)
 	controller := c.activeController(t, ctx)
 	victim := controller%3 + 1 // another node
+	var kills []faultKill
 	for round, what := range []string{"a leader", "the active controller"} {
 		if round == 1 {
 			victim = c.activeController(t, ctx)
 		}
-		if len(c.leads(t, ctx, victim, bplTopic)) == 0 || len(c.leads(t, ctx, victim, javaTopic)) == 0 {
-			t.Fatalf("node %d (%s) leads no partition of %s or %s", victim, what, bplTopic, javaTopic)
+		if len(c.leads(t, ctx, victim, topic)) == 0 {
+			t.Fatalf("node %d (%s) leads no partition of %s", victim, what, topic)
 		}
-		t.Logf("kill %d: node %d, %s, leading partitions %v of %s and %v of %s, after %d kafkabpl records", round+1, victim, what,
-			c.leads(t, ctx, victim, bplTopic), bplTopic, c.leads(t, ctx, victim, javaTopic), javaTopic, sent.Load())
-		c.kill(t, ctx, victim)
+		t.Logf("kill %d: node %d, %s, leading partitions %v of %s, after %d kafkabpl records", round+1, victim, what,
+			c.leads(t, ctx, victim, topic), topic, sent.Load())
+		at := time.Now()
+		kills = append(kills, faultKill{node: victim, what: what, at: at, fenced: c.kill(t, ctx, victim)})
 		c.restart(t, ctx, victim)
 		flowing(fmt.Sprintf("both producers acknowledged 1,000 more after restart %d", round+1), ackedCount.Load(), javaAcked())
 	}
@@ -177,18 +187,75 @@ func faultProducers(t *testing.T, c *faultCluster, java string) {
 	}
 	javaOK := make(map[string]bool, javaSent)
 	for i := range javaSent {
-		if v := faultValue(i); !failedJava[v] {
+		if v := faultValue(i); !failedJava[javaPrefix+v] {
 			javaOK[v] = true
 		}
 	}
 
-	lostBPL, dupsBPL := checkKeyed(t, "kafkabpl producer's topic", readKeyed(t, ctx, c.addrs, bplTopic, len(acked)), acked)
-	lostJava, dupsJava := checkKeyed(t, "Java producer's topic", readKeyed(t, ctx, c.addrs, javaTopic, len(javaOK)), javaOK)
+	var fromBPL, fromJava []keyedValue
+	for _, kv := range readKeyed(t, ctx, c.addrs, topic, len(acked)+len(javaOK)) {
+		if v, ok := strings.CutPrefix(kv.value, javaPrefix); ok {
+			kv.value = v
+			fromJava = append(fromJava, kv)
+		} else {
+			fromBPL = append(fromBPL, kv)
+		}
+	}
+	lostBPL, dupsBPL := checkKeyed(t, "kafkabpl producer's records", fromBPL, acked)
+	lostJava, dupsJava := checkKeyed(t, "Java producer's records", fromJava, javaOK)
 	t.Logf("kafkabpl producer: %d sent, %d acknowledged, %d failed sends %q; lost %d, duplicates %d; stall (longest Send, %d records) %v",
 		sent.Load(), len(acked), len(failures), failures, lostBPL, dupsBPL, batch, maxSend.Round(time.Millisecond))
 	t.Logf("Java producer:     %d sent, %d acknowledged, %d failed; lost %d, duplicates %d; stall (longest send-to-ack) %v",
 		javaSent, len(javaOK), javaFailed, lostJava, dupsJava, time.Duration(javaMax)*time.Millisecond)
+	var javaSlow []waitSpan
+	for _, f := range javaLines(jp.stdout.String(), "slow") {
+		if len(f) != 4 {
+			t.Fatalf("Java producer printed %q", f)
+		}
+		sentMS, err1 := strconv.ParseInt(f[2], 10, 64)
+		ackMS, err2 := strconv.ParseInt(f[3], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("Java producer printed %q", f)
+		}
+		javaSlow = append(javaSlow, waitSpan{time.UnixMilli(sentMS), time.UnixMilli(ackMS)})
+	}
+	for i, k := range kills {
+		bpl, java := k.worst(sends), k.worst(javaSlow)
+		t.Logf("kill %d (node %d, %s; fenced %v after the kill): longest wait for an ack: kafkabpl %v (acked %v after the fencing), Java %v (acked %v after the fencing)",
+			i+1, k.node, k.what, k.fenced.Sub(k.at).Round(time.Millisecond), bpl.wait(), k.afterFence(bpl), java.wait(), k.afterFence(java))
+	}
 	t.Logf("stall: kafkabpl %v, Java %v; took %v", maxSend.Round(time.Millisecond), time.Duration(javaMax)*time.Millisecond, time.Since(start).Round(time.Millisecond))
+}
+
+// waitSpan is a wait for an ack: from a send to its ack.
+type waitSpan struct{ began, ended time.Time }
+
+func (w waitSpan) wait() time.Duration { return w.ended.Sub(w.began).Round(time.Millisecond) }
+
+// faultKill is a node killed: when, and when the controller had fenced it.
+type faultKill struct {
+	node       int32
+	what       string
+	at, fenced time.Time
+}
+
+// worst is the longest of the waits that began from a second before the
+// kill until the fencing: those the kill held up.
+func (k faultKill) worst(spans []waitSpan) (w waitSpan) {
+	for _, s := range spans {
+		if !s.began.Before(k.at.Add(-time.Second)) && !s.began.After(k.fenced) && s.wait() > w.wait() {
+			w = s
+		}
+	}
+	return w
+}
+
+// afterFence says when a wait's ack came, from the fencing.
+func (k faultKill) afterFence(w waitSpan) string {
+	if w.ended.IsZero() {
+		return "none held up"
+	}
+	return fmt.Sprintf("%+.3fs", w.ended.Sub(k.fenced).Seconds())
 }
 
 // churnScript is the consumer that faultChurn kills with kill -9: a

@@ -38,13 +38,15 @@ package main
 //     producer id until they have a block of them from the controller).
 //   - leader killed under producers: a kafkabpl producer (acks all,
 //     idempotent, the defaults) and Java's KafkaProducer (acks=all,
-//     idempotent) send at the same pace, 25 records every 150 ms, to
-//     topics of their own, while a node that leads partitions of both is
-//     killed and restarted, and then the active controller, which also
-//     leads partitions of both (leaders are moved back to their preferred
-//     replicas between kills). The stall is the longest a record waited
-//     for its ack: a kafkabpl Send call's duration, each Java record's
-//     send-to-ack time.
+//     idempotent) send at the same pace, 8 records every 50 ms, to one
+//     topic with the same keys (so that the brokers' part of a stall,
+//     the same for both, does not decide the comparison), while a node
+//     that leads partitions of it is killed and restarted, and then the
+//     active controller, which leads partitions too (leaders are moved
+//     back to their preferred replicas between kills). The stall is the
+//     longest a record waited for its ack: a kafkabpl Send call's
+//     duration, each Java record's send-to-ack time; it is also logged
+//     per kill, with when the ack came after the fencing.
 //   - group churn: kafkabpl consumers of one group (Library consumers
 //     committing after each poll, and a `kafkabpl run` process that never
 //     commits) while records flow at 400 a second: a member joins and, in
@@ -92,6 +94,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -211,10 +214,16 @@ transaction.abort.timed.out.transaction.cleanup.interval.ms=500
 		c.nodes = append(c.nodes, n)
 	}
 	t.Cleanup(func() {
+		keep := os.Getenv("KAFKABPL_FAULT_LOG")
 		for _, n := range c.nodes {
 			n.kill()
 			if t.Failed() {
 				t.Logf("node %d's warnings and errors:\n%s", n.id, logTail(n.log, 40))
+			}
+			if keep != "" { // the nodes' own account, beside the clients' (faultClientLog)
+				if b, err := os.ReadFile(n.log); err == nil {
+					os.WriteFile(fmt.Sprintf("%s-node-%d.log", keep, n.id), b, 0o644)
+				}
 			}
 		}
 	})

@@ -14,14 +14,16 @@
 //                                        for a message whose value is "end"
 //   produce-typed SERVERS TOPIC KT VT    produce, the key read as type KT, the value as VT
 //   consume-typed SERVERS TOPIC N KT VT  consume with the deserializers of KT and VT
-//   fault-produce SERVERS TOPIC KEYS BATCH TICK-MS MAX
-//                                        for faults_test.go: records key kK, value kK-SEQ
+//   fault-produce SERVERS TOPIC KEYS BATCH TICK-MS MAX PREFIX
+//                                        for faults_test.go: records key kK, value PREFIXkK-SEQ
 //                                        (record i: K = i mod KEYS, SEQ = i div KEYS), BATCH
 //                                        of them every TICK-MS, acks=all, idempotent, until
 //                                        stdin ends (or MAX records); prints: acked N every
-//                                        1000, failed KEY VALUE ERROR, then done ACKED FAILED
-//                                        MAX-LATENCY-MS SENT (the longest a record waited
-//                                        from send to its ack)
+//                                        1000, slow PARTITION SENT ACKED for a record that
+//                                        waited 1 s or more for its ack (both in ms since
+//                                        1970), failed KEY VALUE ERROR, then done ACKED
+//                                        FAILED MAX-LATENCY-MS SENT (the longest a record
+//                                        waited from send to its ack)
 //   first-send SERVERS TOPIC             for faults_test.go: makes a KafkaProducer (acks=all,
 //                                        idempotent), prints ready, and at stdin's first
 //                                        line sends one record and prints: first-send MS
@@ -110,7 +112,7 @@ public class Peer {
             case "produce-typed" -> produce(servers, topic, arg(a, 3), arg(a, 4));
             case "consume-typed" -> consume(servers, topic, Integer.parseInt(arg(a, 3)), arg(a, 4), arg(a, 5));
             case "fault-produce" -> faultProduce(servers, topic, Integer.parseInt(arg(a, 3)), Integer.parseInt(arg(a, 4)),
-                Integer.parseInt(arg(a, 5)), Integer.parseInt(arg(a, 6)));
+                Integer.parseInt(arg(a, 5)), Integer.parseInt(arg(a, 6)), arg(a, 7));
             case "fault-consume" -> faultConsume(servers, topic, arg(a, 3));
             case "first-send" -> firstSend(servers, topic);
             default -> throw new IllegalArgumentException("unknown mode " + mode);
@@ -290,7 +292,7 @@ public class Peer {
     // faultProduce is KafkaProducer under broker kills: Java's defaults
     // (idempotent, delivery.timeout.ms 120 s) but acks=all, and sends paced
     // as faults_test.go paces kafkabpl's, until stdin ends.
-    static void faultProduce(String servers, String topic, int keys, int batch, int tickMs, int max) throws Exception {
+    static void faultProduce(String servers, String topic, int keys, int batch, int tickMs, int max, String prefix) throws Exception {
         Properties p = common(servers, "java-faults");
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, serde("String", "Serializer"));
@@ -304,11 +306,14 @@ public class Peer {
         try {
             long next = System.nanoTime();
             for (; n < max && !stop.get(); n++) {
-                String key = "k" + (n % keys), value = key + "-" + (n / keys);
-                long sent = System.nanoTime();
+                String key = "k" + (n % keys), value = prefix + key + "-" + (n / keys);
+                long sent = System.nanoTime(), sentAt = System.currentTimeMillis();
                 prod.send(new ProducerRecord<>(topic, key, value), (md, e) -> {
                     long latency = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
                     maxLatency.accumulateAndGet(latency, Math::max);
+                    if (latency >= 1000) {
+                        out("slow", md == null ? -1 : md.partition(), sentAt, sentAt + latency);
+                    }
                     if (e != null) {
                         failed.incrementAndGet();
                         out("failed", key, value, e.toString().replace('\n', ' '));
