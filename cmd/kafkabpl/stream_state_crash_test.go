@@ -143,8 +143,15 @@ func seedStateRig(t *testing.T, bin, guarantee string, addrs []string, prefix st
 	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
 	r.ctx = ctx
 	t.Cleanup(cancel)
+	// The windows' inputs carry timestamps of 2026-01-01, older than a
+	// real broker's default retention (7 days): its first retention pass,
+	// 30 s after it starts, deleted an input being fed, the restarted
+	// stream found its committed offsets out of range, and it waited for
+	// ever for inputs that were gone. Kept for ever, as event-time data of
+	// the past must be.
+	forever := "-1"
 	for _, topic := range []string{r.in, r.out} {
-		if _, err := r.adm.CreateTopic(ctx, statePartitions, 1, nil, topic); err != nil {
+		if _, err := r.adm.CreateTopic(ctx, statePartitions, 1, map[string]*string{"retention.ms": &forever}, topic); err != nil {
 			t.Fatalf("create topic %s: %v", topic, err)
 		}
 	}
