@@ -552,11 +552,10 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// broker fails until its partitions move (Kafka fences it after
 		// 9 s), and each failure doubles the wait, so kgo's came back up
 		// to 4 s after the partitions had moved. 500 ms by default, half
-		// of Java's cap, for two retries a second to a broker that is
-		// down; the new leader is found sooner, by the dialer's metadata
-		// requests every 100 ms while the broker refuses connections
-		// (see brokerDialer).
-		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax)),
+		// of Java's cap; while a broker that was reached refuses
+		// connections, 100 ms without doubling (see backoff), and the
+		// dialer asks for metadata every 100 ms (see brokerDialer).
+		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax, hooks.dialer.refusing)),
 		// A retried request is bounded by its time (RetryTimeout above),
 		// as Java's are, not by a count: kgo's default of 20 tries lasted
 		// about 9 s at this backoff, less than a coordinator's failover
@@ -608,10 +607,20 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 
 // backoff is the wait before retry number tries (1 is the first): first,
 // doubled each time up to most, then spread by ±20% so that clients that
-// failed together do not retry together, as Java's clients do.
-func backoff(first, most time.Duration) func(tries int) time.Duration {
+// failed together do not retry together, as Java's clients do. While
+// outage reports true (a broker that was reached refuses connections:
+// see brokerDialer), every wait is first's: kgo sends a retried metadata
+// request to the next broker in turn, the dead one included, and its
+// doubled waits after each refusal (100, 200, 400 ms) held back the
+// metadata that showed a killed broker's partitions moved. Java's
+// clients never wait on a dead broker for metadata: they ask the least
+// loaded node that is connected.
+func backoff(first, most time.Duration, outage func() bool) func(tries int) time.Duration {
 	return func(tries int) time.Duration {
 		d := first
+		if outage != nil && outage() {
+			tries = 1
+		}
 		for i := 1; i < tries && d < most; i++ {
 			d *= 2
 		}

@@ -181,20 +181,26 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestRetryBackoff checks the retry waits: retry-backoff first, doubling
-// to retry-backoff-max, each spread by ±20%.
+// to retry-backoff-max, each spread by ±20%; during an outage (a broker
+// that was reached refuses connections), retry-backoff every time.
 func TestRetryBackoff(t *testing.T) {
-	b := backoff(100*time.Millisecond, time.Second)
+	outage := false
+	b := backoff(100*time.Millisecond, time.Second, func() bool { return outage })
 	for _, tt := range []struct {
-		tries int
-		want  time.Duration
-	}{{0, 100 * time.Millisecond}, {1, 100 * time.Millisecond}, {2, 200 * time.Millisecond}, {4, 800 * time.Millisecond},
-		{5, time.Second}, {64, time.Second}, {1 << 30, time.Second}} {
+		outage bool
+		tries  int
+		want   time.Duration
+	}{{false, 0, 100 * time.Millisecond}, {false, 1, 100 * time.Millisecond}, {false, 2, 200 * time.Millisecond},
+		{false, 4, 800 * time.Millisecond}, {false, 5, time.Second}, {false, 64, time.Second}, {false, 1 << 30, time.Second},
+		{true, 1, 100 * time.Millisecond}, {true, 3, 100 * time.Millisecond}, {true, 1 << 30, 100 * time.Millisecond},
+		{false, 3, 400 * time.Millisecond}} {
+		outage = tt.outage
 		lo, hi := tt.want*8/10, tt.want*12/10
 		spread := map[time.Duration]bool{}
 		for range 50 {
 			d := b(tt.tries)
 			if d < lo || d > hi {
-				t.Fatalf("backoff(%d) = %v, want %v ±20%%", tt.tries, d, tt.want)
+				t.Fatalf("backoff(%d), outage %v = %v, want %v ±20%%", tt.tries, tt.outage, d, tt.want)
 			}
 			spread[d] = true
 		}

@@ -39,7 +39,8 @@ import (
 // default), and this is how soon the client sees the move: kgo's own
 // retries, which also ask, come up to retry-backoff-max apart (500 ms).
 // The cost, while a broker that was reached refuses connections: ten
-// metadata requests a second, to the live brokers.
+// metadata requests a second, to the live brokers, and each retry after
+// retry-backoff without doubling (see backoff and refusing).
 type brokerDialer struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	timeout time.Duration
@@ -162,6 +163,15 @@ func (d *brokerDialer) failed(addr string, err error) error {
 	temp := *op
 	temp.Err = refusedForNow{op.Err}
 	return &temp
+}
+
+// refusing reports whether an address reached before refuses connections
+// now: whether the watch runs. The client's retries wait retry-backoff
+// meanwhile, without doubling (see backoff).
+func (d *brokerDialer) refusing() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.watching
 }
 
 // refresh asks the client for fresh metadata.

@@ -109,11 +109,8 @@ func TestBrokerDialerWatch(t *testing.T) {
 	}
 	conn.Close()
 	ln.Close() // the broker is killed
-	watching := func() bool {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.watching
-	}
+	// What the client's retry backoff asks.
+	watching := d.refusing
 
 	before := count.n.Load()
 	if _, err := d.DialContext(context.Background(), "tcp", addr); err == nil {

@@ -273,7 +273,11 @@
 // When a broker fails, the clients retry as Java's do: a failed request,
 // fetch or produce is retried after retry-backoff, doubling up to
 // retry-backoff-max, for as long as request-timeout (a send, for
-// send-timeout) and not for a set number of tries, and while a leader is
+// send-timeout) and not for a set number of tries. While a broker that was
+// reachable refuses connections, every retry waits retry-backoff, without
+// doubling: franz-go sends a retried metadata request to the next broker
+// in turn, the dead one too, and doubled waits there held back the news
+// of a move. While a leader is
 // unknown, or a broker that was reachable refuses connections, the clients
 // ask the brokers for fresh metadata every 100 ms, so that a partition
 // whose leader moved is read and written again within about 100 ms of the
@@ -291,9 +295,11 @@
 // refusal while a handle is destroyed: a consumer whose brokers are gone
 // is destroyed without waiting out request-timeout to leave its group
 // (the group drops it when its session ends). The cost while a broker is
-// down: two retries and ten metadata requests a second per client, to the
-// live brokers; a larger retry-backoff-max sends fewer retries (Java's
-// caps the wait at 1 s).
+// down: ten retries of each failing request a second (each a refused
+// dial, or a request to a live broker) and ten metadata requests a second
+// per client, to the live brokers; once the dead broker's partitions have
+// moved and a second has passed with no refusal, retries double up to
+// retry-backoff-max again (Java's caps the wait at 1 s).
 // "log-level" "debug" shows it happen: franz-go's log of the client's
 // dials, retries, metadata refreshes and leader moves, a line each, goes
 // to the Library's log output.
