@@ -81,3 +81,57 @@ func TestConsumerRevalidatesAfterLeaderMove(t *testing.T) {
 		t.Errorf("read %q; want 1, 2, 3 once each", got)
 	}
 }
+
+// TestRevalidationSchedule checks the waits between the consumer's own
+// checks of a moved partition's position: 25 ms after kgo's check was
+// answered, doubling to 100 ms while the leader is not ready, and none
+// once a check needs no other.
+func TestRevalidationSchedule(t *testing.T) {
+	rv := newRevalidation()
+	defer rv.stop()
+	due := func() int32 {
+		t.Helper()
+		select {
+		case <-rv.waiting().Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("no check fell due")
+		}
+		node, _, ok := rv.take()
+		if !ok {
+			t.Fatal("a check fell due, and take found none")
+		}
+		return node
+	}
+	rv.epochAnswered(2)
+	rv.epochAnswered(3) // a check is scheduled already: it stays broker 2's
+	var waits []time.Duration
+	for range 4 {
+		rv.mu.Lock()
+		waits = append(waits, rv.wait)
+		rv.mu.Unlock()
+		if node := due(); node != 2 {
+			t.Fatalf("check for broker %d; want 2", node)
+		}
+		rv.epochAnswered(3) // the check's own answer begins nothing
+		rv.done(true)
+	}
+	want := []time.Duration{25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
+	if !slices.Equal(waits, want) {
+		t.Errorf("waits %v; want %v", waits, want)
+	}
+	due()
+	rv.done(false)
+	rv.mu.Lock()
+	over := rv.began.IsZero() && rv.timer == nil
+	rv.mu.Unlock()
+	if !over {
+		t.Error("a check that needs no other left one scheduled")
+	}
+	rv.epochAnswered(3) // a new schedule, from the first wait
+	rv.mu.Lock()
+	w := rv.wait
+	rv.mu.Unlock()
+	if w != revalidateFirst {
+		t.Errorf("a new schedule waits %v; want %v", w, revalidateFirst)
+	}
+}

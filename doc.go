@@ -283,8 +283,8 @@
 // whose leader moved is read and written again within about 100 ms of the
 // move. A consumer whose partition moved to a leader not yet ready to
 // confirm its position (KIP-320's check, which franz-go repeats only a
-// second later) checks it again itself every 100 ms, as Java's does, and
-// reads on once the leader confirms it. Kafka moves a dead broker's
+// second later) checks it again itself after 25 ms, the wait doubling to
+// 100 ms (Java's), and reads on once the leader confirms it. Kafka moves a dead broker's
 // partitions once its controller fences it (9 s by default). A consumer
 // keeps its partitions while its group's coordinator fails over: its
 // heartbeats are retried, as Java's are, until the new coordinator
