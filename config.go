@@ -553,8 +553,8 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// 9 s), and each failure doubles the wait, so kgo's came back up
 		// to 4 s after the partitions had moved. 500 ms by default, half
 		// of Java's cap; while a broker that was reached refuses
-		// connections, 100 ms without doubling (see backoff), and the
-		// dialer asks for metadata every 100 ms (see brokerDialer).
+		// connections, retry-backoff without doubling (see backoff), and
+		// the dialer asks for metadata every 100 ms (see brokerDialer).
 		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax, hooks.dialer.refusing)),
 		// A retried request is bounded by its time (RetryTimeout above),
 		// as Java's are, not by a count: kgo's default of 20 tries lasted
@@ -610,15 +610,14 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 // failed together do not retry together, as Java's clients do. While
 // outage reports true (a broker that was reached refuses connections:
 // see brokerDialer), every wait is first's: kgo sends a retried metadata
-// request to the next broker in turn, the dead one included, and its
+// request to the next broker in turn, the dead one included, and the
 // doubled waits after each refusal (100, 200, 400 ms) held back the
 // metadata that showed a killed broker's partitions moved. Java's
-// clients never wait on a dead broker for metadata: they ask the least
-// loaded node that is connected.
+// clients ask the least loaded connected node for metadata instead.
 func backoff(first, most time.Duration, outage func() bool) func(tries int) time.Duration {
 	return func(tries int) time.Duration {
 		d := first
-		if outage != nil && outage() {
+		if outage() {
 			tries = 1
 		}
 		for i := 1; i < tries && d < most; i++ {

@@ -30,10 +30,11 @@ import (
 // The first waits are shorter than Java's because a leader is usually
 // ready within tens of milliseconds: in the fault suite, waiting 100 ms
 // at once put the consumer about 50 ms behind Java's. The cost is two or
-// three small requests more, to the new leader, after a leader moved. A position the leader
-// confirms (its log holds every record before it) is set again on kgo's
-// client without an epoch, so that kgo fetches there at once instead of
-// waiting out its second. A position the leader does not confirm is left
+// three small requests more, to the new leader, after a leader moved.
+//
+// A position the leader confirms (its log holds every record before it)
+// is set again on kgo's client without an epoch, so that kgo fetches
+// there at once instead of waiting out its second. A position the leader does not confirm is left
 // to kgo, whose check then decides.
 //
 // Setting a position is safe only where it changes nothing: the position

@@ -36,8 +36,8 @@ import (
 // as Java's clients ask when a connection fails, and then every 100 ms
 // (MetadataMinAge) for as long as refusals go on, and a second more. A
 // killed broker's partitions move when the controller fences it (9 s by
-// default), and this is how soon the client sees the move: kgo's own
-// retries, which also ask, come up to retry-backoff-max apart (500 ms).
+// default), and this is how soon the client sees the move: without it,
+// only some of kgo's retries ask, and only as often as they come.
 // The cost, while a broker that was reached refuses connections: ten
 // metadata requests a second, to the live brokers, and each retry after
 // retry-backoff without doubling (see backoff and refusing).

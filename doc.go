@@ -277,15 +277,15 @@
 // reachable refuses connections, every retry waits retry-backoff, without
 // doubling: franz-go sends a retried metadata request to the next broker
 // in turn, the dead one too, and doubled waits there held back the news
-// of a move. While a leader is
-// unknown, or a broker that was reachable refuses connections, the clients
-// ask the brokers for fresh metadata every 100 ms, so that a partition
-// whose leader moved is read and written again within about 100 ms of the
-// move. A consumer whose partition moved to a leader not yet ready to
-// confirm its position (KIP-320's check, which franz-go repeats only a
-// second later) checks it again itself after 25 ms, the wait doubling to
-// 100 ms (Java's), and reads on once the leader confirms it. Kafka moves a dead broker's
-// partitions once its controller fences it (9 s by default). A consumer
+// of a move. While a leader is unknown, or a broker that was reachable
+// refuses connections, the clients ask the brokers for fresh metadata
+// every 100 ms, so that a partition whose leader moved is read and written
+// again within about 100 ms of the move. A consumer whose partition moved
+// to a leader not yet ready to confirm its position (KIP-320's check,
+// which franz-go repeats only a second later) checks it again itself
+// after 25 ms, the wait doubling to 100 ms (Java's), and reads on once the
+// leader confirms it. Kafka moves a dead broker's partitions once its
+// controller fences it (9 s by default). A consumer
 // keeps its partitions while its group's coordinator fails over: its
 // heartbeats are retried, as Java's are, until the new coordinator
 // answers. A connection refused by a broker that was reachable before (a
