@@ -117,7 +117,7 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	margin := min(time.Second, h.cfg.sendTimeout/10)
 	rctx, cancel := context.WithDeadline(ctx, deadline.Add(-margin))
 	defer cancel()
-	t := &tally{done: make(chan struct{}), recs: recs, state: make([]atomic.Uint32, len(recs))}
+	t := &tally{done: make(chan struct{}), deadline: deadline, recs: recs, state: make([]atomic.Uint32, len(recs))}
 	t.left.Store(int64(len(recs) - len(failed)))
 	t.failBefore(failed)
 	if h.cfg.allowAutoCreate {
@@ -240,6 +240,7 @@ type tally struct {
 	firstErr   error
 	firstTopic string        // the topic of the record that failed first
 	done       chan struct{} // closed when left reaches 0
+	deadline   time.Time     // the call's own: send-timeout after it began
 
 	// recs are the call's records, in the call's order (message by
 	// message, each to every topic); state[i] is what became of recs[i],
@@ -377,13 +378,20 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 	cause := t.firstErr
 	timedOut := pending > 0 || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, kgo.ErrRecordTimeout)
 	if timedOut && !errors.Is(context.Cause(ctx), context.Canceled) {
-		cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+		reached := h.net.unreachable() == nil
+		if d, ok := ctx.Deadline(); ok && reached && d.Before(t.deadline) && !time.Now().Before(d) {
+			// The caller's deadline came first and ended the call: the
+			// brokers were not given send-timeout, so do not blame them.
+			cause = wrapf(ErrTimeout, context.DeadlineExceeded, "the caller's deadline passed before send-timeout (%v)", h.cfg.sendTimeout)
+		} else {
+			cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
+		}
 		// The brokers answer: say what they said rather than blame the
 		// network. A topic they do not list is not available; one they
 		// list kept its records out, kgo retrying them until time ran
 		// out: its leader refused them (a topic not hosted yet), or took
 		// too long.
-		if t.failed > 0 && h.net.unreachable() == nil {
+		if t.failed > 0 && reached {
 			if listed, err := h.listedTopics(ctx, []string{t.firstTopic}); err == nil {
 				if listed[t.firstTopic] == 0 {
 					cause = notAvailable(t.firstTopic, h.cfg.sendTimeout)

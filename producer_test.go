@@ -728,6 +728,24 @@ func TestSendTopicNeverCreated(t *testing.T) {
 	}
 }
 
+// TestSendCallerDeadline checks the words of a Send cut short by its
+// caller's deadline, well before send-timeout: a Timeout that says so and
+// keeps context.DeadlineExceeded, not one that says the brokers were silent
+// for send-timeout (they answer; the topic is never created).
+func TestSendCallerDeadline(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.NoAutoCreate()).Servers()
+	lib := newLib(t)
+	p := must[string](t)(lib.Create(testCtx(t), Producer, servers))
+	ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+	defer cancel()
+	n, err := lib.Send(ctx, p, []string{"nowhere"}, []Message{{Value: "a"}})
+	if n != 0 || !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(err.Error(), "the caller's deadline passed before send-timeout (30s)") || strings.Contains(err.Error(), "no answer") {
+		t.Errorf("sent %d: %v (%s)", n, err, ErrorType(err))
+	}
+}
+
 // TestSendNotTakenAtDeadline checks the words of TestSendTopicNeverHosted's
 // ending without its timing: a record failed by the deadline in the
 // client, to a topic the brokers answer for and list, was not taken by
