@@ -51,6 +51,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -373,8 +374,7 @@ func runPeer(t *testing.T, ctx context.Context, name string, args ...string) str
 
 func runPeerInput(t *testing.T, ctx context.Context, stdin, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.WaitDelay = 5 * time.Second
+	cmd := peerCommand(ctx, name, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -383,6 +383,17 @@ func runPeerInput(t *testing.T, ctx context.Context, stdin, name string, args ..
 		t.Fatalf("%s %q: %v after %v\nstdout:\n%s\nstderr:\n%s", name, args, err, time.Since(start).Round(time.Millisecond), &stdout, &stderr)
 	}
 	return stdout.String()
+}
+
+// peerCommand returns the command of a peer that ctx ends. It is sent
+// SIGQUIT first, and killed 5 s later, so that a peer that hangs says
+// where: the JVM prints its threads' stacks, the Python peers their
+// tracebacks (faulthandler).
+func peerCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
 }
 
 // peerProc is a command running in the background.
@@ -410,8 +421,7 @@ func startPipedPeer(t *testing.T, ctx context.Context, name string, args ...stri
 func startPeerCmd(t *testing.T, ctx context.Context, piped bool, name string, args ...string) *peerProc {
 	t.Helper()
 	p := &peerProc{stdout: new(syncBuffer), stderr: new(syncBuffer), done: make(chan struct{})}
-	p.cmd = exec.CommandContext(ctx, name, args...)
-	p.cmd.WaitDelay = 5 * time.Second
+	p.cmd = peerCommand(ctx, name, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if piped {
 		var err error

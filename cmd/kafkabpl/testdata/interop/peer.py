@@ -8,10 +8,15 @@
 Every wait is bounded; a bound reached is an error (exit 1).
 """
 
+import faulthandler
+import signal
 import sys
 import time
 
 from kafka import KafkaConsumer, KafkaProducer
+
+# The tests send SIGQUIT to a peer that hangs: print where it is.
+faulthandler.register(signal.SIGQUIT, all_threads=True)
 
 
 # Text is UTF-8 whatever the locale (python runs with -I, which ignores

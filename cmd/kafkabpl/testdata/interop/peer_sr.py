@@ -8,7 +8,9 @@ FORMAT is avro, json or protobuf. produce writes READINGS, registering the
 schema under TOPIC-value; consume reads N records from the start and
 prints each value as a JSON line (device, temperature, count).
 """
+import faulthandler
 import json
+import signal
 import sys
 
 from confluent_kafka import Consumer, Producer
@@ -17,6 +19,9 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerialize
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+
+# The tests send SIGQUIT to a peer that hangs: print where it is.
+faulthandler.register(signal.SIGQUIT, all_threads=True)
 
 AVRO = ('{"type":"record","name":"Reading","namespace":"iot","fields":['
         '{"name":"device","type":"string"},{"name":"temperature","type":"double"},'
