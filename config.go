@@ -553,8 +553,9 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		// 9 s), and each failure doubles the wait, so kgo's came back up
 		// to 4 s after the partitions had moved. 500 ms by default, half
 		// of Java's cap; while a broker that was reached refuses
-		// connections, retry-backoff without doubling (see backoff), and
-		// the dialer asks for metadata every 100 ms (see brokerDialer).
+		// connections, a tenth of retry-backoff for a request's first
+		// retry and retry-backoff without doubling after (see backoff),
+		// and the dialer asks for metadata every 100 ms (see brokerDialer).
 		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax, hooks.dialer.refusing)),
 		// A retried request is bounded by its time (RetryTimeout above),
 		// as Java's are, not by a count: kgo's default of 20 tries lasted
@@ -607,17 +608,24 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 
 // backoff is the wait before retry number tries (1 is the first): first,
 // doubled each time up to most, then spread by ±20% so that clients that
-// failed together do not retry together, as Java's clients do. While
-// outage reports true (a broker that was reached refuses connections:
-// see brokerDialer), every wait is first's: kgo sends a retried metadata
-// request to the next broker in turn, the dead one included, and the
-// doubled waits after each refusal (100, 200, 400 ms) held back the
-// metadata that showed a killed broker's partitions moved. Java's
-// clients ask the least loaded connected node for metadata instead.
+// failed together do not retry together, as Java's clients do.
+//
+// While outage reports true (a broker that was reached refuses
+// connections: see brokerDialer), a request's first retry waits a tenth of
+// first and every later one first, without doubling. kgo sends a retried
+// metadata request to the next broker in turn, the dead one included:
+// the doubled waits after each refusal (100, 200, 400 ms) held back the
+// metadata that showed a killed broker's partitions moved, and so did
+// the 100 ms wait after the one refusal it usually meets, before the next
+// broker answered. Java's clients ask the least loaded connected node for
+// metadata instead. The cost: one more refused dial per request.
 func backoff(first, most time.Duration, outage func() bool) func(tries int) time.Duration {
 	return func(tries int) time.Duration {
 		d := first
 		if outage() {
+			if tries <= 1 {
+				d /= 10
+			}
 			tries = 1
 		}
 		for i := 1; i < tries && d < most; i++ {

@@ -182,7 +182,8 @@ func TestConfigErrors(t *testing.T) {
 
 // TestRetryBackoff checks the retry waits: retry-backoff first, doubling
 // to retry-backoff-max, each spread by ±20%; during an outage (a broker
-// that was reached refuses connections), retry-backoff every time.
+// that was reached refuses connections), a tenth of retry-backoff for the
+// first retry and retry-backoff for every later one.
 func TestRetryBackoff(t *testing.T) {
 	outage := false
 	b := backoff(100*time.Millisecond, time.Second, func() bool { return outage })
@@ -192,7 +193,7 @@ func TestRetryBackoff(t *testing.T) {
 		want   time.Duration
 	}{{false, 0, 100 * time.Millisecond}, {false, 1, 100 * time.Millisecond}, {false, 2, 200 * time.Millisecond},
 		{false, 4, 800 * time.Millisecond}, {false, 5, time.Second}, {false, 64, time.Second}, {false, 1 << 30, time.Second},
-		{true, 1, 100 * time.Millisecond}, {true, 3, 100 * time.Millisecond}, {true, 1 << 30, 100 * time.Millisecond},
+		{true, 0, 10 * time.Millisecond}, {true, 1, 10 * time.Millisecond}, {true, 2, 100 * time.Millisecond}, {true, 3, 100 * time.Millisecond}, {true, 1 << 30, 100 * time.Millisecond},
 		{false, 3, 400 * time.Millisecond}} {
 		outage = tt.outage
 		lo, hi := tt.want*8/10, tt.want*12/10

@@ -40,7 +40,8 @@ import (
 // only some of kgo's retries ask, and only as often as they come.
 // The cost, while a broker that was reached refuses connections: ten
 // metadata requests a second, to the live brokers, and each retry after
-// retry-backoff without doubling (see backoff and refusing).
+// retry-backoff without doubling, a request's first after a tenth of it
+// (see backoff and refusing).
 type brokerDialer struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	timeout time.Duration
@@ -167,7 +168,8 @@ func (d *brokerDialer) failed(addr string, err error) error {
 
 // refusing reports whether an address reached before refuses connections
 // now: whether the watch runs. The client's retries wait retry-backoff
-// meanwhile, without doubling (see backoff).
+// meanwhile, without doubling, a request's first a tenth of it (see
+// backoff).
 func (d *brokerDialer) refusing() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -274,10 +274,10 @@
 // fetch or produce is retried after retry-backoff, doubling up to
 // retry-backoff-max, for as long as request-timeout (a send, for
 // send-timeout) and not for a set number of tries. While a broker that was
-// reachable refuses connections, every retry waits retry-backoff, without
-// doubling: franz-go sends a retried metadata request to the next broker
-// in turn, the dead one too, and doubled waits there held back the news
-// of a move. While a leader is unknown, or a broker that was reachable
+// reachable refuses connections, a request's first retry waits a tenth of
+// retry-backoff and every later one retry-backoff, without doubling:
+// franz-go sends a retried metadata request to the next broker in turn,
+// the dead one too, and longer waits there held back the news of a move. While a leader is unknown, or a broker that was reachable
 // refuses connections, the clients ask the brokers for fresh metadata
 // every 100 ms, so that a partition whose leader moved is read and written
 // again within about 100 ms of the move. A consumer whose partition moved
