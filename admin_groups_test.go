@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -85,7 +86,7 @@ func TestAdminGroupLag(t *testing.T) {
 		t.Errorf("after polling %d and committing: total lag %d, want %d", polled, g.TotalLag, 10-polled)
 	}
 	if g.State != "Stable" || len(g.Members) != 1 {
-		t.Fatalf("group %s", Format(g.List()))
+		t.Fatalf("group %s", value.Format(g.List()))
 	}
 	m := g.Members[0]
 	if m.ClientID != "kafkabpl" || m.MemberID == "" || m.Host == "" || !cmp.Equal(m.Assignment, []TopicPartitions{{"lagged", []int32{0, 1}}}) {
@@ -99,7 +100,7 @@ func TestAdminGroupLag(t *testing.T) {
 		}
 	}
 	mustCall(t, lib, "kafka-commit", cons)
-	res := mustCall(t, lib, "kafka-describe-group", a, "g-lag").(*List)
+	res := mustCall(t, lib, "kafka-describe-group", a, "g-lag").(*value.List)
 	member := fmt.Sprintf(`("member-id" => %q "client-id" => "kafkabpl" "host" => %q "assignment" => ("lagged" => (0 1)))`, m.MemberID, m.Host)
 	wantFormat(t, "describe-group caught up", res,
 		`("group" => "g-lag" "state" => "Stable" "members" => (`+member+`) "lag" => ("lagged" => (`+
@@ -109,12 +110,12 @@ func TestAdminGroupLag(t *testing.T) {
 	// More messages: lag again, until the consumer reads and commits them.
 	must[int](t)(lib.Send(ctx, p, []string{"lagged"}, []Message{{Value: "x", Partition: new(int32(1))}}))
 	if g := describe(); g.TotalLag != 1 || g.Lag[0].Partitions[1].Lag != 1 {
-		t.Errorf("after one more message: %s", Format(g.List()))
+		t.Errorf("after one more message: %s", value.Format(g.List()))
 	}
 	pollUntil(t, lib, cons, nil, 1)
 	mustCall(t, lib, "kafka-commit", cons)
 	if g := describe(); g.TotalLag != 0 {
-		t.Errorf("after reading it: %s", Format(g.List()))
+		t.Errorf("after reading it: %s", value.Format(g.List()))
 	}
 
 	// Once the consumer leaves, the group is Empty and keeps its commits.
@@ -136,7 +137,7 @@ func TestAdminUncommittedLag(t *testing.T) {
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
 	must[int](t)(lib.Send(ctx, p, []string{"u"}, []Message{{Value: "a", Partition: new(int32(0))}}))
 	cons := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "group": "g-u", "topics": "u", "auto-offset-reset": "earliest", "auto-commit": false})
-	if s := Format(pollUntil(t, lib, cons.(string), nil, 1)["u"]); s != `("a")` {
+	if s := value.Format(pollUntil(t, lib, cons.(string), nil, 1)["u"]); s != `("a")` {
 		t.Fatalf("polled %s", s)
 	}
 	mustCall(t, lib, "kafka-commit", cons)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -110,7 +111,7 @@ func TestAdminRecreatedTopic(t *testing.T) {
 	if n := len(pollUntil(t, lib, c.(string), nil, 4)["re"].Values()); n != 4 {
 		t.Fatalf("consumer 1 read %d messages before the delete, want 4", n)
 	}
-	if s := Format(pollUntil(t, lib, c2.(string), nil, 2)["re"]); s != `("k1" => "old1" "k2" => "old2")` && s != `("k2" => "old2" "k1" => "old1")` {
+	if s := value.Format(pollUntil(t, lib, c2.(string), nil, 2)["re"]); s != `("k1" => "old1" "k2" => "old2")` && s != `("k2" => "old2" "k1" => "old1")` {
 		t.Fatalf("consumer 2 before the delete: %s", s)
 	}
 	mustCall(t, lib, "kafka-commit", c)
@@ -130,7 +131,7 @@ func TestAdminRecreatedTopic(t *testing.T) {
 			values[v.(string)] = true
 		}
 		if !cmp.Equal(values, map[string]bool{"new1": true, "new2": true, "new3": true}) {
-			t.Errorf("consumer %s after re-creation: %s, want the three new messages", id, Format(got))
+			t.Errorf("consumer %s after re-creation: %s, want the three new messages", id, value.Format(got))
 		}
 	}
 	// The consumer can commit on the new topic, and its group's lag
@@ -138,7 +139,7 @@ func TestAdminRecreatedTopic(t *testing.T) {
 	mustCall(t, lib, "kafka-commit", c)
 	g := must[*GroupInfo](t)(lib.DescribeGroup(testCtx(t), a, "g-re"))
 	if g.TotalLag != 0 || len(g.Lag) != 1 || len(g.Lag[0].Partitions) != 2 {
-		t.Errorf("group after re-creation: %s", Format(g.List()))
+		t.Errorf("group after re-creation: %s", value.Format(g.List()))
 	}
 	wantFormat(t, "subscription", mustCall(t, lib, "kafka-subscribe", c, "re"), `("re")`)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -24,7 +25,7 @@ import (
 // wantFormat fails the test unless v prints as want.
 func wantFormat(t testing.TB, what string, v any, want string) {
 	t.Helper()
-	if got := Format(v); got != want {
+	if got := value.Format(v); got != want {
 		t.Errorf("%s\n got  %s\n want %s", what, got, want)
 	}
 }
@@ -79,7 +80,7 @@ func TestAdminTopics(t *testing.T) {
 	wantFormat(t, "describe t2 t1, in that order", mustCall(t, lib, "kafka-describe-topics", a, []any{"t2", "t1"}), "("+t2+" "+t1+")")
 	wantFormat(t, "describe all, sorted, no internal topic", mustCall(t, lib, "kafka-describe-topics", servers), "("+t1+" "+t2+")")
 	wantFormat(t, "describe no topics", mustCall(t, lib, "kafka-describe-topics", a, []any{}), "()")
-	wantFormat(t, "describe the internal topic by name", names(mustCall(t, lib, "kafka-describe-topics", a, "_internal").(*List)), `("_internal")`)
+	wantFormat(t, "describe the internal topic by name", names(mustCall(t, lib, "kafka-describe-topics", a, "_internal").(*value.List)), `("_internal")`)
 
 	// describe-cluster: kfake's id, its last broker as controller, and
 	// the brokers in id order with the addresses they listen on.
@@ -98,9 +99,9 @@ func TestAdminTopics(t *testing.T) {
 	if got := mustCall(t, lib, "kafka-create-partitions", servers, "t1", 5); got != false {
 		t.Errorf("grow t1 to 5 again = %v, want false", got)
 	}
-	parts, _ := mustCall(t, lib, "kafka-describe-topics", a, "t1").(*List).Get("t1")
-	if ps, _ := parts.(*List).Get("partitions"); ps.(*List).Len() != 5 {
-		t.Errorf("t1 after growing: %s", Format(parts))
+	parts, _ := mustCall(t, lib, "kafka-describe-topics", a, "t1").(*value.List).Get("t1")
+	if ps, _ := parts.(*value.List).Get("partitions"); ps.(*value.List).Len() != 5 {
+		t.Errorf("t1 after growing: %s", value.Format(parts))
 	}
 	_, err := call(t, lib, "kafka-create-partitions", a, "t1", 2)
 	if !errors.Is(err, kerr.InvalidPartitions) || !strings.Contains(err.Error(), `kafka-create-partitions: topic "t1" has 5 partitions, more than 2`) {
@@ -113,8 +114,8 @@ func TestAdminTopics(t *testing.T) {
 }
 
 // names returns the names of l's elements, as a list of strings.
-func names(l *List) *List {
-	out := &List{}
+func names(l *value.List) *value.List {
+	out := &value.List{}
 	for name := range l.All() {
 		out.Append(name)
 	}
@@ -263,7 +264,7 @@ func TestAdminBadInputs(t *testing.T) {
 		{"kafka-create-topics", []any{a, "t", nv{"replication-factor", 40000}}, ErrInvalidArgument, `"replication-factor": want an integer from 1 to 32767`},
 		{"kafka-create-topics", []any{a, "t", nv{"partitons", 3}}, ErrInvalidArgument, `unknown named argument "partitons" (did you mean "partitions"?)`},
 		{"kafka-create-topics", []any{a, "t", nv{"configs", []any{"x"}}}, ErrInvalidArgument, `"configs": want a named list`},
-		{"kafka-create-topics", []any{a, "t", nv{"configs", map[string]any{"k": []any{1}}}}, ErrInvalidArgument, `"configs" "k": want a string or a number, got (1)`},
+		{"kafka-create-topics", []any{a, "t", nv{"configs", map[string]any{"k": []any{1}}}}, ErrInvalidArgument, `"configs" "k": want a string or a number, got the list (1)`},
 		{"kafka-delete-topics", []any{a, map[string]any{"t": 1}}, ErrInvalidArgument, "topics: want topic names"},
 		{"kafka-describe-topics", []any{a, "t", "u"}, ErrInvalidArgument, "want 1 to 2 arguments, got 3"},
 		{"kafka-describe-topics", []any{a, "nope"}, kerr.UnknownTopicOrPartition, `kafka-describe-topics: topic "nope": UNKNOWN_TOPIC_OR_PARTITION`},
@@ -276,10 +277,10 @@ func TestAdminBadInputs(t *testing.T) {
 		{"kafka-list-groups", []any{a, "x"}, ErrInvalidArgument, "want 1 arguments, got 2"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.fn+" "+Format(bplList(t, tt.args...)), func(t *testing.T) {
+		t.Run(tt.fn+" "+value.Format(bplList(t, tt.args...)), func(t *testing.T) {
 			v, err := call(t, lib, tt.fn, tt.args...)
 			if err == nil {
-				t.Fatalf("got %s, want an error", Format(v))
+				t.Fatalf("got %s, want an error", value.Format(v))
 			}
 			if !errors.Is(err, tt.kind) {
 				t.Errorf("error %q is a %s, want %v", err, ErrorType(err), tt.kind)

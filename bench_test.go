@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -58,11 +59,11 @@ func BenchmarkSend(b *testing.B) {
 	b.Run("kafkabpl-bpl", func(b *testing.B) {
 		lib, p := benchProducer(b, servers)
 		send := lib.Functions()["kafka-send"]
-		msgs := &List{}
+		msgs := &value.List{}
 		for i := range benchBatch {
 			msgs.AppendNamed(benchKeys[i%len(benchKeys)], any(benchValue))
 		}
-		args := NewList(p, "bench-send", msgs)
+		args := value.NewList(p, "bench-send", msgs)
 		b.SetBytes(benchBatch * benchValueSize)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -128,7 +129,7 @@ func BenchmarkSendOne(b *testing.B) {
 	b.Run("kafkabpl-bpl", func(b *testing.B) {
 		lib, p := benchProducer(b, servers)
 		send := lib.Functions()["kafka-send"]
-		args := NewList(p, "bench-one", (&List{}).AppendNamed(benchKeys[0], benchValue))
+		args := value.NewList(p, "bench-one", (&value.List{}).AppendNamed(benchKeys[0], benchValue))
 		b.ReportAllocs()
 		for b.Loop() {
 			if n, err := send(ctx, args); err != nil || n != int64(1) {
@@ -232,13 +233,13 @@ func BenchmarkPoll(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			args := NewList(c, int64(5000))
+			args := value.NewList(c, int64(5000))
 			for n := 0; n < benchDrain; {
 				res, err := poll(ctx, args)
 				if err != nil {
 					b.Fatal(n, err)
 				}
-				msgs := res.(*List).At(0).(*List)
+				msgs := res.(*value.List).At(0).(*value.List)
 				if msgs.Len() == 0 {
 					b.Fatal(n, "no messages")
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -72,9 +73,9 @@ func polledRecords(n int) []Record {
 
 func TestFillMessagesMatchesRecords(t *testing.T) {
 	recs := polledRecords(50)
-	l := &List{}
+	l := &value.List{}
 	fillMessages(l, recs)
-	if got, want := Format(l), Format(messagesListSlow(recs)); got != want {
+	if got, want := value.Format(l), value.Format(messagesListSlow(recs)); got != want {
 		t.Fatalf("messagesList:\n%s\nwant:\n%s", got, want)
 	}
 	if l.Len() != len(recs) {
@@ -99,8 +100,8 @@ func TestFillMessagesMatchesRecords(t *testing.T) {
 
 // messagesListSlow is the list built one conversion per element, for
 // comparison.
-func messagesListSlow(recs []Record) *List {
-	l := &List{}
+func messagesListSlow(recs []Record) *value.List {
+	l := &value.List{}
 	for i := range recs {
 		if k := recs[i].Key(); k != nil {
 			l.AppendNamed(keyName(k), recs[i].Value())
@@ -120,7 +121,7 @@ func TestPollListAllocs(t *testing.T) {
 	if allocs > 4 {
 		t.Fatalf("a poll of %d records made a list in %.0f allocations, want at most 4", len(recs), allocs)
 	}
-	if got := Format(p.List()); got != "(\"t\" => "+Format(messagesListSlow(recs))+")" {
+	if got := value.Format(p.List()); got != "(\"t\" => "+value.Format(messagesListSlow(recs))+")" {
 		t.Fatalf("poll list: %.200s", got)
 	}
 }
@@ -131,7 +132,7 @@ func TestRecordList(t *testing.T) {
 	r := &Record{r: &kgo.Record{Topic: "t", Partition: 300, Offset: 1 << 40, Timestamp: ts, Key: []byte("k"), Value: []byte("v"),
 		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}, {Key: "n"}}}, cfg: cfg}
 	want := `("topic" => "t" "partition" => 300 "offset" => 1099511627776 "timestamp" => 1700000000123 "key" => "k" "value" => "v" "headers" => ("h" => "x" "n" => null))`
-	if got := Format(r.List()); got != want {
+	if got := value.Format(r.List()); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	// A value the deserializer refuses: its raw bytes, and why.
@@ -140,7 +141,7 @@ func TestRecordList(t *testing.T) {
 	bad := &Record{r: &kgo.Record{Topic: "t", Value: []byte("{"), Timestamp: ts}, cfg: &jcfg}
 	l := bad.List()
 	if v, _ := l.Get("value"); !bytes.Equal(v.([]byte), []byte("{")) || l.Index("error") < 0 || l.Index("key") < 0 {
-		t.Errorf("a record that does not decode: %s", Format(l))
+		t.Errorf("a record that does not decode: %s", value.Format(l))
 	}
 	if v, _ := l.Get("key"); v != nil {
 		t.Errorf("null key: %#v", v)

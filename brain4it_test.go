@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // handleConfig returns the parsed config of a live handle.
@@ -66,8 +68,8 @@ func TestBrain4itReplay(t *testing.T) {
 		c := mustCall(t, lib, "kafka-consumer", servers, nv{"group-id", "replay-g"}, nv{"auto-offset-reset", "earliest"})
 		mustCall(t, lib, "kafka-subscribe", c, "replay")
 		got := pollUntil(t, lib, c.(string), nil, 3)["replay"]
-		if Format(got) != `("a" "b" "c")` {
-			t.Errorf("consumer %d got %s, want all three again", i+1, Format(got))
+		if value.Format(got) != `("a" "b" "c")` {
+			t.Errorf("consumer %d got %s, want all three again", i+1, value.Format(got))
 		}
 		mustCall(t, lib, "kafka-delete-app", c)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 )
@@ -374,14 +375,14 @@ var configSpellings = func() []string {
 // several joined by commas), a list of server strings, or a named list of
 // keys. extra holds named arguments given beside the config (as
 // kafka-consumer takes them); they override the config's own keys.
-func parseConfig(v any, extra *List) (*config, error) {
+func parseConfig(v any, extra *value.List) (*config, error) {
 	return parseConfigAs(kafkaDialect, v, extra, nil)
 }
 
 // parseConfigAs is parseConfig in dialect d; under brain4it's, an unknown
 // key is passed to warn (with the closest known key) and ignored.
-func parseConfigAs(d dialect, v any, extra *List, warn func(msg string)) (*config, error) {
-	v, err := toValue(v)
+func parseConfigAs(d dialect, v any, extra *value.List, warn func(msg string)) (*config, error) {
+	v, err := value.FromGo(v)
 	if err != nil {
 		return nil, errorf(ErrInvalidConfig, "config: %v", err)
 	}
@@ -404,7 +405,7 @@ func parseConfigAs(d dialect, v any, extra *List, warn func(msg string)) (*confi
 		}
 		seen[k] = name
 		c.given[k.name] = true
-		if bv, err := toValue(val); err == nil { // a Go list may hold ints
+		if bv, err := value.FromGo(val); err == nil { // a Go list may hold ints
 			val = bv
 		}
 		return k.set(c, valueReader{key: name, v: val, secret: k.name == "sasl"})
@@ -414,7 +415,7 @@ func parseConfigAs(d dialect, v any, extra *List, warn func(msg string)) (*confi
 		if err := apply("servers", v); err != nil {
 			return nil, err
 		}
-	case *List:
+	case *value.List:
 		if !v.Named() {
 			if err := apply("servers", v); err != nil {
 				return nil, err
@@ -423,14 +424,14 @@ func parseConfigAs(d dialect, v any, extra *List, warn func(msg string)) (*confi
 		}
 		for name, val := range v.All() {
 			if name == "" {
-				return nil, errorf(ErrInvalidConfig, "config: element %s has no name; write \"key\" => value", Format(val))
+				return nil, errorf(ErrInvalidConfig, "config: element %s has no name; write \"key\" => value", value.Format(val))
 			}
 			if err := apply(name, val); err != nil {
 				return nil, err
 			}
 		}
 	default:
-		return nil, errorf(ErrInvalidConfig, "config: want a server string, a list of servers or a named list, got %s", describe(v))
+		return nil, errorf(ErrInvalidConfig, "config: want a server string, a list of servers or a named list, got %s", value.Describe(v))
 	}
 	for name, val := range extra.All() {
 		if k := configKeyByName[strings.ToLower(name)]; k != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -155,27 +156,27 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]any{"servers": "h:1", "acks": "1", "idempotence": true}, `"idempotence" true needs "acks" "all"`},
 		{map[string]any{"servers": "h:1", "max-poll-records": -1}, `want an integer from 1 to 2147483647, got -1`},
 		{map[string]any{"servers": "h:1", "linger": 1.5}, `config "linger": want an integer`},
-		{map[string]any{"servers": "h:1", "enable-auto-commit": "yes"}, `want true or false, got "yes"`},
+		{map[string]any{"servers": "h:1", "enable-auto-commit": "yes"}, `want true or false, got the string "yes"`},
 		{map[string]any{"servers": "h:1", "heartbeat-interval": 50000}, `"heartbeat-interval" (50000 ms) must be less than "session-timeout" (45000 ms)`},
 		{map[string]any{"servers": "h:1", "retry.backoff.ms": 2000}, `"retry-backoff" (2000 ms) must not exceed "retry-backoff-max" (500 ms)`},
 		{map[string]any{"servers": "h:1", "retry-backoff-max": 0}, `config "retry-backoff-max"`},
 		{map[string]any{"servers": "h:1", "value-serializer": "Thrift"}, `config "value-serializer": want one of String`},
 		{map[string]any{"servers": "h:1", "compression": "brotli"}, `config "compression"`},
-		{map[string]any{"servers": "h:1", "log-level": "trace"}, `config "log-level": want one of "debug", "error", "info", "none", "warn", got "trace"`},
+		{map[string]any{"servers": "h:1", "log-level": "trace"}, `config "log-level": want one of "debug", "error", "info", "none", "warn", got the string "trace"`},
 		{map[string]any{"servers": "h:1", "assignment-strategy": "range,cooperative-sticky"}, "cannot be mixed"},
 		{map[string]any{"servers": "h:1", "topics": "bad topic"}, `invalid topic name "bad topic"`},
 		{map[string]any{"servers": "h:1", "tls": map[string]any{"ca-file": "/nonexistent/ca.pem"}}, `config "tls ca-file"`},
 		{map[string]any{"servers": "h:1", "tls": map[string]any{"cert-file": "c.pem"}}, `"cert-file" and "key-file" go together`},
 		{map[string]any{"servers": "h:1", "sasl": map[string]any{"mechanism": "GSSAPI", "username": "u"}}, `config "sasl mechanism"`},
 		{map[string]any{"servers": "h:1", "group": "a", "group.id": "b"}, `config keys "group" and "group.id" are the same key`},
-		{NewList("h:1").AppendNamed("group", "g"), "has no name"},
+		{value.NewList("h:1").AppendNamed("group", "g"), "has no name"},
 		{3.5, "want a server string, a list of servers or a named list, got 3.5"},
 		{[]any{"h:1", 5}, `config "servers"`},
 	}
 	for _, tt := range tests {
 		_, err := parseConfig(tt.cfg, nil)
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: error %v, want InvalidConfig containing %q", Format(tt.cfg), err, tt.want)
+			t.Errorf("%s: error %v, want InvalidConfig containing %q", value.Format(tt.cfg), err, tt.want)
 		}
 	}
 }
@@ -245,7 +246,7 @@ func TestConfigNeverPrintsPassword(t *testing.T) {
 // TestConfigExtra checks kafka-consumer's named arguments overriding the
 // config's own keys.
 func TestConfigExtra(t *testing.T) {
-	c, err := parseConfig(map[string]any{"servers": "h:1", "group": "a"}, NewList().AppendNamed("group.id", "b").AppendNamed("linger.ms", 7))
+	c, err := parseConfig(map[string]any{"servers": "h:1", "group": "a"}, value.NewList().AppendNamed("group.id", "b").AppendNamed("linger.ms", 7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,13 +264,13 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add("max.poll.records", "x", int64(1<<40), false, "linger.ms")
 	f.Add("heartbeat-interval", "1:1", int64(45000), true, "assignment-strategy")
 	f.Fuzz(func(t *testing.T, key, s string, n int64, b bool, key2 string) {
-		for _, v := range []any{s, n, b, float64(n) / 3, NewList(s, n), NewList().AppendNamed(s, n), nil} {
-			cfg := NewList().AppendNamed("servers", "127.0.0.1:9092").AppendNamed(key, v).AppendNamed(key2, s)
+		for _, v := range []any{s, n, b, float64(n) / 3, value.NewList(s, n), value.NewList().AppendNamed(s, n), nil} {
+			cfg := value.NewList().AppendNamed("servers", "127.0.0.1:9092").AppendNamed(key, v).AppendNamed(key2, s)
 			if _, err := parseConfig(cfg, nil); err != nil && !errors.Is(err, ErrInvalidConfig) {
-				t.Fatalf("%s: error %v is not InvalidConfig", Format(cfg), err)
+				t.Fatalf("%s: error %v is not InvalidConfig", value.Format(cfg), err)
 			}
 			if _, err := parseConfig(v, nil); err != nil && !errors.Is(err, ErrInvalidConfig) {
-				t.Fatalf("%s: error %v is not InvalidConfig", Format(v), err)
+				t.Fatalf("%s: error %v is not InvalidConfig", value.Format(v), err)
 			}
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -30,7 +31,7 @@ type valueReader struct {
 }
 
 func (r valueReader) errorf(want string) error {
-	got := describe(r.v)
+	got := value.Describe(r.v)
 	if r.secret {
 		got = "a " + typeName(r.v)
 	}
@@ -134,7 +135,7 @@ func (r valueReader) strings(what string) ([]string, error) {
 	switch v := r.v.(type) {
 	case string:
 		parts = strings.Split(v, ",")
-	case *List:
+	case *value.List:
 		for _, e := range v.Values() {
 			s, ok := e.(string)
 			if !ok {
@@ -262,7 +263,7 @@ func (r valueReader) schemaText() (string, error) {
 		if strings.TrimSpace(v) != "" {
 			return v, nil
 		}
-	case *List:
+	case *value.List:
 		if b, err := encodeJSON(v); err == nil {
 			return string(b), nil
 		}
@@ -281,7 +282,7 @@ func (r valueReader) tls() (*tls.Config, error) {
 			return nil, nil
 		}
 		return &tls.Config{MinVersion: tls.VersionTLS12}, nil
-	case *List:
+	case *value.List:
 		if v.Len() > 0 && !v.Named() {
 			return nil, r.errorf(want)
 		}
@@ -342,7 +343,7 @@ func loadCA(key, file string) (*x509.CertPool, error) {
 // password never appears in an error.
 func (r valueReader) sasl() (sasl.Mechanism, error) {
 	const want = `("mechanism" => "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512" "username" => u "password" => p)`
-	l, ok := r.v.(*List)
+	l, ok := r.v.(*value.List)
 	if !ok || !l.Named() {
 		return nil, r.errorf(want)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // Tests of the consumer in its group: sharing partitions, commits and
@@ -103,7 +104,7 @@ func TestCommitThenRestart(t *testing.T) {
 			mustCall(t, lib, "kafka-send", p, "t", []any{"4", "5"})
 			c = mustCall(t, lib, "kafka-create", "consumer", cfg)
 			got := pollUntil(t, lib, c.(string), nil, 2)
-			if s := Format(got["t"]); s != `("4" "5")` {
+			if s := value.Format(got["t"]); s != `("4" "5")` {
 				t.Errorf("after restart got %s, want the two uncommitted messages", s)
 			}
 		})
@@ -123,7 +124,7 @@ func TestNoCommitRedelivers(t *testing.T) {
 	pollUntil(t, lib, c.(string), nil, 2)
 	mustCall(t, lib, "kafka-destroy", c)
 	c = mustCall(t, lib, "kafka-create", "consumer", cfg)
-	if s := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); s != `("1" "2")` {
+	if s := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); s != `("1" "2")` {
 		t.Errorf("got %s", s)
 	}
 }
@@ -270,7 +271,7 @@ func TestAutoCommitWaitsForTheNextPoll(t *testing.T) {
 	committed := func() any {
 		g := must[*GroupInfo](t)(lib.DescribeGroup(ctx, servers, "g"))
 		v, _ := g.List().Get("lag")
-		return Format(v)
+		return value.Format(v)
 	}
 	// Twenty auto-commit intervals while the caller "works": nothing
 	// committed. A fixed sleep, not a wait for a condition: what it shows

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -55,7 +56,7 @@ func TestSeek(t *testing.T) {
 		t.Errorf("from timestamp 8500: %v", got)
 	}
 	mustCall(t, lib, "kafka-seek", c, "t", "end")
-	if s := Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
+	if s := value.Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
 		t.Errorf("after seeking to the end: %s", s)
 	}
 }

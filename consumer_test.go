@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -33,13 +34,13 @@ func TestSubscribeIsDeterministic(t *testing.T) {
 		if i%2 == 0 {
 			mustCall(t, lib, "kafka-subscribe", c, topic)
 		} else { // the three-argument poll subscribes too
-			if s := Format(mustCall(t, lib, "kafka-poll", c, topic, 0)); s != fmt.Sprintf("(%q => ())", topic) {
+			if s := value.Format(mustCall(t, lib, "kafka-poll", c, topic, 0)); s != fmt.Sprintf("(%q => ())", topic) {
 				t.Fatalf("round %d: first poll %s", i, s)
 			}
 		}
 		mustCall(t, lib, "kafka-send", p, topic, fmt.Sprintf("m%d", i))
 		got := pollUntil(t, lib, c.(string), nil, 1)
-		if s := Format(got[topic]); s != fmt.Sprintf(`("m%d")`, i) {
+		if s := value.Format(got[topic]); s != fmt.Sprintf(`("m%d")`, i) {
 			t.Fatalf("round %d: got %s", i, s)
 		}
 		mustCall(t, lib, "kafka-destroy", c)
@@ -58,10 +59,10 @@ func TestSubscribeLatestSkipsOlder(t *testing.T) {
 	mustCall(t, lib, "kafka-subscribe", c, "t")
 	mustCall(t, lib, "kafka-send", p, "t", "new")
 	got := pollUntil(t, lib, c.(string), nil, 1)
-	if s := Format(got["t"]); s != `("new")` {
+	if s := value.Format(got["t"]); s != `("new")` {
 		t.Errorf("got %s, want only the message sent after subscribing", s)
 	}
-	if s := Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
+	if s := value.Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
 		t.Errorf("then %s", s)
 	}
 }
@@ -75,7 +76,7 @@ func TestPollRecordsFormat(t *testing.T) {
 	mustCall(t, lib, "kafka-send", p, "t", bplList(t, nv{"k", "v"}), nv{"headers", map[string]any{"h1": "x", "h2": 5}}, nv{"timestamp", 1700000000123})
 	got := pollUntil(t, lib, c.(string), []string{"t"}, 1)
 	want := `(("topic" => "t" "partition" => 0 "offset" => 0 "timestamp" => 1700000000123 "key" => "k" "value" => "v" "headers" => ("h1" => "x" "h2" => "5")))`
-	if s := Format(got["t"]); s != want {
+	if s := value.Format(got["t"]); s != want {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}
 }
@@ -95,15 +96,15 @@ func TestPollUndecodable(t *testing.T) {
 	mustCall(t, lib, "kafka-send", ip, "nums", 8)
 	got := pollUntil(t, lib, c.(string), []string{"nums"}, 3)["nums"]
 	if got.At(0) != int64(7) || got.At(2) != int64(8) {
-		t.Fatalf("good messages around the bad one: %s", Format(got))
+		t.Fatalf("good messages around the bad one: %s", value.Format(got))
 	}
-	bad, ok := got.At(1).(*List)
+	bad, ok := got.At(1).(*value.List)
 	if !ok {
-		t.Fatalf("bad message is %s, want a record list", Format(got.At(1)))
+		t.Fatalf("bad message is %s, want a record list", value.Format(got.At(1)))
 	}
 	for name, want := range map[string]any{"topic": "nums", "partition": int64(0), "offset": int64(1), "value": []byte("abc")} {
 		if v, _ := bad.Get(name); !equalValues(v, want) {
-			t.Errorf("bad message %q = %s, want %s", name, Format(v), Format(want))
+			t.Errorf("bad message %q = %s, want %s", name, value.Format(v), value.Format(want))
 		}
 	}
 	if reason, _ := bad.Get("error"); !strings.Contains(fmt.Sprint(reason), "the Integer deserializer cannot decode 3 bytes: want 4 bytes") {
@@ -157,11 +158,11 @@ func TestPollTopicsKeepsOthers(t *testing.T) {
 	mustCall(t, lib, "kafka-subscribe", c, []any{"a", "b"})
 	mustCall(t, lib, "kafka-send", p, []any{"a", "b"}, []any{"1", "2", "3"})
 	gotA := pollUntil(t, lib, c.(string), []string{"a"}, 3)
-	if s := Format(gotA["a"]); s != `("1" "2" "3")` || gotA["b"] != nil {
+	if s := value.Format(gotA["a"]); s != `("1" "2" "3")` || gotA["b"] != nil {
 		t.Fatalf("poll of a returned %v", gotA)
 	}
 	gotB := pollUntil(t, lib, c.(string), nil, 3)
-	if s := Format(gotB["b"]); s != `("1" "2" "3")` {
+	if s := value.Format(gotB["b"]); s != `("1" "2" "3")` {
 		t.Errorf("b's messages after polling a: %s", s)
 	}
 }
@@ -188,8 +189,8 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 	}
 	for _, s := range steps {
 		got := mustCall(t, lib, s.fn, append([]any{c}, s.args...)...)
-		if Format(got) != s.want {
-			t.Errorf("%s %v = %s, want %s", s.fn, s.args, Format(got), s.want)
+		if value.Format(got) != s.want {
+			t.Errorf("%s %v = %s, want %s", s.fn, s.args, value.Format(got), s.want)
 		}
 	}
 }
@@ -254,16 +255,16 @@ func TestIsolationLevel(t *testing.T) {
 	if err := txn.ProduceSync(ctx, kgo.StringRecord("pending")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	if got := Format(pollUntil(t, lib, dirty.(string), nil, 1)["t"]); got != `("pending")` {
+	if got := value.Format(pollUntil(t, lib, dirty.(string), nil, 1)["t"]); got != `("pending")` {
 		t.Errorf("read_uncommitted got %s", got)
 	}
-	if got := Format(mustCall(t, lib, "kafka-poll", clean, 300)); got != `("t" => ())` {
+	if got := value.Format(mustCall(t, lib, "kafka-poll", clean, 300)); got != `("t" => ())` {
 		t.Errorf("read_committed saw an open transaction: %s", got)
 	}
 	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	if got := Format(pollUntil(t, lib, clean.(string), nil, 1)["t"]); got != `("pending")` {
+	if got := value.Format(pollUntil(t, lib, clean.(string), nil, 1)["t"]); got != `("pending")` {
 		t.Errorf("read_committed after the commit got %s", got)
 	}
 }

@@ -14,13 +14,13 @@
 //
 // # Values
 //
-// A BPL value in Go is nil, bool, int64, float64, string, []byte, *[List]
-// or a [Callable]. Inputs also accept int, int32, float32 (and the other
+// A BPL value in Go is nil, bool, int64, float64, string, []byte, *[value.List]
+// or a [value.Callable]. Inputs also accept int, int32, float32 (and the other
 // sized numbers), []any, []string and map[string]any (read in sorted key
-// order). A [List] is ordered and its elements may carry names; a name may
+// order). A [value.List] is ordered and its elements may carry names; a name may
 // repeat, and a repeated name never replaces an element (brain4it's Java
-// list does, which loses messages with the same key). [Format] prints a
-// value in canonical BPL text and [Parse] reads BPL text.
+// list does, which loses messages with the same key). [value.Format] prints a
+// value in canonical BPL text and [value.Parse] reads BPL text.
 //
 // # BPL functions
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -25,8 +26,10 @@ var (
 	// wrong type or is out of range.
 	ErrInvalidConfig = errors.New("invalid config")
 	// ErrInvalidArgument: a function got the wrong number or type of
-	// arguments, or a value its serializer cannot encode.
-	ErrInvalidArgument = errors.New("invalid argument")
+	// arguments, or a value its serializer cannot encode. It is
+	// [value.ErrInvalidArgument], which BPL text that does not parse
+	// wraps too.
+	ErrInvalidArgument = value.ErrInvalidArgument
 	// ErrTimeout: the brokers did not answer in time; the message names
 	// the servers.
 	ErrTimeout = errors.New("timeout")
@@ -46,7 +49,36 @@ var (
 	// would return nothing for ever (a missing subscribe). Java's consumer
 	// throws IllegalStateException. Its BPL type is "NotSubscribed".
 	ErrNotSubscribed = errors.New("not subscribed")
+	// ErrSchemaRegistry: the schema registry could not be reached, refused a
+	// request, or does not hold the schema asked for (an unknown id or
+	// subject). The message names the registry's URL. Its BPL type is
+	// "SchemaRegistryError".
+	ErrSchemaRegistry = errors.New("schema registry")
+	// ErrLate: an input of a windowed stream came after its windows
+	// closed; what such a stream dead-letters wraps it (see
+	// [DeadLetterLate]). Its BPL type is "LateRecord".
+	ErrLate = errors.New("late record")
 )
+
+// exceptionTypes is each sentinel's BPL exception type, in the order
+// ErrorType tries them.
+var exceptionTypes = []struct {
+	err error
+	typ string
+}{
+	{ErrUnknownHandle, "UnknownHandle"},
+	{ErrWrongKind, "WrongKind"},
+	{ErrInvalidConfig, "InvalidConfig"},
+	{ErrInvalidArgument, "InvalidArgument"},
+	{ErrTimeout, "Timeout"},
+	{ErrClosed, "Closed"},
+	{ErrDeserialization, "DeserializationError"},
+	{ErrNotSubscribed, "NotSubscribed"},
+	{ErrSchemaRegistry, "SchemaRegistryError"},
+	{ErrLate, "LateRecord"},
+	{context.DeadlineExceeded, "Timeout"},
+	{context.Canceled, "Interrupted"},
+}
 
 // Error is the error every function of the package returns: the BPL
 // function that failed and why. Its message starts with the function name,
@@ -78,45 +110,35 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrorType returns the BPL exception type of err: "UnknownHandle",
 // "WrongKind", "InvalidConfig", "InvalidArgument", "Timeout" (a deadline
 // passed too), "Closed", "DeserializationError", "NotSubscribed",
-// "SchemaRegistryError",
-// "Interrupted" (the call's
-// context was cancelled), or "KafkaError" for anything the brokers or the
-// client reported, ErrNotCommitted among them. An error that has an
+// "SchemaRegistryError", "LateRecord", "Interrupted" (the call's context
+// was cancelled), or "KafkaError" for anything the brokers or the client
+// reported, ErrNotCommitted among them. An error inside err that has an
 // ExceptionType() string method (a BPL runtime's exception, raised by a
-// function value the library called) is of that type.
+// function value the library called) gives its own type.
+//
+// The package's errors have that method too, so [value.ErrorType], which
+// a BPL runtime calls, gives the same types for them.
 func ErrorType(err error) string {
 	var typed interface{ ExceptionType() string }
 	if errors.As(err, &typed) {
 		return typed.ExceptionType()
 	}
-	switch {
-	case errors.Is(err, ErrUnknownHandle):
-		return "UnknownHandle"
-	case errors.Is(err, ErrWrongKind):
-		return "WrongKind"
-	case errors.Is(err, ErrInvalidConfig):
-		return "InvalidConfig"
-	case errors.Is(err, ErrInvalidArgument):
-		return "InvalidArgument"
-	case errors.Is(err, ErrTimeout):
-		return "Timeout"
-	case errors.Is(err, ErrClosed):
-		return "Closed"
-	case errors.Is(err, ErrDeserialization):
-		return "DeserializationError"
-	case errors.Is(err, ErrNotSubscribed):
-		return "NotSubscribed"
-	case errors.Is(err, ErrSchemaRegistry):
-		return "SchemaRegistryError"
-	case errors.Is(err, ErrLate):
-		return "LateRecord"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "Timeout"
-	case errors.Is(err, context.Canceled):
-		return "Interrupted"
+	return sentinelType(err)
+}
+
+// sentinelType is the type exceptionTypes gives err, or "KafkaError".
+func sentinelType(err error) string {
+	for _, t := range exceptionTypes {
+		if errors.Is(err, t.err) {
+			return t.typ
+		}
 	}
 	return "KafkaError"
 }
+
+// ExceptionType returns the BPL exception type of the error, as
+// [ErrorType] gives it.
+func (e *Error) ExceptionType() string { return ErrorType(e.Err) }
 
 // kindError is an error of one sentinel kind with its own message and an
 // optional cause; errors.Is sees both the kind and the cause.
@@ -134,6 +156,16 @@ func (e *kindError) Error() string {
 		return e.cause.Error()
 	}
 	return e.msg + ": " + e.cause.Error()
+}
+
+// ExceptionType is the type of the error's cause when that is a BPL
+// runtime's exception, else its kind's.
+func (e *kindError) ExceptionType() string {
+	var typed interface{ ExceptionType() string }
+	if errors.As(e.cause, &typed) {
+		return typed.ExceptionType()
+	}
+	return sentinelType(e)
 }
 
 func (e *kindError) Unwrap() []error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The admin functions as a BPL script calls them, on an admin handle or
@@ -24,25 +25,25 @@ func Example_admin() {
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)
 	fns := lib.Functions()
-	call := func(name string, args *kafkabpl.List) any {
+	call := func(name string, args *value.List) any {
 		v, err := fns[name](ctx, args)
 		if err != nil {
 			return err
 		}
 		return v
 	}
-	args := kafkabpl.NewList // a BPL call's arguments
+	args := value.NewList // a BPL call's arguments
 
 	a := call("kafka-create", args("admin", servers))
 	// (kafka-create-topics a ("sensors" "alarms") "partitions" => 2)
-	fmt.Println(kafkabpl.Format(call("kafka-create-topics",
+	fmt.Println(value.Format(call("kafka-create-topics",
 		args(a, args("sensors", "alarms")).AppendNamed("partitions", int64(2)))))
-	fmt.Println(kafkabpl.Format(call("kafka-create-topics", args(servers, "sensors"))))
-	fmt.Println(kafkabpl.Format(call("kafka-list-topics", args(a))))
-	fmt.Println(kafkabpl.Format(call("kafka-describe-topics", args(a, "sensors"))))
-	fmt.Println(kafkabpl.Format(call("kafka-create-partitions", args(a, "sensors", int64(3)))))
-	fmt.Println(kafkabpl.Format(call("kafka-delete-topics", args(a, args("alarms", "missing")))))
-	fmt.Println(kafkabpl.Format(call("kafka-list-topics", args(servers))))
+	fmt.Println(value.Format(call("kafka-create-topics", args(servers, "sensors"))))
+	fmt.Println(value.Format(call("kafka-list-topics", args(a))))
+	fmt.Println(value.Format(call("kafka-describe-topics", args(a, "sensors"))))
+	fmt.Println(value.Format(call("kafka-create-partitions", args(a, "sensors", int64(3)))))
+	fmt.Println(value.Format(call("kafka-delete-topics", args(a, args("alarms", "missing")))))
+	fmt.Println(value.Format(call("kafka-list-topics", args(servers))))
 	fmt.Println(call("kafka-create-topics", args(a, "t").AppendNamed("replication-factor", int64(3))))
 	// Output:
 	// ("sensors" => true "alarms" => true)
@@ -106,7 +107,7 @@ func ExampleLibrary_DescribeGroup() {
 	}
 	lag, _ := g.List().Get("lag")
 	fmt.Println(g.State, len(g.Members), "member")
-	fmt.Println(kafkabpl.Format(lag))
+	fmt.Println(value.Format(lag))
 	fmt.Println("total lag:", g.TotalLag)
 	// Output:
 	// Stable 1 member

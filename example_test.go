@@ -8,6 +8,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // A producer and a consumer through the typed Go API.
@@ -66,24 +67,24 @@ func ExampleLibrary_Functions() {
 	defer lib.Close(ctx)
 	f := lib.Functions()
 
-	c, _ := f["kafka-create"](ctx, kafkabpl.NewList("consumer", servers))
-	fmt.Println(f["kafka-subscribe"](ctx, kafkabpl.NewList(c, kafkabpl.NewList("lights", "containers"))))
+	c, _ := f["kafka-create"](ctx, value.NewList("consumer", servers))
+	fmt.Println(f["kafka-subscribe"](ctx, value.NewList(c, value.NewList("lights", "containers"))))
 
-	p, _ := f["kafka-producer"](ctx, kafkabpl.NewList(servers).AppendNamed("value-serializer", "JSON"))
-	msgs := kafkabpl.NewList().
-		AppendNamed("c7", kafkabpl.NewList().AppendNamed("level", int64(80))).
-		AppendNamed("c7", kafkabpl.NewList().AppendNamed("level", int64(95)))
-	fmt.Println(f["kafka-send"](ctx, kafkabpl.NewList(p, "containers", msgs)))
+	p, _ := f["kafka-producer"](ctx, value.NewList(servers).AppendNamed("value-serializer", "JSON"))
+	msgs := value.NewList().
+		AppendNamed("c7", value.NewList().AppendNamed("level", int64(80))).
+		AppendNamed("c7", value.NewList().AppendNamed("level", int64(95)))
+	fmt.Println(f["kafka-send"](ctx, value.NewList(p, "containers", msgs)))
 
-	consumerJSON, _ := f["kafka-consumer"](ctx, kafkabpl.NewList(servers).
+	consumerJSON, _ := f["kafka-consumer"](ctx, value.NewList(servers).
 		AppendNamed("value-deserializer", "JSON").
 		AppendNamed("auto-offset-reset", "earliest").
 		AppendNamed("topics", "containers"))
-	res, err := f["kafka-poll"](ctx, kafkabpl.NewList(consumerJSON, int64(5000)))
-	fmt.Println(kafkabpl.Format(res), err)
+	res, err := f["kafka-poll"](ctx, value.NewList(consumerJSON, int64(5000)))
+	fmt.Println(value.Format(res), err)
 
-	_, err = f["kafka-poll"](ctx, kafkabpl.NewList(p, int64(10)))
-	fmt.Println(kafkabpl.ErrorType(err), errors.Is(err, kafkabpl.ErrWrongKind))
+	_, err = f["kafka-poll"](ctx, value.NewList(p, int64(10)))
+	fmt.Println(value.ErrorType(err), errors.Is(err, kafkabpl.ErrWrongKind))
 	// Output:
 	// ("containers" "lights") <nil>
 	// 2 <nil>
@@ -93,10 +94,10 @@ func ExampleLibrary_Functions() {
 
 // Printing and reading BPL text.
 func ExampleFormat() {
-	l := kafkabpl.NewList("t1", int64(3), 2.5, 3.0, 1e-5, nil).AppendNamed("unit", "°C")
-	fmt.Println(kafkabpl.Format(l))
-	vs, err := kafkabpl.Parse(`("a" => 1 b => (x y)) "two"`)
-	fmt.Println(len(vs), kafkabpl.Format(vs[0]), err)
+	l := value.NewList("t1", int64(3), 2.5, 3.0, 1e-5, nil).AppendNamed("unit", "°C")
+	fmt.Println(value.Format(l))
+	vs, err := value.Parse(`("a" => 1 b => (x y)) "two"`)
+	fmt.Println(len(vs), value.Format(vs[0]), err)
 	// Output:
 	// ("t1" 3 2.5 3 1.0E-5 null "unit" => "°C")
 	// 2 ("a" => 1 "b" => (x y)) <nil>
@@ -104,7 +105,7 @@ func ExampleFormat() {
 
 // Lists keep repeated names: two messages with the same key stay two.
 func ExampleList() {
-	l := kafkabpl.NewList()
+	l := value.NewList()
 	l.AppendNamed("s1", "21.5").AppendNamed("s1", "21.7").Append("no key")
 	v, _ := l.Get("s1")
 	fmt.Println(l.Len(), v, l)

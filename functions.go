@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // Functions returns the BPL function table, to register in a BPL runtime:
@@ -44,13 +46,13 @@ func (lib *Library) Functions() map[string]Func {
 type args struct {
 	fn    string
 	pos   []any
-	named *List // nil when there are none: a nil *List reads as empty
+	named *value.List // nil when there are none: a nil *value.List reads as empty
 }
 
 // readArgs checks a call's arity and named arguments. usage is the call's
 // shape, shown when the arity is wrong; names are the named arguments the
 // function takes (nil: any, checked by the callee).
-func readArgs(fn string, l *List, min, max int, usage string, names []string) (*args, error) {
+func readArgs(fn string, l *value.List, min, max int, usage string, names []string) (*args, error) {
 	a := &args{fn: fn}
 	if !l.Named() {
 		// Every argument is positional: the call's own list holds them
@@ -58,7 +60,7 @@ func readArgs(fn string, l *List, min, max int, usage string, names []string) (*
 		a.pos = l.Values()
 	} else {
 		a.pos = make([]any, 0, l.Len())
-		a.named = &List{}
+		a.named = &value.List{}
 		for name, v := range l.All() {
 			if name == "" {
 				a.pos = append(a.pos, v)
@@ -91,7 +93,7 @@ func (a *args) errorf(format string, v ...any) error {
 func (a *args) str(i int, what string) (string, error) {
 	s, ok := a.pos[i].(string)
 	if !ok {
-		return "", a.errorf("%s: want a string, got %s", what, describe(a.pos[i]))
+		return "", a.errorf("%s: want a string, got %s", what, value.Describe(a.pos[i]))
 	}
 	return s, nil
 }
@@ -101,18 +103,18 @@ func (a *args) topics(v any, what string) ([]string, error) {
 	switch v := v.(type) {
 	case string:
 		return []string{v}, nil
-	case *List:
+	case *value.List:
 		ts := make([]string, 0, v.Len())
 		for _, e := range v.Values() {
 			s, ok := e.(string)
 			if !ok {
-				return nil, a.errorf("%s: want topic names, got %s in %s", what, describe(e), describe(v))
+				return nil, a.errorf("%s: want topic names, got %s in %s", what, value.Describe(e), value.Describe(v))
 			}
 			ts = append(ts, s)
 		}
 		return ts, nil
 	}
-	return nil, a.errorf("%s: want a topic name or a list of them, got %s", what, describe(v))
+	return nil, a.errorf("%s: want a topic name or a list of them, got %s", what, value.Describe(v))
 }
 
 // optionalTopics reads positional argument i, when given, as topics; nil
@@ -131,14 +133,14 @@ func (a *args) int(v any, what string, lo, hi int64) (int64, error) {
 		n, ok = integral(f)
 	}
 	if !ok || n < lo || n > hi {
-		return 0, a.errorf("%s: want an integer from %d to %d, got %s", what, lo, hi, describe(v))
+		return 0, a.errorf("%s: want an integer from %d to %d, got %s", what, lo, hi, value.Describe(v))
 	}
 	return n, nil
 }
 
 // readIDArgs is readArgs for functions whose first argument is a handle
 // id: it also returns the id.
-func readIDArgs(fn string, l *List, min, max int, usage string, names []string) (*args, string, error) {
+func readIDArgs(fn string, l *value.List, min, max int, usage string, names []string) (*args, string, error) {
 	a, err := readArgs(fn, l, min, max, usage, names)
 	if err != nil {
 		return nil, "", err
@@ -147,7 +149,7 @@ func readIDArgs(fn string, l *List, min, max int, usage string, names []string) 
 	return a, id, err
 }
 
-func (lib *Library) bplCreate(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplCreate(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-create", l, 2, 2, `(kafka-create "producer"|"consumer"|"admin" config)`, []string{})
 	if err != nil {
 		return nil, err
@@ -163,7 +165,7 @@ func (lib *Library) bplCreate(ctx context.Context, l *List) (any, error) {
 // the named arguments are config keys, read with brain4it's defaults; one
 // it does not know is a warning, not an error, as brain4it ignores it.
 func (lib *Library) bplKindCreate(fn string, kind Kind) Func {
-	return func(ctx context.Context, l *List) (any, error) {
+	return func(ctx context.Context, l *value.List) (any, error) {
 		a, err := readArgs(fn, l, 1, 1, "("+fn+` servers "config-key" => value ...)`, nil)
 		if err != nil {
 			return nil, err
@@ -173,7 +175,7 @@ func (lib *Library) bplKindCreate(fn string, kind Kind) Func {
 }
 
 func (lib *Library) bplDestroy(fn string) Func {
-	return func(ctx context.Context, l *List) (any, error) {
+	return func(ctx context.Context, l *value.List) (any, error) {
 		_, id, err := readIDArgs(fn, l, 1, 1, "("+fn+" id)", []string{})
 		if err != nil {
 			return nil, err
@@ -185,10 +187,10 @@ func (lib *Library) bplDestroy(fn string) Func {
 	}
 }
 
-func stringList(ss []string) *List {
-	l := &List{values: make([]any, len(ss))}
+func stringList(ss []string) *value.List {
+	vals := make([]any, len(ss))
 	for i, s := range ss {
-		l.values[i] = s
+		vals[i] = s
 	}
-	return l
+	return value.ListOf(vals, nil)
 }

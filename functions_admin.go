@@ -4,27 +4,29 @@ import (
 	"context"
 	"math"
 	"strconv"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // List returns the topic's description as describe-topics shows it under
 // the topic's name: ("partitions" => (("partition" => 0 "leader" => 1
 // "replicas" => (1 2 0) "isr" => (1 2 0)) ...)).
-func (t *TopicInfo) List() *List {
-	parts := &List{}
+func (t *TopicInfo) List() *value.List {
+	parts := &value.List{}
 	for _, p := range t.Partitions {
-		l := &List{}
+		l := &value.List{}
 		l.AppendNamed("partition", int64(p.Partition))
 		l.AppendNamed("leader", int64(p.Leader))
 		l.AppendNamed("replicas", int32List(p.Replicas))
 		l.AppendNamed("isr", int32List(p.ISR))
 		parts.Append(l)
 	}
-	return (&List{}).AppendNamed("partitions", parts)
+	return (&value.List{}).AppendNamed("partitions", parts)
 }
 
 // topicsList is describe-topics' result: ("t" => ("partitions" => ...) ...).
-func topicsList(infos []TopicInfo) *List {
-	l := &List{}
+func topicsList(infos []TopicInfo) *value.List {
+	l := &value.List{}
 	for i := range infos {
 		l.AppendNamed(infos[i].Topic, infos[i].List())
 	}
@@ -34,16 +36,16 @@ func topicsList(infos []TopicInfo) *List {
 // List returns the cluster as describe-cluster shows it: ("cluster-id" =>
 // "kfake" "controller" => 2 "brokers" => (("id" => 0 "host" =>
 // "127.0.0.1" "port" => 9092) ...)).
-func (c *ClusterInfo) List() *List {
-	brokers := &List{}
+func (c *ClusterInfo) List() *value.List {
+	brokers := &value.List{}
 	for _, b := range c.Brokers {
-		bl := &List{}
+		bl := &value.List{}
 		bl.AppendNamed("id", int64(b.ID))
 		bl.AppendNamed("host", b.Host)
 		bl.AppendNamed("port", int64(b.Port))
 		brokers.Append(bl)
 	}
-	l := &List{}
+	l := &value.List{}
 	l.AppendNamed("cluster-id", c.ClusterID)
 	l.AppendNamed("controller", int64(c.Controller))
 	l.AppendNamed("brokers", brokers)
@@ -51,8 +53,8 @@ func (c *ClusterInfo) List() *List {
 }
 
 // groupsList is list-groups' result: ("g1" => "Stable" "g2" => "Empty").
-func groupsList(gs []GroupListing) *List {
-	l := &List{}
+func groupsList(gs []GroupListing) *value.List {
+	l := &value.List{}
 	for _, g := range gs {
 		l.AppendNamed(g.Group, g.State)
 	}
@@ -70,25 +72,25 @@ func groupsList(gs []GroupListing) *List {
 // A partition the group has committed nothing to shows "committed" =>
 // null; one whose lag could not be computed shows "lag" => null and an
 // "error" element after it saying why.
-func (g *GroupInfo) List() *List {
-	members := &List{}
+func (g *GroupInfo) List() *value.List {
+	members := &value.List{}
 	for _, m := range g.Members {
-		assigned := &List{}
+		assigned := &value.List{}
 		for _, a := range m.Assignment {
 			assigned.AppendNamed(a.Topic, int32List(a.Partitions))
 		}
-		ml := &List{}
+		ml := &value.List{}
 		ml.AppendNamed("member-id", m.MemberID)
 		ml.AppendNamed("client-id", m.ClientID)
 		ml.AppendNamed("host", m.Host)
 		ml.AppendNamed("assignment", assigned)
 		members.Append(ml)
 	}
-	lag := &List{}
+	lag := &value.List{}
 	for _, t := range g.Lag {
-		parts := &List{}
+		parts := &value.List{}
 		for _, p := range t.Partitions {
-			pl := &List{}
+			pl := &value.List{}
 			pl.AppendNamed("partition", int64(p.Partition))
 			pl.AppendNamed("committed", offsetValue(p.Committed))
 			pl.AppendNamed("end", offsetValue(p.End))
@@ -100,7 +102,7 @@ func (g *GroupInfo) List() *List {
 		}
 		lag.AppendNamed(t.Topic, parts)
 	}
-	l := &List{}
+	l := &value.List{}
 	l.AppendNamed("group", g.Group)
 	l.AppendNamed("state", g.State)
 	l.AppendNamed("members", members)
@@ -117,12 +119,12 @@ func offsetValue(n int64) any {
 	return n
 }
 
-func int32List(ns []int32) *List {
-	l := &List{values: make([]any, len(ns))}
+func int32List(ns []int32) *value.List {
+	vals := make([]any, len(ns))
 	for i, n := range ns {
-		l.values[i] = int64(n)
+		vals[i] = int64(n)
 	}
-	return l
+	return value.ListOf(vals, nil)
 }
 
 // addAdminFunctions adds the admin functions to the BPL table.
@@ -139,7 +141,7 @@ func (lib *Library) addAdminFunctions(m map[string]Func) {
 
 const createTopicsUsage = `(kafka-create-topics target topics "partitions" => n "replication-factor" => r "configs" => ("key" => "value" ...))`
 
-func (lib *Library) bplCreateTopics(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplCreateTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-create-topics", l, 2, 2, createTopicsUsage, []string{"partitions", "replication-factor", "configs"})
 	if err != nil {
 		return nil, err
@@ -179,14 +181,14 @@ func (lib *Library) bplCreateTopics(ctx context.Context, l *List) (any, error) {
 // numbers and booleans, which are sent as their text.
 func topicConfigs(a *args, v any) (map[string]string, error) {
 	const want = `want a named list ("retention.ms" => "60000" ...)`
-	l, ok := v.(*List)
+	l, ok := v.(*value.List)
 	if !ok || l.Len() > 0 && !l.Named() {
-		return nil, a.errorf(`"configs": %s, got %s`, want, describe(v))
+		return nil, a.errorf(`"configs": %s, got %s`, want, value.Describe(v))
 	}
 	out := make(map[string]string, l.Len())
 	for name, val := range l.All() {
 		if name == "" {
-			return nil, a.errorf(`"configs": element %s has no name; %s`, describe(val), want)
+			return nil, a.errorf(`"configs": element %s has no name; %s`, value.Describe(val), want)
 		}
 		switch val := val.(type) {
 		case string:
@@ -202,7 +204,7 @@ func topicConfigs(a *args, v any) (map[string]string, error) {
 		case bool:
 			out[name] = strconv.FormatBool(val)
 		default:
-			return nil, a.errorf(`"configs" %q: want a string or a number, got %s`, name, describe(val))
+			return nil, a.errorf(`"configs" %q: want a string or a number, got %s`, name, value.Describe(val))
 		}
 	}
 	return out, nil
@@ -210,8 +212,8 @@ func topicConfigs(a *args, v any) (map[string]string, error) {
 
 // doneList is create-topics' and delete-topics' result: each topic, in the
 // order given, named, with true or false.
-func doneList(topics []string, done map[string]bool) *List {
-	l := &List{}
+func doneList(topics []string, done map[string]bool) *value.List {
+	l := &value.List{}
 	for _, t := range unique(topics) {
 		if v, ok := done[t]; ok {
 			l.AppendNamed(t, v)
@@ -220,7 +222,7 @@ func doneList(topics []string, done map[string]bool) *List {
 	return l
 }
 
-func (lib *Library) bplDeleteTopics(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplDeleteTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-delete-topics", l, 2, 2, "(kafka-delete-topics target topics)", []string{})
 	if err != nil {
 		return nil, err
@@ -236,7 +238,7 @@ func (lib *Library) bplDeleteTopics(ctx context.Context, l *List) (any, error) {
 	return doneList(topics, done), nil
 }
 
-func (lib *Library) bplListTopics(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplListTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-list-topics", l, 1, 1, "(kafka-list-topics target)", []string{})
 	if err != nil {
 		return nil, err
@@ -248,7 +250,7 @@ func (lib *Library) bplListTopics(ctx context.Context, l *List) (any, error) {
 	return stringList(names), nil
 }
 
-func (lib *Library) bplDescribeTopics(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplDescribeTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-describe-topics", l, 1, 2, "(kafka-describe-topics target [topics])", []string{})
 	if err != nil {
 		return nil, err
@@ -258,7 +260,7 @@ func (lib *Library) bplDescribeTopics(ctx context.Context, l *List) (any, error)
 		return nil, err
 	}
 	if topics != nil && len(topics) == 0 {
-		return &List{}, nil // () names no topics, unlike leaving them out
+		return &value.List{}, nil // () names no topics, unlike leaving them out
 	}
 	infos, err := lib.DescribeTopics(ctx, a.pos[0], topics...)
 	if err != nil {
@@ -267,7 +269,7 @@ func (lib *Library) bplDescribeTopics(ctx context.Context, l *List) (any, error)
 	return topicsList(infos), nil
 }
 
-func (lib *Library) bplDescribeCluster(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplDescribeCluster(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-describe-cluster", l, 1, 1, "(kafka-describe-cluster target)", []string{})
 	if err != nil {
 		return nil, err
@@ -279,7 +281,7 @@ func (lib *Library) bplDescribeCluster(ctx context.Context, l *List) (any, error
 	return info.List(), nil
 }
 
-func (lib *Library) bplCreatePartitions(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplCreatePartitions(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-create-partitions", l, 3, 3, "(kafka-create-partitions target topic count)", []string{})
 	if err != nil {
 		return nil, err
@@ -295,7 +297,7 @@ func (lib *Library) bplCreatePartitions(ctx context.Context, l *List) (any, erro
 	return lib.CreatePartitions(ctx, a.pos[0], topic, int(count))
 }
 
-func (lib *Library) bplListGroups(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplListGroups(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-list-groups", l, 1, 1, "(kafka-list-groups target)", []string{})
 	if err != nil {
 		return nil, err
@@ -307,7 +309,7 @@ func (lib *Library) bplListGroups(ctx context.Context, l *List) (any, error) {
 	return groupsList(gs), nil
 }
 
-func (lib *Library) bplDescribeGroup(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplDescribeGroup(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-describe-group", l, 2, 2, "(kafka-describe-group target group)", []string{})
 	if err != nil {
 		return nil, err

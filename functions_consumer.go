@@ -5,11 +5,13 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 const pollUsage = "(kafka-poll id timeout-ms) or (kafka-poll id topics timeout-ms)"
 
-func (lib *Library) bplPoll(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplPoll(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-poll", l, 2, 3, pollUsage, []string{})
 	if err != nil {
 		return nil, err
@@ -46,25 +48,26 @@ func (lib *Library) bplPoll(ctx context.Context, l *List) (any, error) {
 // Keys and values read as text are copies, made in one buffer per topic:
 // a message kept after the poll holds its own text (and its neighbours'
 // in that buffer), never the fetched batch, which can be megabytes.
-func (p *Polled) List() *List {
+func (p *Polled) List() *value.List {
 	if len(p.Topics) == 1 {
 		// The usual poll, one topic: its lists take one allocation.
 		one := &struct {
-			out, msgs List
+			out, msgs value.List
 			value     [1]any
 			name      [1]string
 		}{}
-		one.out = List{values: one.value[:0], names: one.name[:0]}
 		fillMessages(&one.msgs, p.Topics[0].Records)
-		return one.out.AppendNamed(p.Topics[0].Topic, &one.msgs)
+		one.value[0], one.name[0] = &one.msgs, p.Topics[0].Topic
+		one.out.Reset(one.value[:], one.name[:])
+		return &one.out
 	}
-	out := &List{values: make([]any, 0, len(p.Topics)), names: make([]string, 0, len(p.Topics))}
-	for _, t := range p.Topics {
-		msgs := &List{}
+	vals, names := make([]any, len(p.Topics)), make([]string, len(p.Topics))
+	for i, t := range p.Topics {
+		msgs := &value.List{}
 		fillMessages(msgs, t.Records)
-		out.AppendNamed(t.Topic, msgs)
+		vals[i], names[i] = msgs, t.Topic
 	}
-	return out
+	return value.ListOf(vals, names)
 }
 
 // fillMessages makes msgs, an empty list, one topic's records as
@@ -74,8 +77,9 @@ func (p *Polled) List() *List {
 // such messages makes four allocations rather than four per message.
 // Other deserializers, and the records form, decode each record on its
 // own.
-func fillMessages(msgs *List, recs []Record) {
-	msgs.values = make([]any, len(recs))
+func fillMessages(msgs *value.List, recs []Record) {
+	vals := make([]any, len(recs))
+	var names []string // nil until a record has a key
 	size := 0
 	for i := range recs {
 		r := &recs[i]
@@ -95,7 +99,7 @@ func fillMessages(msgs *List, recs []Record) {
 	for i := range recs {
 		r := &recs[i]
 		if r.cfg.pollRecords || r.Err() != nil {
-			msgs.values[i] = r.List()
+			vals[i] = r.List()
 			continue
 		}
 		if texts == nil {
@@ -106,22 +110,23 @@ func fillMessages(msgs *List, recs []Record) {
 		case r.cfg.valDeser == serdeString:
 			v := &texts[len(recs)+i]
 			*v = arena.text(r.r.Value)
-			boxInPlace(&msgs.values[i], v)
+			boxInPlace(&vals[i], v)
 		default:
-			msgs.values[i] = r.Value()
+			vals[i] = r.Value()
 		}
 		if r.r.Key == nil {
 			continue
 		}
-		if msgs.names == nil {
-			msgs.names = texts[:len(recs):len(recs)]
+		if names == nil {
+			names = texts[:len(recs):len(recs)]
 		}
 		if r.cfg.keyDeser == serdeString {
-			msgs.names[i] = arena.text(r.r.Key)
+			names[i] = arena.text(r.r.Key)
 		} else {
-			msgs.names[i] = keyName(r.Key())
+			names[i] = keyName(r.Key())
 		}
 	}
+	msgs.Reset(vals, names)
 }
 
 // keyName is the text a key names its message with.
@@ -132,23 +137,28 @@ func keyName(k any) string {
 	case []byte:
 		return string(k)
 	}
-	return Format(k)
+	return value.Format(k)
 }
 
 // List returns the record in its BPL records form (see [Polled.List]).
 // A stream's BPL transform gets one per input, so it is built in two
 // allocations, the text and the rest, not one per element (see
 // boxInPlace); headers, rare, take their own.
-func (r *Record) List() *List {
+func (r *Record) List() *value.List {
 	one := &struct {
-		l, headers List
+		l, headers value.List
 		values     [8]any
 		names      [8]string
 		ints       [3]int64  // partition, offset, timestamp
 		texts      [3]string // topic, key, value
 	}{}
 	l := &one.l
-	l.values, l.names = one.values[:0], one.names[:0]
+	vals, names := one.values[:0], one.names[:0]
+	// add appends an element named name and returns where its value goes.
+	add := func(name string) *any {
+		vals, names = append(vals, nil), append(names, name)
+		return &vals[len(vals)-1]
+	}
 	size := 0
 	if r.cfg.keyDeser == serdeString {
 		size += len(r.r.Key)
@@ -163,23 +173,20 @@ func (r *Record) List() *List {
 	text := func(name string, slot int, b []byte, s *serde) {
 		switch {
 		case b == nil:
-			l.AppendNamed(name, nil)
+			add(name)
 		case s == serdeString && !failed:
 			one.texts[slot] = arena.text(b)
-			l.AppendNamed(name, nil)
-			boxInPlace(&l.values[len(l.values)-1], &one.texts[slot])
+			boxInPlace(add(name), &one.texts[slot])
 		default:
-			l.AppendNamed(name, r.decoded(s, b))
+			*add(name) = r.decoded(s, b)
 		}
 	}
 	integer := func(name string, slot int, v int64) {
 		one.ints[slot] = v
-		l.AppendNamed(name, nil)
-		boxInPlace(&l.values[len(l.values)-1], &one.ints[slot])
+		boxInPlace(add(name), &one.ints[slot])
 	}
 	one.texts[0] = r.r.Topic
-	l.AppendNamed("topic", nil)
-	boxInPlace(&l.values[0], &one.texts[0])
+	boxInPlace(add("topic"), &one.texts[0])
 	integer("partition", 0, int64(r.r.Partition))
 	integer("offset", 1, r.r.Offset)
 	integer("timestamp", 2, r.r.Timestamp.UnixMilli())
@@ -192,14 +199,15 @@ func (r *Record) List() *List {
 		}
 		one.headers.AppendNamed(h.Key, v)
 	}
-	l.AppendNamed("headers", &one.headers)
+	*add("headers") = &one.headers
+	l.Reset(vals, names)
 	if failed {
 		l.AppendNamed("error", r.Err().Error())
 	}
 	return l
 }
 
-func (lib *Library) bplSubscribe(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplSubscribe(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-subscribe", l, 2, 2, "(kafka-subscribe id topics)", []string{})
 	if err != nil {
 		return nil, err
@@ -215,7 +223,7 @@ func (lib *Library) bplSubscribe(ctx context.Context, l *List) (any, error) {
 	return stringList(sub), nil
 }
 
-func (lib *Library) bplUnsubscribe(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplUnsubscribe(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-unsubscribe", l, 1, 2, "(kafka-unsubscribe id [topics])", []string{})
 	if err != nil {
 		return nil, err
@@ -231,7 +239,7 @@ func (lib *Library) bplUnsubscribe(ctx context.Context, l *List) (any, error) {
 	return stringList(sub), nil
 }
 
-func (lib *Library) bplCommit(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplCommit(ctx context.Context, l *value.List) (any, error) {
 	_, id, err := readIDArgs("kafka-commit", l, 1, 1, "(kafka-commit id)", []string{})
 	if err != nil {
 		return nil, err
@@ -244,7 +252,7 @@ func (lib *Library) bplCommit(ctx context.Context, l *List) (any, error) {
 
 const seekUsage = `(kafka-seek id topic "beginning"|"end"|offset|("timestamp" => ms) "partition" => p)`
 
-func (lib *Library) bplSeek(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplSeek(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-seek", l, 3, 3, seekUsage, []string{"partition"})
 	if err != nil {
 		return nil, err
@@ -262,12 +270,12 @@ func (lib *Library) bplSeek(ctx context.Context, l *List) (any, error) {
 		case "end", "latest":
 			pos = SeekEnd()
 		default:
-			return nil, a.errorf(`position %s: want "beginning", "end", an offset or ("timestamp" => ms)`, describe(v))
+			return nil, a.errorf(`position: want "beginning", "end", an offset or ("timestamp" => ms), got %s`, value.Describe(v))
 		}
-	case *List:
+	case *value.List:
 		ts, ok := v.Get("timestamp")
 		if !ok || v.Len() != 1 {
-			return nil, a.errorf(`position %s: want "beginning", "end", an offset or ("timestamp" => ms)`, describe(v))
+			return nil, a.errorf(`position: want "beginning", "end", an offset or ("timestamp" => ms), got %s`, value.Describe(v))
 		}
 		ms, err := a.int(ts, `position "timestamp"`, 0, math.MaxInt64)
 		if err != nil {

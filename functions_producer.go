@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 const sendUsage = `(kafka-send id topics messages "key" => k "partition" => n "headers" => (...) "timestamp" => ms "records" => true)`
 
-func (lib *Library) bplSend(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplSend(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-send", l, 3, 3, sendUsage, []string{"key", "partition", "headers", "timestamp", "records"})
 	if err != nil {
 		return nil, err
@@ -42,20 +44,20 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 	if r, ok := a.named.Get("records"); ok {
 		b, isBool := r.(bool)
 		if !isBool {
-			return 0, nil, a.errorf(`"records": want true or false, got %s`, describe(r))
+			return 0, nil, a.errorf(`"records": want true or false, got %s`, value.Describe(r))
 		}
 		asRecords = b
 	}
-	list, isList := v.(*List)
+	list, isList := v.(*value.List)
 	if !isList {
-		list = NewList(v)
+		list = value.NewList(v)
 	}
 	msgAt := func(i int) (Message, error) {
 		m, val := common, list.At(i)
 		if asRecords {
-			rec, ok := val.(*List)
+			rec, ok := val.(*value.List)
 			if !ok {
-				return m, a.errorf("message %d: with \"records\" => true each message is a record list (\"key\" \"value\" \"partition\" \"headers\" \"timestamp\"), got %s", i+1, describe(val))
+				return m, a.errorf("message %d: with \"records\" => true each message is a record list (\"key\" \"value\" \"partition\" \"headers\" \"timestamp\"), got %s", i+1, value.Describe(val))
 			}
 			err := a.recordFields(&m, rec, i+1, []string{"key", "value", "partition", "headers", "timestamp"})
 			return m, err
@@ -65,7 +67,7 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 			// The key is the element's name, boxed in place (see
 			// boxInPlace): the list is not changed during the call, and
 			// the record keeps the name's bytes, not the interface.
-			boxInPlace(&m.Key, &list.names[i])
+			boxInPlace(&m.Key, &list.Names()[i])
 		}
 		return m, nil
 	}
@@ -74,7 +76,7 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 
 // recordFields stores the named fields of src (a record list, message pos,
 // or the call's named arguments, pos 0) into m.
-func (a *args) recordFields(m *Message, src *List, pos int, allowed []string) error {
+func (a *args) recordFields(m *Message, src *value.List, pos int, allowed []string) error {
 	where := "" // prefixes the field in errors
 	if pos > 0 {
 		where = fmt.Sprintf("message %d ", pos)
@@ -104,14 +106,14 @@ func (a *args) recordFields(m *Message, src *List, pos int, allowed []string) er
 			}
 			m.Timestamp = time.UnixMilli(ms)
 		case "headers":
-			hl, ok := v.(*List)
+			hl, ok := v.(*value.List)
 			if !ok || hl.Len() > 0 && !hl.Named() {
-				return a.errorf(`%s"headers": want a named list ("name" => value ...), got %s`, where, describe(v))
+				return a.errorf(`%s"headers": want a named list ("name" => value ...), got %s`, where, value.Describe(v))
 			}
 			m.Headers = make([]Header, 0, hl.Len())
 			for hn, hv := range hl.All() {
 				if hn == "" {
-					return a.errorf(`%s"headers": element %s has no name`, where, describe(hv))
+					return a.errorf(`%s"headers": element %s has no name`, where, value.Describe(hv))
 				}
 				b, err := serdeString.encodeAt("", hv, pos, "header "+hn)
 				if err != nil {

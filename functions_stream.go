@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The BPL side of streams: kafka-stream, kafka-stream-status, and the
@@ -17,14 +19,14 @@ const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transf
 // key.
 var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic"}, stateNames...)
 
-func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplStream(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-stream", l, 1, 1, streamUsage, nil)
 	if err != nil {
 		return nil, err
 	}
 	spec := StreamSpec{}
-	config := &List{}
-	var transform Callable
+	config := &value.List{}
+	var transform value.Callable
 	stateful := map[string]any{}
 	for name, v := range a.named.All() {
 		if !slices.Contains(streamNames, name) {
@@ -49,9 +51,9 @@ func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
 				return nil, err
 			}
 		case "transform":
-			fn, ok := v.(Callable)
+			fn, ok := v.(value.Callable)
 			if !ok {
-				return nil, a.errorf(`"transform": want a function, such as (function (in) ...), got %s`, describe(v))
+				return nil, a.errorf(`"transform": want a function, such as (function (in) ...), got %s`, value.Describe(v))
 			}
 			transform = fn
 		case "guarantee":
@@ -81,7 +83,7 @@ func (lib *Library) bplStream(ctx context.Context, l *List) (any, error) {
 func (a *args) strValue(v any, what string) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", a.errorf("%s: want a string, got %s", what, describe(v))
+		return "", a.errorf("%s: want a string, got %s", what, value.Describe(v))
 	}
 	return s, nil
 }
@@ -108,14 +110,14 @@ func (a *args) oneOf(v any, what string, choices ...string) (int, error) {
 		}
 		want.WriteString(strconv.Quote(c))
 	}
-	return 0, a.errorf("%s: want %s, got %s", what, want.String(), describe(v))
+	return 0, a.errorf("%s: want %s, got %s", what, want.String(), value.Describe(v))
 }
 
 // bplTransform adapts a BPL function to a Transform: it gets the input as
 // a record list and returns null (no output), a kafka-output or
 // kafka-outputs value, or any other value, which is one output to the
 // stream's "to" with the input's key.
-func bplTransform(fn Callable) Transform {
+func bplTransform(fn value.Callable) Transform {
 	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
@@ -143,7 +145,7 @@ func outputsOf(v, key any) ([]StreamOutput, error) {
 			}
 		}
 		return outs, nil
-	case *List:
+	case *value.List:
 		for _, e := range v.Values() {
 			if _, ok := e.(*streamOutputs); ok {
 				return nil, errorf(ErrInvalidArgument, "the function returned a list holding a kafka-output: to write several messages, return (kafka-outputs ...)")
@@ -178,22 +180,22 @@ func (o *streamOutputs) String() string {
 			b.WriteByte(' ')
 		}
 		b.WriteString("(kafka-output ")
-		b.WriteString(Format(out.Value))
+		b.WriteString(value.Format(out.Value))
 		if out.Topic != "" {
-			fmt.Fprintf(&b, ` "topic" => %s`, Format(out.Topic))
+			fmt.Fprintf(&b, ` "topic" => %s`, value.Format(out.Topic))
 		}
 		if out.keySet {
-			fmt.Fprintf(&b, ` "key" => %s`, Format(out.Key))
+			fmt.Fprintf(&b, ` "key" => %s`, value.Format(out.Key))
 		}
 		if out.Partition != nil {
 			fmt.Fprintf(&b, ` "partition" => %d`, *out.Partition)
 		}
 		if len(out.Headers) > 0 {
-			h := &List{}
+			h := &value.List{}
 			for _, hd := range out.Headers {
 				h.AppendNamed(hd.Key, string(hd.Value))
 			}
-			fmt.Fprintf(&b, ` "headers" => %s`, Format(h))
+			fmt.Fprintf(&b, ` "headers" => %s`, value.Format(h))
 		}
 		b.WriteByte(')')
 	}
@@ -207,14 +209,14 @@ const outputUsage = `(kafka-output value "topic" => t "key" => k "partition" => 
 
 // bplOutput is (kafka-output value ...): one message with its own topic,
 // key, partition, headers or timestamp.
-func bplOutput(_ context.Context, l *List) (any, error) {
+func bplOutput(_ context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-output", l, 1, 1, outputUsage, []string{"topic", "key", "partition", "headers", "timestamp"})
 	if err != nil {
 		return nil, err
 	}
 	var o streamOutput
 	o.Value = a.pos[0]
-	fields := &List{}
+	fields := &value.List{}
 	for name, v := range a.named.All() {
 		switch name {
 		case "topic":
@@ -236,7 +238,7 @@ func bplOutput(_ context.Context, l *List) (any, error) {
 
 // bplOutputs is (kafka-outputs a b ...): several messages, each a value
 // (to "to" with the input's key) or a kafka-output.
-func bplOutputs(_ context.Context, l *List) (any, error) {
+func bplOutputs(_ context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-outputs", l, 0, 1<<20, "(kafka-outputs value-or-output ...)", []string{})
 	if err != nil {
 		return nil, err
@@ -252,7 +254,7 @@ func bplOutputs(_ context.Context, l *List) (any, error) {
 	return out, nil
 }
 
-func (lib *Library) bplStreamStatus(ctx context.Context, l *List) (any, error) {
+func (lib *Library) bplStreamStatus(ctx context.Context, l *value.List) (any, error) {
 	_, id, err := readIDArgs("kafka-stream-status", l, 1, 1, "(kafka-stream-status id)", []string{})
 	if err != nil {
 		return nil, err
@@ -269,8 +271,8 @@ func (lib *Library) bplStreamStatus(ctx context.Context, l *List) (any, error) {
 // "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n
 // "reinits" => n "last-error" => "..." or null), and for a stateful
 // stream "store" => the store's status (see [StoreStatus.List]).
-func (st *StreamStatus) List() *List {
-	l := &List{}
+func (st *StreamStatus) List() *value.List {
+	l := &value.List{}
 	l.AppendNamed("state", string(st.State))
 	l.AppendNamed("processed", st.Processed)
 	l.AppendNamed("produced", st.Produced)

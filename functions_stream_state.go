@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brain4it/kafkabpl/internal/lazyarg"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The BPL side of stateful streams: kafka-stream's "store", "window",
@@ -24,7 +24,7 @@ type stateResult struct {
 func (r *stateResult) String() string {
 	var b strings.Builder
 	b.WriteString("(kafka-state ")
-	b.WriteString(Format(r.state))
+	b.WriteString(value.Format(r.state))
 	for _, o := range r.outs.outs {
 		b.WriteByte(' ')
 		b.WriteString((&streamOutputs{outs: []streamOutput{o}}).String())
@@ -36,12 +36,12 @@ func (r *stateResult) String() string {
 // bplState is (kafka-state state output ...): a stateful transform's new
 // state for its input's key (null deletes it) and its outputs, each a
 // value (to "to" with the input's key) or a kafka-output.
-func bplState(ctx context.Context, l *List) (any, error) {
+func bplState(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-state", l, 1, math.MaxInt, "(kafka-state new-state output ...)", []string{})
 	if err != nil {
 		return nil, err
 	}
-	outs, err := bplOutputs(ctx, &List{values: a.pos[1:]})
+	outs, err := bplOutputs(ctx, value.ListOf(a.pos[1:], nil))
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ var stateNames = []string{"store", "window", "aggregate", "merge", "result"}
 
 // readStateArgs reads the named arguments of a stateful stream into spec;
 // transform is the "transform" function, nil if none was given.
-func (a *args) readStateArgs(spec *StreamSpec, named map[string]any, transform Callable) error {
+func (a *args) readStateArgs(spec *StreamSpec, named map[string]any, transform value.Callable) error {
 	if v, ok := named["store"]; ok {
 		s, err := a.strValue(v, `"store"`)
 		if err != nil {
@@ -61,14 +61,14 @@ func (a *args) readStateArgs(spec *StreamSpec, named map[string]any, transform C
 		}
 		spec.Store = s
 	}
-	fn := func(name, shape string) (Callable, error) {
+	fn := func(name, shape string) (value.Callable, error) {
 		v, ok := named[name]
 		if !ok {
 			return nil, nil
 		}
-		f, ok := v.(Callable)
+		f, ok := v.(value.Callable)
 		if !ok {
-			return nil, a.errorf(`%q: want a function, such as %s, got %s`, name, shape, describe(v))
+			return nil, a.errorf(`%q: want a function, such as %s, got %s`, name, shape, value.Describe(v))
 		}
 		return f, nil
 	}
@@ -125,9 +125,9 @@ var windowNames = []string{"type", "size", "advance", "gap", "grace", "emit", "l
 
 // window reads a "window" list.
 func (a *args) window(v any) (*Window, error) {
-	l, ok := v.(*List)
+	l, ok := v.(*value.List)
 	if !ok {
-		return nil, a.errorf(`"window": want a list %s, got %s`, windowUsage, describe(v))
+		return nil, a.errorf(`"window": want a list %s, got %s`, windowUsage, value.Describe(v))
 	}
 	w := &Window{}
 	typed := false
@@ -163,7 +163,7 @@ func (a *args) window(v any) (*Window, error) {
 				w.Idle = d
 			}
 		case "":
-			err = a.errorf(`"window": want named settings %s, got the unnamed %s`, windowUsage, describe(v))
+			err = a.errorf(`"window": want named settings %s, got the unnamed %s`, windowUsage, value.Describe(v))
 		default:
 			err = a.errorf(`"window": unknown setting %q%s; want %s`, name, suggest(name, windowNames), windowUsage)
 		}
@@ -181,7 +181,7 @@ func (a *args) window(v any) (*Window, error) {
 // record list holds, read before a function could change the list, when
 // it is a string (not decoded a second time); else decoded anew, so that a
 // function changing a key list changes no output.
-func inputKey(in *Record, rec *List) any {
+func inputKey(in *Record, rec *value.List) any {
 	key, _ := rec.Get("key")
 	if _, ok := key.(string); !ok {
 		key = in.Key()
@@ -190,20 +190,20 @@ func inputKey(in *Record, rec *List) any {
 }
 
 // callFn calls fn with args, in one allocation for the list and its values.
-func callFn(ctx context.Context, fn Callable, a0, a1 any, n int) (any, error) {
+func callFn(ctx context.Context, fn value.Callable, a0, a1 any, n int) (any, error) {
 	args := &struct {
-		l List
+		l value.List
 		v [2]any
 	}{}
 	args.v[0], args.v[1] = a0, a1
-	args.l.values = args.v[:n]
+	args.l.Reset(args.v[:n], nil)
 	return fn.Call(ctx, &args.l)
 }
 
 // bplUpdate adapts a BPL function (in state) to an Update: it returns
 // (kafka-state new-state output ...), or null to keep the state (as the
 // function left it) and write nothing.
-func bplUpdate(fn Callable) Update {
+func bplUpdate(fn value.Callable) Update {
 	return func(ctx context.Context, in *Record, state any) ([]StreamOutput, any, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
@@ -218,28 +218,28 @@ func bplUpdate(fn Callable) Update {
 			outs, err := outputsOf(v.outs, key)
 			return outs, v.state, err
 		}
-		return nil, nil, errorf(ErrInvalidArgument, "a stateful transform returns (kafka-state new-state output ...), or null to keep the state; got %s", describe(v))
+		return nil, nil, errorf(ErrInvalidArgument, "a stateful transform returns (kafka-state new-state output ...), or null to keep the state; got %s", value.Describe(v))
 	}
 }
 
 // bplAggregate adapts a BPL function (in acc) to an aggregate. A BPL
 // function gets its input lazily: a count, which never reads it, does not
 // pay for the record list.
-func bplAggregate(fn Callable) func(context.Context, *Record, any) (any, error) {
-	lazy := lazyarg.Accepts != nil && lazyarg.Accepts(fn)
+func bplAggregate(fn value.Callable) func(context.Context, *Record, any) (any, error) {
+	lazy := value.TakesLazy(fn)
 	return func(ctx context.Context, in *Record, acc any) (any, error) {
 		var v any
 		var err error
 		if lazy {
 			// The arguments and the lazy input in one allocation.
 			args := &struct {
-				l  List
+				l  value.List
 				v  [2]any
-				in lazyarg.Value
+				in value.Lazy
 			}{}
-			args.in = lazyarg.Value{Make: recordList, Arg: in}
+			args.in = value.Lazy{Make: recordList, Arg: in}
 			args.v[0], args.v[1] = &args.in, acc
-			args.l.values = args.v[:]
+			args.l.Reset(args.v[:], nil)
 			v, err = fn.Call(ctx, &args.l)
 		} else {
 			v, err = callFn(ctx, fn, in.List(), acc, 2)
@@ -249,7 +249,7 @@ func bplAggregate(fn Callable) func(context.Context, *Record, any) (any, error) 
 		}
 		switch v.(type) {
 		case *streamOutputs, *stateResult:
-			return nil, errorf(ErrInvalidArgument, `the aggregate returns the window's new aggregate, a value; got %s (outputs are the "result" function's)`, describe(v))
+			return nil, errorf(ErrInvalidArgument, `the aggregate returns the window's new aggregate, a value; got %s (outputs are the "result" function's)`, value.Describe(v))
 		}
 		return v, nil
 	}
@@ -259,7 +259,7 @@ func bplAggregate(fn Callable) func(context.Context, *Record, any) (any, error) 
 func recordList(in any) any { return in.(*Record).List() }
 
 // bplMerge adapts a BPL function (a b) to a session window's merge.
-func bplMerge(fn Callable) func(context.Context, any, any) (any, error) {
+func bplMerge(fn value.Callable) func(context.Context, any, any) (any, error) {
 	return func(ctx context.Context, x, y any) (any, error) {
 		return callFn(ctx, fn, x, y, 2)
 	}
@@ -268,7 +268,7 @@ func bplMerge(fn Callable) func(context.Context, any, any) (any, error) {
 // bplResult adapts a BPL function (w) to a window's Result: it returns
 // what a transform does (null, a value, kafka-output or kafka-outputs),
 // keyed by the window's key.
-func bplResult(fn Callable) func(context.Context, *WindowResult) ([]StreamOutput, error) {
+func bplResult(fn value.Callable) func(context.Context, *WindowResult) ([]StreamOutput, error) {
 	return func(ctx context.Context, w *WindowResult) ([]StreamOutput, error) {
 		v, err := callFn(ctx, fn, w.List(), nil, 1)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -17,7 +18,7 @@ func TestBPLStateForms(t *testing.T) {
 	lib := New()
 	out := mustCall(t, lib, "kafka-output", "x", nv{"topic", "side"})
 	st := mustCall(t, lib, "kafka-state", int64(2), "a", out)
-	if got := Format(st); got != `(kafka-state 2 (kafka-output "a") (kafka-output "x" "topic" => "side"))` {
+	if got := value.Format(st); got != `(kafka-state 2 (kafka-output "a") (kafka-output "x" "topic" => "side"))` {
 		t.Errorf("kafka-state prints %s", got)
 	}
 	if _, err := call(t, lib, "kafka-state"); !errors.Is(err, ErrInvalidArgument) || !strings.HasPrefix(err.Error(), "kafka-state: ") {
@@ -46,19 +47,19 @@ func TestBPLStateForms(t *testing.T) {
 		}
 		var got []string
 		for _, o := range outs {
-			got = append(got, o.Topic+"|"+Format(o.Key)[1:2]+"|"+Format(o.Value))
+			got = append(got, o.Topic+"|"+value.Format(o.Key)[1:2]+"|"+value.Format(o.Value))
 		}
 		if err != nil || strings.Join(got, " ") != c.outs || !equalValues(state, c.state) {
 			t.Errorf("%s: outs %v state %v, %v", c.name, got, state, err)
 		}
 	}
 	// The function gets the input's record list and the state.
-	var args *List
-	spy := goFunc(func(_ context.Context, l *List) (any, error) { args = l; return nil, nil })
+	var args *value.List
+	spy := goFunc(func(_ context.Context, l *value.List) (any, error) { args = l; return nil, nil })
 	if _, _, err := bplUpdate(spy)(testCtx(t), in, int64(7)); err != nil || args.Len() != 2 || args.At(1) != int64(7) {
 		t.Fatalf("args %v, %v", args, err)
 	}
-	if l, ok := args.At(0).(*List); !ok || Format(l.Values()[4]) != `"k"` {
+	if l, ok := args.At(0).(*value.List); !ok || value.Format(l.Values()[4]) != `"k"` {
 		t.Errorf("the input as %v", args.At(0))
 	}
 	// An aggregate returning outputs is refused.
@@ -67,9 +68,9 @@ func TestBPLStateForms(t *testing.T) {
 	}
 	// A result gets the window as a list.
 	r := &WindowResult{Key: "k", Start: 10, End: 20, Value: int64(3), Final: true}
-	spy = func(_ context.Context, l *List) (any, error) { args = l; return "done", nil }
+	spy = func(_ context.Context, l *value.List) (any, error) { args = l; return "done", nil }
 	outs, err := bplResult(spy)(testCtx(t), r)
-	if err != nil || len(outs) != 1 || outs[0].Value != "done" || outs[0].Key != "k" || Format(args.At(0)) != `("key" => "k" "start" => 10 "end" => 20 "value" => 3 "final" => true)` {
+	if err != nil || len(outs) != 1 || outs[0].Value != "done" || outs[0].Key != "k" || value.Format(args.At(0)) != `("key" => "k" "start" => 10 "end" => 20 "value" => 3 "final" => true)` {
 		t.Errorf("result: %v %v, args %v", outs, err, args)
 	}
 }
@@ -82,7 +83,7 @@ func TestBPLStreamStateArgs(t *testing.T) {
 	t.Cleanup(func() { lib.Close(context.Background()) })
 	fn := returning(nil)
 	cfg := bplList(t, nv{"servers", "127.0.0.1:1"}, nv{"group", "g"})
-	win := func(args ...any) *List { return bplList(t, args...) }
+	win := func(args ...any) *value.List { return bplList(t, args...) }
 	for _, c := range []struct {
 		args []any
 		want string
@@ -92,7 +93,7 @@ func TestBPLStreamStateArgs(t *testing.T) {
 		{[]any{nv{"transform", fn}, nv{"window", win(nv{"type", "tumbling"}, nv{"size", 10})}, nv{"aggregate", fn}}, `takes an "aggregate" (and a "result"), not a transform`},
 		{[]any{nv{"window", win(nv{"type", "tumbling"}, nv{"siz", 10})}, nv{"aggregate", fn}}, `unknown setting "siz" (did you mean "size"?)`},
 		{[]any{nv{"window", win(nv{"size", 10})}, nv{"aggregate", fn}}, `want a "type"`},
-		{[]any{nv{"window", win(nv{"type", "sliding"})}, nv{"aggregate", fn}}, `"window" "type": want "tumbling", "hopping" or "session", got "sliding"`},
+		{[]any{nv{"window", win(nv{"type", "sliding"})}, nv{"aggregate", fn}}, `"window" "type": want "tumbling", "hopping" or "session", got the string "sliding"`},
 		{[]any{nv{"window", win(nv{"type", "tumbling"}, nv{"size", -1})}, nv{"aggregate", fn}}, `"window" "size" (ms): want an integer`},
 		{[]any{nv{"store", "s"}, nv{"window", win(nv{"type", "session"}, nv{"gap", 10})}, nv{"aggregate", fn}}, `"merge": a session window needs a merge function`},
 		{[]any{nv{"window", "tumbling"}, nv{"aggregate", fn}}, `"window": want a list`},

@@ -7,18 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // goFunc is a BPL function value written in Go, as a runtime hands one to
 // the library.
-type goFunc func(ctx context.Context, args *List) (any, error)
+type goFunc func(ctx context.Context, args *value.List) (any, error)
 
-func (f goFunc) Call(ctx context.Context, args *List) (any, error) { return f(ctx, args) }
+func (f goFunc) Call(ctx context.Context, args *value.List) (any, error) { return f(ctx, args) }
 
 // returning is a transform that ignores its input and gives v.
 func returning(v any) goFunc {
-	return func(context.Context, *List) (any, error) { return v, nil }
+	return func(context.Context, *value.List) (any, error) { return v, nil }
 }
 
 // TestBPLTransformForms checks how the value a BPL transform returns
@@ -29,7 +30,7 @@ func TestBPLTransformForms(t *testing.T) {
 	in := &Record{r: &kgo.Record{Topic: "in", Key: []byte("k"), Value: []byte("v")}, cfg: defaultConfig()}
 	out := func(args ...any) any { return mustCall(t, lib, "kafka-output", args...) }
 	outs := func(args ...any) any { return mustCall(t, lib, "kafka-outputs", args...) }
-	jsonArray := NewList(int64(1), int64(2))
+	jsonArray := value.NewList(int64(1), int64(2))
 	for _, tt := range []struct {
 		name   string
 		result any
@@ -52,33 +53,33 @@ func TestBPLTransformForms(t *testing.T) {
 		}
 		var s []string
 		for _, o := range got {
-			s = append(s, fmt.Sprintf("%s|%v|%s", o.Topic, o.Key, Format(o.Value)))
+			s = append(s, fmt.Sprintf("%s|%v|%s", o.Topic, o.Key, value.Format(o.Value)))
 		}
 		if strings.Join(s, " ") != tt.want {
 			t.Errorf("%s: outputs %q, want %q", tt.name, strings.Join(s, " "), tt.want)
 		}
 	}
 	// A kafka-output inside a list would be written as text: refused.
-	_, err := bplTransform(returning(NewList(out("a"))))(testCtx(t), in)
+	_, err := bplTransform(returning(value.NewList(out("a"))))(testCtx(t), in)
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "return (kafka-outputs ...)") {
 		t.Errorf("a list holding a kafka-output: %v", err)
 	}
 	// The function's error is the transform's.
-	boom := goFunc(func(context.Context, *List) (any, error) { return nil, errors.New("boom") })
+	boom := goFunc(func(context.Context, *value.List) (any, error) { return nil, errors.New("boom") })
 	if _, err := bplTransform(boom)(testCtx(t), in); err == nil || err.Error() != "boom" {
 		t.Errorf("error: %v", err)
 	}
 	// The function gets the record list.
-	var arg *List
-	seen := goFunc(func(_ context.Context, args *List) (any, error) { arg = args; return nil, nil })
+	var arg *value.List
+	seen := goFunc(func(_ context.Context, args *value.List) (any, error) { arg = args; return nil, nil })
 	bplTransform(seen)(testCtx(t), in)
-	if got := Format(arg); !strings.HasPrefix(got, `(("topic" => "in" "partition" => 0 "offset" => 0 "timestamp" => `) || !strings.HasSuffix(got, `"key" => "k" "value" => "v" "headers" => ()))`) {
+	if got := value.Format(arg); !strings.HasPrefix(got, `(("topic" => "in" "partition" => 0 "offset" => 0 "timestamp" => `) || !strings.HasSuffix(got, `"key" => "k" "value" => "v" "headers" => ()))`) {
 		t.Errorf("the transform got %s", got)
 	}
 	// The outputs keep the input's key even when the transform changed
 	// its record list's.
-	rename := goFunc(func(_ context.Context, args *List) (any, error) {
-		args.At(0).(*List).Put("key", "changed")
+	rename := goFunc(func(_ context.Context, args *value.List) (any, error) {
+		args.At(0).(*value.List).Put("key", "changed")
 		return "V", nil
 	})
 	if got, err := bplTransform(rename)(testCtx(t), in); err != nil || len(got) != 1 || got[0].Key != "k" {
@@ -92,10 +93,10 @@ func TestBPLOutputPrints(t *testing.T) {
 	t.Parallel()
 	lib := New()
 	o := mustCall(t, lib, "kafka-output", "v", nv{"topic", "t"}, nv{"key", "k"}, nv{"partition", 2}, nv{"headers", bplList(t, nv{"h", "x"})})
-	if got := Format(o); got != `(kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x"))` {
+	if got := value.Format(o); got != `(kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x"))` {
 		t.Errorf("kafka-output prints %s", got)
 	}
-	if got := Format(mustCall(t, lib, "kafka-outputs", 1, o)); got != `(kafka-outputs (kafka-output 1) (kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x")))` {
+	if got := value.Format(mustCall(t, lib, "kafka-outputs", 1, o)); got != `(kafka-outputs (kafka-output 1) (kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x")))` {
 		t.Errorf("kafka-outputs prints %s", got)
 	}
 }
@@ -115,7 +116,7 @@ func TestBPLStreamArgs(t *testing.T) {
 	}{
 		{"no to", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"transform", fn}}, ErrInvalidArgument, `kafka-stream: "to": want the output topic`},
 		{"transform not a function", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", "upcase"}}, ErrInvalidArgument, `"transform": want a function`},
-		{"bad guarantee", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"guarantee", "maybe"}}, ErrInvalidArgument, `"guarantee": want "exactly-once" or "at-least-once", got "maybe"`},
+		{"bad guarantee", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"guarantee", "maybe"}}, ErrInvalidArgument, `"guarantee": want "exactly-once" or "at-least-once", got the string "maybe"`},
 		{"bad on-error", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"on-error", "ignore"}}, ErrInvalidArgument, `"on-error": want "stop", "skip" or "dead-letter"`},
 		{"bad from", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", 5}, nv{"to", "out"}, nv{"transform", fn}}, ErrInvalidArgument, `"from": want a topic name or a list of them, got 5`},
 		{"unknown config key", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"lingr", 5}}, ErrInvalidConfig, `unknown config key "lingr" (did you mean "linger"?)`},
@@ -139,8 +140,8 @@ func TestBPLStream(t *testing.T) {
 	lib := streamLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	mustCall(t, lib, "kafka-send", p, "in", bplList(t, nv{"a", "1"}, nv{"b", "2"}, nv{"c", "3"}))
-	twice := goFunc(func(_ context.Context, args *List) (any, error) {
-		r := args.At(0).(*List)
+	twice := goFunc(func(_ context.Context, args *value.List) (any, error) {
+		r := args.At(0).(*value.List)
 		v, _ := r.Get("value")
 		if v == "2" {
 			return nil, nil
@@ -152,8 +153,8 @@ func TestBPLStream(t *testing.T) {
 		t.Fatalf("kafka-stream returned %q", s)
 	}
 	waitStream(t, lib, s, func(st *StreamStatus) bool { return st.Processed == 3 })
-	st := mustCall(t, lib, "kafka-stream-status", s).(*List)
-	if got := Format(st); got != `("state" => "running" "processed" => 3 "produced" => 4 "dropped" => 1 "skipped" => 0 "dead-lettered" => 0 "lag" => 0 "transactions" => 1 "aborted" => 0 "reinits" => 0 "last-error" => null)` {
+	st := mustCall(t, lib, "kafka-stream-status", s).(*value.List)
+	if got := value.Format(st); got != `("state" => "running" "processed" => 3 "produced" => 4 "dropped" => 1 "skipped" => 0 "dead-lettered" => 0 "lag" => 0 "transactions" => 1 "aborted" => 0 "reinits" => 0 "last-error" => null)` {
 		t.Errorf("status %s", got)
 	}
 	if got := values(readAll(t, lib, servers, 2, "copies")); got != "1 3" {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // nv is a named argument in bpl calls.
@@ -16,16 +18,22 @@ type nv struct {
 }
 
 // bplList builds a BPL argument list: nv values become named elements,
-// Go values are converted as the package converts inputs.
-func bplList(t testing.TB, args ...any) *List {
+// Go values are converted as the package converts inputs, and what a BPL
+// function returned (kafka-output's outputs) passes as it is.
+func bplList(t testing.TB, args ...any) *value.List {
 	t.Helper()
-	l := &List{}
+	l := &value.List{}
 	for _, a := range args {
 		name := ""
 		if n, ok := a.(nv); ok {
 			name, a = n.name, n.v
 		}
-		v, err := toValue(a)
+		switch a.(type) {
+		case *streamOutputs, *stateResult:
+			l.AppendNamed(name, a)
+			continue
+		}
+		v, err := value.FromGo(a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,9 +65,9 @@ func mustCall(t testing.TB, lib *Library, name string, args ...any) any {
 // pollUntil polls consumer c (with topics when given) until want messages
 // came in all, or fails the test after 20 s. It returns each topic's
 // messages, concatenated over the polls.
-func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) map[string]*List {
+func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) map[string]*value.List {
 	t.Helper()
-	got := map[string]*List{}
+	got := map[string]*value.List{}
 	n := 0
 	deadline := time.Now().Add(20 * time.Second)
 	for n < want {
@@ -72,11 +80,11 @@ func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) 
 		} else {
 			res = mustCall(t, lib, "kafka-poll", c, 1000)
 		}
-		for name, msgs := range res.(*List).All() {
+		for name, msgs := range res.(*value.List).All() {
 			if got[name] == nil {
-				got[name] = &List{}
+				got[name] = &value.List{}
 			}
-			for mn, m := range msgs.(*List).All() {
+			for mn, m := range msgs.(*value.List).All() {
 				got[name].AppendNamed(mn, m)
 				n++
 			}
@@ -112,16 +120,16 @@ func TestSeedExamples(t *testing.T) {
 	msg := mustCall(t, lib, "kafka-poll", kid, "containers", 10)
 	// Under "latest" the earlier messages are not for this new consumer;
 	// the result names the topic with an empty list.
-	if got := Format(msg); got != `("containers" => ())` {
+	if got := value.Format(msg); got != `("containers" => ())` {
 		t.Errorf("first poll of a new consumer = %s", got)
 	}
 	mustCall(t, lib, "kafka-destroy", kid)
 
 	got := pollUntil(t, lib, watcher.(string), nil, 3)
-	if s := Format(got["containers"]); s != `("hello world" "lights on")` {
+	if s := value.Format(got["containers"]); s != `("hello world" "lights on")` {
 		t.Errorf("containers got %s", s)
 	}
-	if s := Format(got["lights"]); s != `("lights on")` {
+	if s := value.Format(got["lights"]); s != `("lights on")` {
 		t.Errorf("lights got %s", s)
 	}
 
@@ -153,12 +161,12 @@ func TestBrain4itNames(t *testing.T) {
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-producer", servers, nv{"key-serializer", "org.apache.kafka.common.serialization.StringSerializer"}, nv{"value-serializer", "StringSerializer"})
 	c := mustCall(t, lib, "kafka-consumer", servers, nv{"group-id", "g1"}, nv{"auto.offset.reset", "earliest"})
-	if sub := mustCall(t, lib, "kafka-subscribe", c, []any{"sensors", "alarms"}); Format(sub) != `("alarms" "sensors")` {
-		t.Errorf("kafka-subscribe returned %s", Format(sub))
+	if sub := mustCall(t, lib, "kafka-subscribe", c, []any{"sensors", "alarms"}); value.Format(sub) != `("alarms" "sensors")` {
+		t.Errorf("kafka-subscribe returned %s", value.Format(sub))
 	}
 	mustCall(t, lib, "kafka-send", p, "sensors", bplList(t, nv{"s1", "21.5"}, nv{"s1", "21.7"}, "no key"))
 	got := pollUntil(t, lib, c.(string), nil, 3)
-	if s := Format(got["sensors"]); s != `("s1" => "21.5" "s1" => "21.7" "no key")` {
+	if s := value.Format(got["sensors"]); s != `("s1" => "21.5" "s1" => "21.7" "no key")` {
 		t.Errorf("sensors got %s: repeated keys must stay two elements", s)
 	}
 	if mustCall(t, lib, "kafka-commit", c) != true {
@@ -229,7 +237,7 @@ func TestBadInputs(t *testing.T) {
 		{"subscribe topics map", "kafka-subscribe", []any{c, 3.5}, ErrInvalidArgument, "topics: want a topic name"},
 		{"unsubscribe producer", "kafka-unsubscribe", []any{p}, ErrWrongKind, "not a consumer"},
 		{"commit producer", "kafka-commit", []any{p}, ErrWrongKind, "not a consumer"},
-		{"seek bad position", "kafka-seek", []any{c, "t", "middle"}, ErrInvalidArgument, `position "middle"`},
+		{"seek bad position", "kafka-seek", []any{c, "t", "middle"}, ErrInvalidArgument, `position: want "beginning", "end", an offset or ("timestamp" => ms), got the string "middle"`},
 		{"seek negative offset", "kafka-seek", []any{c, "t", -5}, ErrInvalidArgument, "position: want an integer from 0"},
 		{"destroy arity", "kafka-destroy", []any{}, ErrInvalidArgument, "kafka-destroy: want 1 arguments, got 0"},
 		{"producer no servers", "kafka-producer", []any{nv{"acks", "all"}}, ErrInvalidArgument, "kafka-producer: want 1 arguments, got 0"},
@@ -302,11 +310,11 @@ func FuzzFunctions(f *testing.F) {
 	}
 	slices.Sort(names)
 	f.Fuzz(func(t *testing.T, pick uint8, text string) {
-		vs, err := Parse(strings.ReplaceAll(text, "ID", `"`+ids[int(pick)%len(ids)]+`"`))
+		vs, err := value.Parse(strings.ReplaceAll(text, "ID", `"`+ids[int(pick)%len(ids)]+`"`))
 		if err != nil || len(vs) != 1 {
 			return
 		}
-		args, ok := vs[0].(*List)
+		args, ok := vs[0].(*value.List)
 		if !ok {
 			return
 		}
@@ -326,10 +334,10 @@ func FuzzFunctions(f *testing.F) {
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("%s %s did not return", name, Format(args))
+			t.Fatalf("%s %s did not return", name, value.Format(args))
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), name+": ") {
-			t.Errorf("%s %s: error %q does not start with the function's name", name, Format(args), err)
+			t.Errorf("%s %s: error %q does not start with the function's name", name, value.Format(args), err)
 		}
 		// A stream would run on after the call: stop it.
 		for _, id := range lib.Streams() {

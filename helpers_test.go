@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // newCluster starts an in-process cluster with the embedded package, as
@@ -211,3 +212,7 @@ func TestDialGuard(t *testing.T) {
 		t.Errorf("dial of a non-loopback address: %v", err)
 	}
 }
+
+// equalValues reports whether two BPL values are equal, as List.Equal
+// compares elements.
+func equalValues(a, b any) bool { return value.NewList(a).Equal(value.NewList(b)) }

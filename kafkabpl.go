@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -56,22 +57,20 @@ func (lib *Library) log(fn, msg string) {
 // clientLog writes a line of a client's own log (config "log-level").
 func (lib *Library) clientLog(line string) { lib.log("kafka-client", line) }
 
-// Func is a BPL function as a runtime registers it: it takes the evaluated
-// arguments, positional ones unnamed and in order, named ones ("partitions"
-// => 3) carrying their names, and returns a BPL value or an error.
-type Func func(ctx context.Context, args *List) (any, error)
+// Func is [value.Func], a BPL function as a runtime registers it.
+type Func = value.Func
 
-// Callable is a BPL function value that a runtime hands to the library as
-// an argument, such as a user-defined (function (x) ...).
-type Callable interface {
-	Call(ctx context.Context, args *List) (any, error)
-}
+// Callable is [value.Callable], a BPL function value a runtime hands over.
+type Callable = value.Callable
+
+// List is [value.List], the BPL list.
+type List = value.List
 
 // Create makes a producer, consumer or admin client from a BPL-style config
 // and returns its handle id: "p", "c" or "a" followed by 32 hex digits.
 //
 // config is a server string ("localhost:9092", or several joined by
-// commas), a list of server strings, or a named list of config keys (a *List
+// commas), a list of server strings, or a named list of config keys (a *value.List
 // or a map[string]any); the package documentation lists the keys and their
 // defaults. Creating a client dials nothing, with one exception: a consumer
 // whose config names "topics" subscribes at once (see [Library.Subscribe]),
@@ -82,9 +81,9 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 
 // create makes a handle for BPL function fn; extra holds config keys
 // given as named arguments, read in dialect d.
-func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any, extra *List, d dialect) (string, error) {
+func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any, extra *value.List, d dialect) (string, error) {
 	if kind != Producer && kind != Consumer && kind != Admin {
-		return "", newError(fn, errorf(ErrInvalidArgument, "kind %s: want \"producer\", \"consumer\" or \"admin\"", describe(string(kind))))
+		return "", newError(fn, errorf(ErrInvalidArgument, "kind %q: want \"producer\", \"consumer\" or \"admin\"", string(kind)))
 	}
 	cfg, err := parseConfigAs(d, config, extra, func(msg string) { lib.log(fn, "warning: "+msg) })
 	if err != nil {

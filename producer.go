@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -484,10 +485,10 @@ func (e *SendError) Unwrap() error { return e.err }
 // "error" => "..." "unconfirmed" => false) ...)), message positions from 1
 // as kafka-send's messages count them, so a script can send exactly those
 // again.
-func (e *SendError) ExceptionFields() *List {
-	failed := &List{}
+func (e *SendError) ExceptionFields() *value.List {
+	failed := &value.List{}
 	for _, f := range e.Failed {
-		l := &List{}
+		l := &value.List{}
 		l.AppendNamed("message", int64(f.Message+1))
 		l.AppendNamed("topic", f.Topic)
 		var msg any
@@ -498,7 +499,7 @@ func (e *SendError) ExceptionFields() *List {
 		l.AppendNamed("unconfirmed", f.Unconfirmed)
 		failed.Append(l)
 	}
-	out := &List{}
+	out := &value.List{}
 	out.AppendNamed("delivered", int64(e.Delivered))
 	out.AppendNamed("failed", failed)
 	return out

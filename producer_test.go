@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -89,14 +90,14 @@ func TestKeysLandLikeJava(t *testing.T) {
 	lib := newLib(t)
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "keyed"})
-	msgs := &List{}
+	msgs := &value.List{}
 	for i := range 100 {
 		msgs.AppendNamed(fmt.Sprintf("sensor-%d", i%25), fmt.Sprint(i))
 	}
 	mustCall(t, lib, "kafka-send", p, "keyed", msgs)
 	got := pollUntil(t, lib, c.(string), nil, 100)["keyed"]
 	for _, r := range got.Values() {
-		rec := r.(*List)
+		rec := r.(*value.List)
 		key, _ := rec.Get("key")
 		part, _ := rec.Get("partition")
 		if want := int64(javaPartition(key.(string), parts)); part != want {
@@ -113,7 +114,7 @@ func TestPartitionChoice(t *testing.T) {
 	partitionsOf := func(n int) map[int64]int {
 		out := map[int64]int{}
 		for _, r := range pollUntil(t, lib, c.(string), nil, n)["t"].Values() {
-			p, _ := r.(*List).Get("partition")
+			p, _ := r.(*value.List).Get("partition")
 			out[p.(int64)]++
 		}
 		return out
@@ -209,7 +210,7 @@ func TestSendPartialFailure(t *testing.T) {
 		t.Errorf("delivered %d, failed %v", se.Delivered, failed)
 	}
 	// BPL's view of it.
-	if got := Format(se.ExceptionFields()); !strings.HasPrefix(got, `("delivered" => 2 "failed" => (("message" => 1 "topic" => "missing" "error" => `) || !strings.Contains(got, `("message" => 2 "topic" => "missing"`) {
+	if got := value.Format(se.ExceptionFields()); !strings.HasPrefix(got, `("delivered" => 2 "failed" => (("message" => 1 "topic" => "missing" "error" => `) || !strings.Contains(got, `("message" => 2 "topic" => "missing"`) {
 		t.Errorf("exception fields %s", got)
 	}
 }
@@ -304,8 +305,8 @@ func TestDestroyFinishesSends(t *testing.T) {
 	if sent != 1 || sendErr != nil {
 		t.Fatalf("send during destroy: %d %v", sent, sendErr)
 	}
-	if got := pollUntil(t, lib, c, nil, 1)["t"]; Format(got) != `("last words")` {
-		t.Errorf("got %s", Format(got))
+	if got := pollUntil(t, lib, c, nil, 1)["t"]; value.Format(got) != `("last words")` {
+		t.Errorf("got %s", value.Format(got))
 	}
 }
 
@@ -410,7 +411,7 @@ func TestSendCallWideKey(t *testing.T) {
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	mustCall(t, lib, "kafka-send", p, "t", bplList(t, "a", nv{"own", "b"}), nv{"key", "k"})
-	if got := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("k" => "a" "own" => "b")` {
+	if got := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("k" => "a" "own" => "b")` {
 		t.Errorf("got %s", got)
 	}
 }
@@ -429,7 +430,7 @@ func TestEmptyIsNotNull(t *testing.T) {
 	got := pollUntil(t, lib, c.(string), nil, 4)["t"]
 	// (An empty key names nothing: a List's empty name means unnamed.
 	// The Go API below and the "records" format tell it from null.)
-	if s := Format(got); s != `("" "k" => "" null "")` {
+	if s := value.Format(got); s != `("" "k" => "" null "")` {
 		t.Errorf("polled %s", s)
 	}
 	// The Go API's view: empty, not nil.
@@ -462,7 +463,7 @@ func TestNumericKeysNameMessages(t *testing.T) {
 	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t", "key-deserializer": "Integer", "value-deserializer": "Double"})
 	p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "key-serializer": "Integer", "value-serializer": "Double"})
 	mustCall(t, lib, "kafka-send", p, "t", bplList(t, nv{"7", 21.5}, nv{"-3", int64(2)}))
-	if got := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("7" => 21.5 "-3" => 2)` {
+	if got := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("7" => 21.5 "-3" => 2)` {
 		t.Errorf("got %s", got)
 	}
 }
@@ -498,7 +499,7 @@ func TestAcksWithoutIdempotence(t *testing.T) {
 			t.Errorf("acks %v: sent %v", acks, n)
 		}
 	}
-	if got := Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("acks 1" "acks 0")` {
+	if got := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("acks 1" "acks 0")` {
 		t.Errorf("got %s", got)
 	}
 }

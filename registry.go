@@ -15,12 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
-// ErrSchemaRegistry: the schema registry could not be reached, refused a
-// request, or does not hold the schema asked for (an unknown id or
-// subject). The message names the registry's URL. Its BPL type is
-// "SchemaRegistryError".
-var ErrSchemaRegistry = errors.New("schema registry")
-
 // registryConfig is what a config says about its schema registry.
 type registryConfig struct {
 	url          string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
@@ -71,7 +72,7 @@ func TestAvroThroughRegistry(t *testing.T) {
 	if n != 2 || !errors.As(err, &se) || se.Delivered != 2 || len(se.Failed) != 1 || se.Failed[0].Message != 1 {
 		t.Fatalf("Send: %d, %v (%+v)", n, err, se)
 	}
-	for _, want := range []string{`message 2 to topic "users": the Avro serializer cannot encode`, `field "age": want an int (32 bits), got "old"`} {
+	for _, want := range []string{`message 2 to topic "users": the Avro serializer cannot encode`, `field "age": want an int (32 bits), got the string "old"`} {
 		if !strings.Contains(se.Failed[0].Err.Error(), want) {
 			t.Errorf("failure %q does not say %q", se.Failed[0].Err, want)
 		}
@@ -88,7 +89,7 @@ func TestAvroThroughRegistry(t *testing.T) {
 		if err := recs[i].Err(); err != nil {
 			t.Fatalf("record %d: %v", i, err)
 		}
-		if s := Format(recs[i].Value()); s != want {
+		if s := value.Format(recs[i].Value()); s != want {
 			t.Errorf("record %d = %s, want %s", i, s, want)
 		}
 		if b := recs[i].ValueBytes(); b[0] != 0 || int(b[1])<<24|int(b[2])<<16|int(b[3])<<8|int(b[4]) != ss.ID {
@@ -121,8 +122,8 @@ func TestAvroUndecodable(t *testing.T) {
 			t.Errorf("record %d's value is %T, want its raw bytes", i, recs[i].Value())
 		}
 	}
-	if err := recs[2].Err(); err != nil || Format(recs[2].Value()) != `("name" => "ok" "age" => 1)` {
-		t.Errorf("the good record after them: %v %s", err, Format(recs[2].Value()))
+	if err := recs[2].Err(); err != nil || value.Format(recs[2].Value()) != `("name" => "ok" "age" => 1)` {
+		t.Errorf("the good record after them: %v %s", err, value.Format(recs[2].Value()))
 	}
 }
 
@@ -146,7 +147,7 @@ func TestAvroEvolutionThroughRegistry(t *testing.T) {
 		if err := recs[0].Err(); err != nil {
 			t.Fatal(err)
 		}
-		if s := Format(recs[0].Value()); s != `("name" => "ann" "age" => 31 "email" => null)` {
+		if s := value.Format(recs[0].Value()); s != `("name" => "ann" "age" => 31 "email" => null)` {
 			t.Errorf("%v: v1 read as v2: %s", cfg, s)
 		}
 	}
@@ -274,10 +275,10 @@ func TestSubjectStrategies(t *testing.T) {
 	reg := newRegistryFake(t)
 	lib := newLib(t)
 	ctx := testCtx(t)
-	value := mustParseBPL(t, `("name" => "ann" "age" => 31)`)
+	val := mustParseBPL(t, `("name" => "ann" "age" => 31)`)
 	for _, tt := range []struct{ strategy, subject string }{{"record", "app.User"}, {"io.confluent.kafka.serializers.subject.TopicRecordNameStrategy", "st-app.User"}} {
 		p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": userV1, "subject-name-strategy": tt.strategy}))
-		must[int](t)(lib.Send(ctx, p, []string{"st"}, []Message{{Value: value}}))
+		must[int](t)(lib.Send(ctx, p, []string{"st"}, []Message{{Value: val}}))
 		if _, ok := reg.GetSchema(tt.subject, 1); !ok {
 			t.Errorf("%s: no subject %s", tt.strategy, tt.subject)
 		}
@@ -288,15 +289,15 @@ func TestSubjectStrategies(t *testing.T) {
 	}
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(),
 		"value-serializer": "Avro", "use.schema.id": id, "key-serializer": "Avro", "key-schema": `"string"`}))
-	must[int](t)(lib.Send(ctx, p, []string{"by-id"}, []Message{{Key: "k1", Value: value}}))
+	must[int](t)(lib.Send(ctx, p, []string{"by-id"}, []Message{{Key: "k1", Value: val}}))
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(),
 		"value-deserializer": "Avro", "key-deserializer": "Avro", "auto-offset-reset": "earliest"}))
 	r := pollRecords(t, lib, c, "by-id", 1)[0]
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if Format(r.Key()) != `"k1"` || Format(r.Value()) != `("name" => "ann" "age" => 31 "email" => null)` || int(r.ValueBytes()[4]) != id {
-		t.Errorf("key %s value %s header %x, want the value written with schema id %d", Format(r.Key()), Format(r.Value()), r.ValueBytes()[:5], id)
+	if value.Format(r.Key()) != `"k1"` || value.Format(r.Value()) != `("name" => "ann" "age" => 31 "email" => null)` || int(r.ValueBytes()[4]) != id {
+		t.Errorf("key %s value %s header %x, want the value written with schema id %d", value.Format(r.Key()), value.Format(r.Value()), r.ValueBytes()[:5], id)
 	}
 	if _, ok := reg.GetSchema("by-id-key", 1); !ok {
 		t.Error("the key's schema is not under by-id-key")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -32,7 +33,7 @@ func roundTrip(t *testing.T, lib *Library, cfg map[string]any) {
 	c := mustCall(t, lib, "kafka-create", "consumer", ccfg)
 	p := mustCall(t, lib, "kafka-create", "producer", cfg)
 	mustCall(t, lib, "kafka-send", p, "secure", "classified")
-	if got := Format(pollUntil(t, lib, c.(string), nil, 1)["secure"]); got != `("classified")` {
+	if got := value.Format(pollUntil(t, lib, c.(string), nil, 1)["secure"]); got != `("classified")` {
 		t.Errorf("got %s", got)
 	}
 	mustCall(t, lib, "kafka-destroy", p)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // serde converts BPL values to Kafka bytes and back. It is the only place
@@ -82,9 +84,9 @@ func (s *serde) encodeAt(topic string, v any, pos int, part string) ([]byte, err
 	switch v.(type) {
 	case nil:
 		return nil, nil
-	case string, []byte, int64, float64, bool, *List:
+	case string, []byte, int64, float64, bool, *value.List:
 	default: // a Go value (int, []string, map[string]any, ...) as its BPL value
-		if bv, err := toValue(v); err == nil {
+		if bv, err := value.FromGo(v); err == nil {
 			v = bv
 		}
 	}
@@ -93,7 +95,7 @@ func (s *serde) encodeAt(topic string, v any, pos int, part string) ([]byte, err
 	}
 	b, err := s.encode(v)
 	if err != nil {
-		return nil, errorf(ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", partName(pos, part), s.name, describe(v), err)
+		return nil, errorf(ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", partName(pos, part), s.name, value.Describe(v), err)
 	}
 	return b, nil
 }
@@ -112,7 +114,7 @@ func (s *serde) encodeSchema(topic string, v any, pos int, part string) ([]byte,
 	}
 	var re *recordError
 	if errors.As(err, &re) {
-		return nil, &recordError{errorf(ErrInvalidArgument, "%s to topic %q: the %s serializer cannot encode %s: %v", partName(pos, part), topic, s.name, describe(v), re.err)}
+		return nil, &recordError{errorf(ErrInvalidArgument, "%s to topic %q: the %s serializer cannot encode %s: %v", partName(pos, part), topic, s.name, value.Describe(v), re.err)}
 	}
 	return nil, wrapf(ErrSchemaRegistry, err, "%s to topic %q: the %s serializer", partName(pos, part), topic, s.name)
 }
@@ -202,9 +204,9 @@ func encodeString(v any) ([]byte, error) {
 		return stringBytes(v), nil
 	case []byte:
 		return v, nil
-	case int64, float64, bool, Reference:
-		return []byte(Format(v)), nil
-	case *List:
+	case int64, float64, bool, value.Reference:
+		return []byte(value.Format(v)), nil
+	case *value.List:
 		return nil, errList
 	}
 	return nil, fmt.Errorf("unsupported value of type %T", v)
@@ -330,16 +332,21 @@ func decodeFloat64(b []byte) (any, error) {
 	return math.Float64frombits(binary.BigEndian.Uint64(b)), nil
 }
 
-func encodeBPL(v any) ([]byte, error) { return []byte(Format(v)), nil }
+func encodeBPL(v any) ([]byte, error) { return []byte(value.Format(v)), nil }
 
-// decodeBPL reads exactly one BPL expression.
+// decodeBPL reads exactly one BPL expression. brain4it's tags make shared
+// lists, as brain4it writes them; a list that contains itself is refused,
+// as a send of one is: no serializer could write it again.
 func decodeBPL(b []byte) (any, error) {
-	vs, err := Parse(string(b))
+	vs, err := value.Parse(string(b))
 	if err != nil {
 		return nil, err
 	}
 	if len(vs) != 1 {
 		return nil, fmt.Errorf("want one BPL expression, got %d", len(vs))
+	}
+	if value.TagsRead() && value.Cyclic(vs[0]) {
+		return nil, errors.New("a list that contains itself")
 	}
 	return vs[0], nil
 }
@@ -373,14 +380,14 @@ func appendJSON(buf *bytes.Buffer, v any) error {
 		buf.WriteString(s)
 	case string:
 		return appendJSONString(buf, v)
-	case Reference:
+	case value.Reference:
 		return appendJSONString(buf, string(v))
 	case []byte:
 		if !utf8.Valid(v) {
 			return errors.New("a byte array that is not UTF-8 text has no JSON form")
 		}
 		return appendJSONString(buf, string(v))
-	case *List:
+	case *value.List:
 		named := v.Named()
 		open, end := byte('['), byte(']')
 		if named {
@@ -441,7 +448,7 @@ func decodeJSONValue(d *json.Decoder) (any, error) {
 	}
 	switch t := t.(type) {
 	case json.Delim:
-		l := &List{}
+		l := &value.List{}
 		switch t {
 		case '{':
 			for d.More() {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/avro"
 	"github.com/twmb/franz-go/pkg/sr"
 )
@@ -205,7 +206,7 @@ func avroCompile(sn *avro.SchemaNode, ns string, named map[string]*avroNode) (*a
 // avroDefault turns a field default, as twmb/avro gives it, into a BPL
 // value the codec writes.
 func avroDefault(v any) any {
-	bv, err := toValue(v)
+	bv, err := value.FromGo(v)
 	if err != nil {
 		return v
 	}
@@ -263,7 +264,7 @@ func avroIn(err error, seg string) error {
 }
 
 func avroWant(want string, v any) error {
-	return &avroError{msg: fmt.Sprintf("want %s, got %s", want, describe(v))}
+	return &avroError{msg: fmt.Sprintf("want %s, got %s", want, value.Describe(v))}
 }
 
 func (c *avroCodec) appendEncode(dst []byte, v any) ([]byte, error) {
@@ -391,13 +392,13 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 	case avRecord:
 		return n.encRecord(dst, v)
 	case avArray:
-		l, ok := v.(*List)
+		l, ok := v.(*value.List)
 		if !ok {
 			return nil, avroWant("a list (array)", v)
 		}
 		if l.Len() > 0 {
 			dst = appendVarlong(dst, int64(l.Len()))
-			for i, e := range l.values {
+			for i, e := range l.Values() {
 				var err error
 				if dst, err = n.items.enc(dst, e); err != nil {
 					return nil, avroIn(err, fmt.Sprintf("[%d]", i))
@@ -406,13 +407,13 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, 0), nil
 	case avMap:
-		l, ok := v.(*List) // an element without a name has the key ""
+		l, ok := v.(*value.List) // an element without a name has the key ""
 		if !ok {
 			return nil, avroWant("a list with names (map)", v)
 		}
 		if l.Len() > 0 {
 			dst = appendVarlong(dst, int64(l.Len()))
-			for i, e := range l.values {
+			for i, e := range l.Values() {
 				name := l.Name(i)
 				dst = appendVarlong(dst, int64(len(name)))
 				dst = append(dst, name...)
@@ -430,7 +431,7 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 }
 
 func (n *avroNode) encRecord(dst []byte, v any) ([]byte, error) {
-	l, ok := v.(*List)
+	l, ok := v.(*value.List)
 	if !ok || l.Len() > 0 && !l.Named() {
 		return nil, avroWant("a list with names (record "+n.name+")", v)
 	}
@@ -440,9 +441,9 @@ func (n *avroNode) encRecord(dst []byte, v any) ([]byte, error) {
 		var val any
 		found := false
 		if fi < l.Len() && l.Name(fi) == f.name { // in the schema's order: no search
-			val, found = l.values[fi], true
+			val, found = l.Values()[fi], true
 		} else if i := l.Index(f.name); i >= 0 {
-			val, found = l.values[i], true
+			val, found = l.Values()[i], true
 		}
 		var err error
 		switch {
@@ -530,7 +531,7 @@ func avroNatural(b *avroNode, v any) bool {
 		return b.kind == avString || b.kind == avEnum || b.logical == lgDecimal
 	case []byte:
 		return b.kind == avBytes || b.kind == avFixed
-	case *List:
+	case *value.List:
 		if v.Len() > 0 && !v.Named() {
 			return b.kind == avArray
 		}

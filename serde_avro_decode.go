@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // avroDecoder reads Avro binary data into BPL values; i is how far it
@@ -185,7 +187,7 @@ func (d *avroDecoder) value(n *avroNode) (any, error) {
 			}
 			vals[i] = v
 		}
-		return &List{values: vals, names: slices.Clone(n.names)}, nil
+		return value.ListOf(vals, slices.Clone(n.names)), nil
 	case avArray, avMap:
 		return d.blocks(n)
 	}
@@ -203,7 +205,7 @@ func (d *avroDecoder) nested(n *avroNode) (any, error) {
 
 // blocks reads an array's or a map's blocks.
 func (d *avroDecoder) blocks(n *avroNode) (any, error) {
-	l := &List{}
+	l := &value.List{}
 	for {
 		count, err := d.long()
 		if err != nil {
@@ -228,11 +230,8 @@ func (d *avroDecoder) blocks(n *avroNode) (any, error) {
 		if count > 1<<20 && n.items.kind == avNull {
 			return nil, d.errorf("a block of %d null elements", count)
 		}
-		if l.values == nil {
-			l.values = make([]any, 0, count)
-			if n.kind == avMap {
-				l.names = make([]string, 0, count)
-			}
+		if l.Len() == 0 {
+			l.Grow(int(count)) // a map's names take the same room at its first
 		}
 		for range count {
 			name := ""
@@ -294,7 +293,7 @@ func avroFromGo(n *avroNode, v any, depth int) (any, error) {
 				return out, nil
 			}
 		}
-		return toValue(v)
+		return value.FromGo(v)
 	case avRecord:
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -308,13 +307,13 @@ func avroFromGo(n *avroNode, v any, depth int) (any, error) {
 			}
 			vals[i] = x
 		}
-		return &List{values: vals, names: slices.Clone(n.names)}, nil
+		return value.ListOf(vals, slices.Clone(n.names)), nil
 	case avArray:
 		rv := reflect.ValueOf(v)
 		if rv.Kind() != reflect.Slice {
 			return nil, fmt.Errorf("array decoded as %T", v)
 		}
-		l := &List{}
+		l := &value.List{}
 		for i := range rv.Len() {
 			x, err := avroFromGo(n.items, rv.Index(i).Interface(), depth+1)
 			if err != nil {
@@ -328,7 +327,7 @@ func avroFromGo(n *avroNode, v any, depth int) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("map decoded as %T", v)
 		}
-		l := &List{}
+		l := &value.List{}
 		for _, k := range slices.Sorted(func(yield func(string) bool) {
 			for k := range m {
 				if !yield(k) {
@@ -375,7 +374,7 @@ func avroFromGo(n *avroNode, v any, depth int) (any, error) {
 		reflect.Copy(reflect.ValueOf(b), rv)
 		return b, nil
 	}
-	return toValue(v)
+	return value.FromGo(v)
 }
 
 // avroGoFits reports whether the Go value v is of union branch b's kind.

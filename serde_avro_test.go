@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/avro"
 	"github.com/twmb/franz-go/pkg/sr"
 )
@@ -43,9 +44,9 @@ func mustAvro(t testing.TB, schema string) *avroCodec {
 
 func mustParseBPL(t testing.TB, text string) any {
 	t.Helper()
-	vs, err := Parse(text)
+	vs, err := value.Parse(text)
 	if err != nil || len(vs) != 1 {
-		t.Fatalf("Parse(%s): %v", text, err)
+		t.Fatalf("value.Parse(%s): %v", text, err)
 	}
 	return vs[0]
 }
@@ -70,14 +71,14 @@ func TestAvroRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Replace(Format(in), `"raw" => "AQID"`, `"raw" => `+Format([]byte("AQID")), 1)
-	want = strings.Replace(want, `"mac" => "abcdef"`, `"mac" => `+Format([]byte("abcdef")), 1)
-	want = strings.Replace(want, `"raw" => ""`, `"raw" => `+Format([]byte{}), 1)
-	want = strings.Replace(want, `"mac" => "zzzzzz"`, `"mac" => `+Format([]byte("zzzzzz")), 1)
+	want := strings.Replace(value.Format(in), `"raw" => "AQID"`, `"raw" => `+value.Format([]byte("AQID")), 1)
+	want = strings.Replace(want, `"mac" => "abcdef"`, `"mac" => `+value.Format([]byte("abcdef")), 1)
+	want = strings.Replace(want, `"raw" => ""`, `"raw" => `+value.Format([]byte{}), 1)
+	want = strings.Replace(want, `"mac" => "zzzzzz"`, `"mac" => `+value.Format([]byte("zzzzzz")), 1)
 	want = strings.Replace(want, `"price" => "0"`, `"price" => "0.00"`, 1)
 	want = strings.Replace(want, `"where" => null)`, `"where" => null "next" => null "note" => "none")`, 1) // the inner record's defaults
-	if Format(got) != want {
-		t.Errorf("read back\n%s\nwant\n%s", Format(got), want)
+	if value.Format(got) != want {
+		t.Errorf("read back\n%s\nwant\n%s", value.Format(got), want)
 	}
 	// The same record as twmb/avro writes it from Go values.
 	ref, err := avro.Parse(avroAll)
@@ -106,10 +107,10 @@ func TestAvroRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := got.(*List)
+	l := got.(*value.List)
 	for name, want := range map[string]string{"next": "null", "note": `"none"`, "day": "1709164800000", "at": "1709208000000", "price": `"1.01"`, "where": `"here"`, "temp": "1"} {
-		if v, _ := l.Get(name); Format(v) != want {
-			t.Errorf("%s = %s, want %s", name, Format(v), want)
+		if v, _ := l.Get(name); value.Format(v) != want {
+			t.Errorf("%s = %s, want %s", name, value.Format(v), want)
 		}
 	}
 }
@@ -120,12 +121,12 @@ func TestAvroEncodeErrors(t *testing.T) {
 		{"name":"inner","type":{"type":"record","name":"I","fields":[{"name":"xs","type":{"type":"array","items":"long"}}]}},
 		{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]},"default":"A"}]}`)
 	for _, tt := range []struct{ in, want string }{
-		{`("a" => "x" "inner" => ("xs" => ()))`, `field "a": want an int (32 bits), got "x"`},
+		{`("a" => "x" "inner" => ("xs" => ()))`, `field "a": want an int (32 bits), got the string "x"`},
 		{`("a" => 4294967296 "inner" => ("xs" => ()))`, `field "a": want an int (32 bits)`},
-		{`("a" => 1 "inner" => ("xs" => (1 2 "three")))`, `field "inner.xs[2]": want a long (an integer), got "three"`},
+		{`("a" => 1 "inner" => ("xs" => (1 2 "three")))`, `field "inner.xs[2]": want a long (an integer), got the string "three"`},
 		{`("a" => 1)`, `field "inner": missing, and it has no default`},
 		{`("a" => 1 "inner" => ("xs" => ()) "b" => 2)`, `field "b": not a field of record R`},
-		{`("a" => 1 "inner" => ("xs" => ()) "e" => "C")`, `field "e": want one of the symbols of enum E (A B), got "C"`},
+		{`("a" => 1 "inner" => ("xs" => ()) "e" => "C")`, `field "e": want one of the symbols of enum E (A B), got the string "C"`},
 		{`(1 2)`, `want a list with names (record R)`},
 	} {
 		_, err := c.appendEncode(nil, mustParseBPL(t, tt.in))
@@ -178,7 +179,7 @@ func TestAvroEvolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := Format(got); s != `("email" => "-" "age" => 31 "name" => "ann")` {
+	if s := value.Format(got); s != `("email" => "-" "age" => 31 "name" => "ann")` {
 		t.Errorf("v1 read as v2: %s", s)
 	}
 	if same, _ := v1.resolve(mustAvro(t, v1.schema.String())); same != v1 {
@@ -208,10 +209,10 @@ func FuzzAvroDecode(f *testing.F) {
 		// What decodes encodes again to the same bytes.
 		again, err := c.appendEncode(nil, v)
 		if err != nil {
-			t.Fatalf("decoded %s, cannot encode it: %v", Format(v), err)
+			t.Fatalf("decoded %s, cannot encode it: %v", value.Format(v), err)
 		}
-		if v2, err := c.decode(again); err != nil || Format(v2) != Format(v) {
-			t.Fatalf("%s re-encoded reads %v, %v", Format(v), v2, err)
+		if v2, err := c.decode(again); err != nil || value.Format(v2) != value.Format(v) {
+			t.Fatalf("%s re-encoded reads %v, %v", value.Format(v), v2, err)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
@@ -31,8 +32,8 @@ func TestJSONSchemaCodec(t *testing.T) {
 		t.Errorf("wrote %q", b)
 	}
 	back, err := c.decode(b[1:])
-	if err != nil || Format(back) != Format(in) {
-		t.Errorf("read back %s, %v", Format(back), err)
+	if err != nil || value.Format(back) != value.Format(in) {
+		t.Errorf("read back %s, %v", value.Format(back), err)
 	}
 	for _, tt := range []struct{ in, want string }{
 		{`("device" => "b1" "temperature" => "hot")`, `field "temperature": got string, want number`},
@@ -77,8 +78,8 @@ func TestJSONSchemaThroughRegistry(t *testing.T) {
 		t.Fatalf("Send: %d %v", n, err)
 	}
 	recs := pollRecords(t, lib, c, "temps", 1)
-	if err := recs[0].Err(); err != nil || Format(recs[0].Value()) != `("t" => 21.5 "unit" => "C")` {
-		t.Errorf("read %s, %v", Format(recs[0].Value()), err)
+	if err := recs[0].Err(); err != nil || value.Format(recs[0].Value()) != `("t" => 21.5 "unit" => "C")` {
+		t.Errorf("read %s, %v", value.Format(recs[0].Value()), err)
 	}
 	if b := recs[0].ValueBytes(); b[4] != byte(id) || string(b[5:]) != `{"t":21.5,"unit":"C"}` {
 		t.Errorf("wire bytes %q, want id %d then the JSON", b, id)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/bufbuild/protocompile"
 	"github.com/twmb/franz-go/pkg/sr"
 	"google.golang.org/protobuf/proto"
@@ -159,12 +160,12 @@ func pbFill(m protoreflect.Message, v any, depth int) error {
 	if depth > 1000 {
 		return &avroError{msg: "nested more than 1000 deep"}
 	}
-	l, ok := v.(*List)
+	l, ok := v.(*value.List)
 	if !ok || l.Len() > 0 && !l.Named() {
 		return avroWant("a list with names (message "+string(m.Descriptor().FullName())+")", v)
 	}
 	fields := m.Descriptor().Fields()
-	for i, e := range l.values {
+	for i, e := range l.Values() {
 		name := l.Name(i)
 		fd := fields.ByName(protoreflect.Name(name))
 		if fd == nil {
@@ -189,12 +190,12 @@ func pbFill(m protoreflect.Message, v any, depth int) error {
 func pbSetField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, depth int) error {
 	switch {
 	case fd.IsMap():
-		l, ok := v.(*List) // an element without a name has the key ""
+		l, ok := v.(*value.List) // an element without a name has the key ""
 		if !ok {
 			return avroWant("a list with names (map)", v)
 		}
 		mp := m.Mutable(fd).Map()
-		for i, e := range l.values {
+		for i, e := range l.Values() {
 			name := l.Name(i)
 			k, err := pbScalar(fd.MapKey(), name)
 			if err != nil {
@@ -207,12 +208,12 @@ func pbSetField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, 
 			mp.Set(k.MapKey(), val)
 		}
 	case fd.IsList():
-		l, ok := v.(*List)
+		l, ok := v.(*value.List)
 		if !ok {
 			return avroWant("a list (repeated)", v)
 		}
 		list := m.Mutable(fd).List()
-		for i, e := range l.values {
+		for i, e := range l.Values() {
 			val, err := pbElem(list.NewElement, fd, e, depth)
 			if err != nil {
 				return avroIn(err, fmt.Sprintf("[%d]", i))
@@ -338,9 +339,9 @@ func pbScalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error
 // pbValueOf is a message as a BPL list with names: every field in
 // declaration order (a oneof's only when set; an unset message field is
 // null), maps by their keys' text, sorted.
-func pbValueOf(m protoreflect.Message) *List {
+func pbValueOf(m protoreflect.Message) *value.List {
 	fields := m.Descriptor().Fields()
-	l := &List{values: make([]any, 0, fields.Len()), names: make([]string, 0, fields.Len())}
+	vals, names := make([]any, 0, fields.Len()), make([]string, 0, fields.Len())
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		if fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic() && !m.Has(fd) {
@@ -360,18 +361,18 @@ func pbValueOf(m protoreflect.Message) *List {
 				return true
 			})
 			slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
-			ml := &List{}
+			ml := &value.List{}
 			for _, e := range kvs {
 				ml.AppendNamed(e.k, pbScalarOf(fd.MapValue(), e.v))
 			}
 			v = ml
 		case fd.IsList():
 			list := m.Get(fd).List()
-			ll := &List{values: make([]any, 0, list.Len())}
-			for j := range list.Len() {
-				ll.values = append(ll.values, pbScalarOf(fd, list.Get(j)))
+			items := make([]any, list.Len())
+			for j := range items {
+				items[j] = pbScalarOf(fd, list.Get(j))
 			}
-			v = ll
+			v = value.ListOf(items, nil)
 		case (fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind) && !m.Has(fd):
 			v = nil
 		case fd.HasPresence() && !m.Has(fd) && fd.ContainingOneof() != nil:
@@ -379,10 +380,9 @@ func pbValueOf(m protoreflect.Message) *List {
 		default:
 			v = pbScalarOf(fd, m.Get(fd))
 		}
-		l.values = append(l.values, v)
-		l.names = append(l.names, string(fd.Name()))
+		vals, names = append(vals, v), append(names, string(fd.Name()))
 	}
-	return l
+	return value.ListOf(vals, names)
 }
 
 func pbScalarOf(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {

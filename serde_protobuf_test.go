@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
@@ -53,12 +54,12 @@ func TestProtobufCodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `("device" => "b1" "temperature" => 71.5 "alarms" => ("hot" "dry") "counters" => ("a" => 1 "b" => 2) "unit" => "F" "where" => ("x" => 1.5 "y" => 2) "raw" => "xyz" "at" => ("seconds" => 1700000000 "nanos" => 5) "code" => 7 "humidity" => 0.1)`
-	if Format(got) != want {
-		t.Errorf("read back\n%s\nwant\n%s", Format(got), want)
+	if value.Format(got) != want {
+		t.Errorf("read back\n%s\nwant\n%s", value.Format(got), want)
 	}
 	empty, err := c.decode([]byte{0})
-	if err != nil || Format(empty) != `("device" => "" "temperature" => 0 "alarms" => () "counters" => () "unit" => "C" "where" => null "raw" => "" "at" => null "humidity" => null)` {
-		t.Errorf("empty message: %s %v", Format(empty), err)
+	if err != nil || value.Format(empty) != `("device" => "" "temperature" => 0 "alarms" => () "counters" => () "unit" => "C" "where" => null "raw" => "" "at" => null "humidity" => null)` {
+		t.Errorf("empty message: %s %v", value.Format(empty), err)
 	}
 	// A nested message by its indexes: [0, 0] is Reading.Where.
 	nested := mustProto(t, readingProto)
@@ -66,16 +67,16 @@ func TestProtobufCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, err := c.decode(wb); err != nil || Format(w) != `("x" => 3 "y" => 4)` {
-		t.Errorf("Reading.Where by index [0 0]: %s %v", Format(w), err)
+	if w, err := c.decode(wb); err != nil || value.Format(w) != `("x" => 3 "y" => 4)` {
+		t.Errorf("Reading.Where by index [0 0]: %s %v", value.Format(w), err)
 	}
 	for _, tt := range []struct{ in, want string }{
 		{`("device" => 1)`, `field "device": want a string, got 1`},
 		{`("alarms" => ("a" 2))`, `field "alarms[1]": want a string, got 2`},
-		{`("where" => ("x" => "far"))`, `field "where.x": want a number, got "far"`},
-		{`("unit" => "K")`, `field "unit": want one of the values of enum iot.Unit (C F), got "K"`},
+		{`("where" => ("x" => "far"))`, `field "where.x": want a number, got the string "far"`},
+		{`("unit" => "K")`, `field "unit": want one of the values of enum iot.Unit (C F), got the string "K"`},
 		{`("nope" => 1)`, `field "nope": not a field of message iot.Reading`},
-		{`("counters" => ("a" => "x"))`, `field "counters.a": want an int64, got "x"`},
+		{`("counters" => ("a" => "x"))`, `field "counters.a": want an int64, got the string "x"`},
 	} {
 		_, err := c.appendEncode(nil, mustParseBPL(t, tt.in))
 		var ae *avroError
@@ -113,8 +114,8 @@ func TestProtobufThroughRegistry(t *testing.T) {
 		t.Fatalf("Send: %d %v", n, err)
 	}
 	recs := pollRecords(t, lib, c, "temps", 1)
-	if err := recs[0].Err(); err != nil || Format(recs[0].Value()) != `("t" => 21.5 "unit" => "F")` {
-		t.Errorf("read %s, %v", Format(recs[0].Value()), err)
+	if err := recs[0].Err(); err != nil || value.Format(recs[0].Value()) != `("t" => 21.5 "unit" => "F")` {
+		t.Errorf("read %s, %v", value.Format(recs[0].Value()), err)
 	}
 	if b := recs[0].ValueBytes(); b[0] != 0 || b[5] != 0 {
 		t.Errorf("header %x, want the magic byte, the id and index [0] as one 0 byte", b[:6])
@@ -136,7 +137,7 @@ func FuzzProtobufDecode(f *testing.F) {
 		}
 		if len(b) > 0 && b[0] == 0 { // the first message: what decodes encodes again
 			if _, err := c.appendEncode(nil, v); err != nil {
-				t.Fatalf("decoded %s, cannot encode it: %v", Format(v), err)
+				t.Fatalf("decoded %s, cannot encode it: %v", value.Format(v), err)
 			}
 		}
 	})

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // TestSerdeJavaBytes checks the encodings against the bytes Java's
@@ -45,9 +47,9 @@ func TestSerdeJavaBytes(t *testing.T) {
 		{"Float", math.Inf(-1), "ff800000", math.Inf(-1)},
 		{"DoubleSerializer", 1.5, "3ff8000000000000", 1.5},
 		{"Double", math.Inf(-1), "fff0000000000000", math.Inf(-1)},
-		{"JSON", NewList().AppendNamed("b", int64(1)).AppendNamed("a", NewList("x", 2.5, nil, true)), `7b2262223a312c2261223a5b2278222c322e352c6e756c6c2c747275655d7d`, NewList().AppendNamed("b", int64(1)).AppendNamed("a", NewList("x", 2.5, nil, true))},
+		{"JSON", value.NewList().AppendNamed("b", int64(1)).AppendNamed("a", value.NewList("x", 2.5, nil, true)), `7b2262223a312c2261223a5b2278222c322e352c6e756c6c2c747275655d7d`, value.NewList().AppendNamed("b", int64(1)).AppendNamed("a", value.NewList("x", 2.5, nil, true))},
 		{"JSON", 3.0, "332e30", 3.0},
-		{"JSON", NewList(), "5b5d", NewList()},
+		{"JSON", value.NewList(), "5b5d", value.NewList()},
 	}
 	for _, tt := range tests {
 		s := lookupSerde(tt.serde)
@@ -56,19 +58,19 @@ func TestSerdeJavaBytes(t *testing.T) {
 		}
 		b, err := s.encodeAt("", tt.in, 1, "")
 		if err != nil {
-			t.Errorf("%s encode %s: %v", tt.serde, Format(tt.in), err)
+			t.Errorf("%s encode %s: %v", tt.serde, value.Format(tt.in), err)
 			continue
 		}
 		if got := hex.EncodeToString(b); got != tt.hex {
-			t.Errorf("%s encode %s = %s, want %s", tt.serde, Format(tt.in), got, tt.hex)
+			t.Errorf("%s encode %s = %s, want %s", tt.serde, value.Format(tt.in), got, tt.hex)
 		}
 		v, err := s.decodeAt("", b, "value")
 		if err != nil || !equalValues(v, tt.out) {
-			t.Errorf("%s decode %s = %s, %v; want %s", tt.serde, tt.hex, Format(v), err, Format(tt.out))
+			t.Errorf("%s decode %s = %s, %v; want %s", tt.serde, tt.hex, value.Format(v), err, value.Format(tt.out))
 		}
 		// What was read sends the same bytes again.
 		if again, err := s.encodeAt("", v, 1, ""); err != nil || hex.EncodeToString(again) != tt.hex {
-			t.Errorf("%s: %s read from %s encodes to %x, %v", tt.serde, Format(v), tt.hex, again, err)
+			t.Errorf("%s: %s read from %s encodes to %x, %v", tt.serde, value.Format(v), tt.hex, again, err)
 		}
 	}
 }
@@ -92,7 +94,7 @@ func TestSerdeErrors(t *testing.T) {
 		in    any
 		want  string
 	}{
-		{"String", NewList("a"), "use the JSON or BPL serializer"},
+		{"String", value.NewList("a"), "use the JSON or BPL serializer"},
 		{"Integer", int64(1 << 31), "out of range"},
 		{"Short", int64(-40000), "out of range"},
 		{"Integer", 1.5, "not an integer"},
@@ -100,16 +102,16 @@ func TestSerdeErrors(t *testing.T) {
 		{"Integer", "0x10", "not an integer"},
 		{"Short", "1_000", "not an integer"},
 		{"Float", 1e300, "out of a Float's range"},
-		{"Double", NewList(), "not a number"},
+		{"Double", value.NewList(), "not a number"},
 		{"ByteArray", int64(1), "want a byte array"},
 		{"JSON", math.NaN(), "JSON has no NaN"},
-		{"JSON", NewList("a").AppendNamed("k", "v"), "element 0 has no name"},
+		{"JSON", value.NewList("a").AppendNamed("k", "v"), "element 0 has no name"},
 		{"JSON", []byte{0xff}, "not UTF-8"},
 	}
 	for _, tt := range enc {
 		_, err := lookupSerde(tt.serde).encodeAt("", tt.in, 3, "")
 		if err == nil || !strings.Contains(err.Error(), "message 3: the "+lookupSerde(tt.serde).name+" serializer cannot encode") || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s %s: %v, want %q", tt.serde, Format(tt.in), err, tt.want)
+			t.Errorf("%s %s: %v, want %q", tt.serde, value.Format(tt.in), err, tt.want)
 		}
 	}
 	dec := []struct {
@@ -148,7 +150,7 @@ func TestSerdeJSONKeepsOrderAndRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Format(v); got != `("z" => 1 "a" => ("k" => (1 2500 "x")) "z" => null "big" => 9.223372036854776E18)` {
+	if got := value.Format(v); got != `("z" => 1 "a" => ("k" => (1 2500 "x")) "z" => null "big" => 9.223372036854776E18)` {
 		t.Errorf("decoded %s", got)
 	}
 	b, err := serdeJSON.encode(v)
@@ -163,7 +165,7 @@ func TestSerdeJSONKeepsOrderAndRepeats(t *testing.T) {
 // TestSerdeBPL checks the BPL serializer writes canonical text and reads
 // one expression back.
 func TestSerdeBPL(t *testing.T) {
-	v := NewList().AppendNamed("t", 21.5).AppendNamed("unit", "C").Append(NewList(int64(1), nil))
+	v := value.NewList().AppendNamed("t", 21.5).AppendNamed("unit", "C").Append(value.NewList(int64(1), nil))
 	b, err := serdeBPL.encode(v)
 	if err != nil {
 		t.Fatal(err)
@@ -173,10 +175,22 @@ func TestSerdeBPL(t *testing.T) {
 	}
 	back, err := serdeBPL.decode(b)
 	if err != nil || !equalValues(back, v) {
-		t.Errorf("decoded %s, %v", Format(back), err)
+		t.Errorf("decoded %s, %v", value.Format(back), err)
 	}
 	if _, err := serdeBPL.decode([]byte("1 2")); err == nil {
 		t.Error("two expressions decoded without error")
+	}
+	// brain4it's tags: a shared list reads back shared and writes back
+	// the same; one that contains itself is refused.
+	shared, err := serdeBPL.decode([]byte(`((<#1> 1) <@1>)`))
+	if l, ok := shared.(*value.List); err != nil || !ok || l.At(0) != l.At(1) {
+		t.Errorf("a shared list decoded as %v, %v", shared, err)
+	}
+	if b, _ := serdeBPL.encode(shared); string(b) != `((<#1> 1) <@1>)` {
+		t.Errorf("a shared list encoded as %s", b)
+	}
+	if v, err := serdeBPL.decode([]byte(`(<#1> 1 <@1>)`)); err == nil {
+		t.Errorf("a list that contains itself decoded as %p, no error", v)
 	}
 }
 
@@ -205,7 +219,7 @@ func TestSerdeJSONHugeNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decodeJSON: %v", err)
 	}
-	if got := Format(v); got != `("a" => 1 "b" => (1 2 Infinity -Infinity 0))` {
+	if got := value.Format(v); got != `("a" => 1 "b" => (1 2 Infinity -Infinity 0))` {
 		t.Errorf("got %s", got)
 	}
 }
@@ -234,8 +248,8 @@ func FuzzJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s encodes to %s, which does not decode: %v", b, out, err)
 		}
-		if Format(back) != Format(v) {
-			t.Fatalf("%s: decoded %s, encoded %s, decoded again %s", b, Format(v), out, Format(back))
+		if value.Format(back) != value.Format(v) {
+			t.Fatalf("%s: decoded %s, encoded %s, decoded again %s", b, value.Format(v), out, value.Format(back))
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -218,7 +219,7 @@ func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (st
 
 // stream is Stream for BPL function fn, with config keys given as named
 // arguments in extra.
-func (lib *Library) stream(_ context.Context, fn string, config any, extra *List, spec StreamSpec) (string, error) {
+func (lib *Library) stream(_ context.Context, fn string, config any, extra *value.List, spec StreamSpec) (string, error) {
 	if err := spec.check(); err != nil {
 		return "", newError(fn, err)
 	}

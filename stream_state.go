@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -31,9 +32,9 @@ import (
 // stream's OnError policy.
 //
 // State values are data: nil, bool, int64, float64, string, []byte,
-// [Reference] and *List of them (Go numbers, []any and map[string]any are
+// [value.Reference] and *value.List of them (Go numbers, []any and map[string]any are
 // converted). They are kept exactly (3.0 stays a float, a []byte stays
-// bytes). Hazard: a *List state handed to Update is the update's own copy;
+// bytes). Hazard: a *value.List state handed to Update is the update's own copy;
 // changing it in place changes nothing until Update returns it.
 type Update func(ctx context.Context, in *Record, state any) (outs []StreamOutput, newState any, err error)
 
@@ -492,8 +493,8 @@ func (st *store) status() *StoreStatus {
 }
 
 // List returns the status as kafka-stream-status shows it under "store".
-func (ss *StoreStatus) List() *List {
-	l := &List{}
+func (ss *StoreStatus) List() *value.List {
+	l := &value.List{}
 	l.AppendNamed("name", ss.Name)
 	l.AppendNamed("changelog", ss.Changelog)
 	l.AppendNamed("partitions", int64(ss.Partitions))

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The encoding of state values in a changelog: lossless, so that a value
@@ -60,9 +62,9 @@ func appendState(b []byte, v any, depth int) ([]byte, error) {
 		return appendStateBytes(append(b, tagString), v), nil
 	case []byte:
 		return appendStateBytes(append(b, tagBytes), string(v)), nil
-	case Reference:
+	case value.Reference:
 		return appendStateBytes(append(b, tagReference), string(v)), nil
-	case *List:
+	case *value.List:
 		b = binary.AppendUvarint(append(b, tagList), uint64(v.Len()))
 		var err error
 		for i := range v.Len() {
@@ -72,10 +74,10 @@ func appendState(b []byte, v any, depth int) ([]byte, error) {
 			}
 		}
 		return b, nil
-	case Callable, *streamOutputs, *stateResult:
-		return nil, errorf(ErrInvalidArgument, "state: %s cannot be kept in a store (only data: numbers, strings, booleans, null and lists of them)", describe(v))
+	case value.Callable, *streamOutputs, *stateResult:
+		return nil, errorf(ErrInvalidArgument, "state: %s cannot be kept in a store (only data: numbers, strings, booleans, null and lists of them)", value.Describe(v))
 	}
-	bv, err := toValue(v) // a Go int, []any, map[string]any, ...: never a type above again
+	bv, err := value.FromGo(v) // a Go int, []any, map[string]any, ...: never a type above again
 	if err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
@@ -155,7 +157,7 @@ func (d *stateDecoder) value(depth int) any {
 	case tagBytes:
 		return []byte(d.str())
 	case tagReference:
-		return Reference(d.str())
+		return value.Reference(d.str())
 	case tagList:
 		n, k := binary.Uvarint(d.b)
 		if k <= 0 || n > uint64(len(d.b)) { // each element takes 2 bytes at least
@@ -163,7 +165,8 @@ func (d *stateDecoder) value(depth int) any {
 			return nil
 		}
 		d.b = d.b[k:]
-		l := &List{values: make([]any, 0, n)}
+		l := &value.List{}
+		l.Grow(int(n))
 		for range n {
 			name := d.str()
 			v := d.value(depth + 1)
@@ -197,7 +200,7 @@ func (d *stateDecoder) str() string {
 // kept and handed out again: everything but lists and bytes.
 func scalarState(v any) bool {
 	switch v.(type) {
-	case *List, []byte:
+	case *value.List, []byte:
 		return false
 	}
 	return true

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -242,8 +243,8 @@ func TestStreamWindowRestart(t *testing.T) {
 
 // TestStateCodec round-trips state values exactly.
 func TestStateCodec(t *testing.T) {
-	l := NewList(int64(1), 3.0, "s", []byte{0, 1}, nil, true, false, Reference("r"))
-	l.AppendNamed("nested", NewList(math.Inf(-1), int64(math.MinInt64)))
+	l := value.NewList(int64(1), 3.0, "s", []byte{0, 1}, nil, true, false, value.Reference("r"))
+	l.AppendNamed("nested", value.NewList(math.Inf(-1), int64(math.MinInt64)))
 	for _, v := range []any{nil, int64(-7), 3.0, "", "é", []byte{}, l} {
 		raw, err := encodeState(nil, v)
 		if err != nil {
@@ -251,7 +252,7 @@ func TestStateCodec(t *testing.T) {
 		}
 		back, err := decodeState(raw)
 		if err != nil || !equalValues(back, v) || fmt.Sprintf("%T", back) != fmt.Sprintf("%T", v) {
-			t.Errorf("%s came back as %s (%T), %v", Format(v), Format(back), back, err)
+			t.Errorf("%s came back as %s (%T), %v", value.Format(v), value.Format(back), back, err)
 		}
 	}
 	if _, err := encodeState(nil, 3); err != nil { // a Go int converts
@@ -273,7 +274,7 @@ func TestStateCodec(t *testing.T) {
 // FuzzStateDecode feeds the state decoder anything: an error or a value
 // that encodes back to the same bytes, never a panic.
 func FuzzStateDecode(f *testing.F) {
-	for _, v := range []any{nil, int64(5), 2.5, "x", NewList("a", NewList(int64(1)))} {
+	for _, v := range []any{nil, int64(5), 2.5, "x", value.NewList("a", value.NewList(int64(1)))} {
 		raw, _ := encodeState(nil, v)
 		f.Add(raw)
 	}
@@ -284,10 +285,10 @@ func FuzzStateDecode(f *testing.F) {
 		}
 		raw, err := encodeState(nil, v)
 		if err != nil {
-			t.Fatalf("%v decoded to %s, which does not encode: %v", b, Format(v), err)
+			t.Fatalf("%v decoded to %s, which does not encode: %v", b, value.Format(v), err)
 		}
 		if again, err := decodeState(raw); err != nil || !equalValues(again, v) {
-			t.Fatalf("%v: %s encodes to %v, which decodes to %v, %v", b, Format(v), raw, again, err)
+			t.Fatalf("%v: %s encodes to %v, which decodes to %v, %v", b, value.Format(v), raw, again, err)
 		}
 	})
 }

@@ -3,13 +3,13 @@ package kafkabpl
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -130,8 +130,8 @@ type WindowResult struct {
 
 // List returns the result as a BPL function gets it: ("key" => k "start"
 // => ms "end" => ms "value" => v "final" => bool).
-func (w *WindowResult) List() *List {
-	l := &List{}
+func (w *WindowResult) List() *value.List {
+	l := &value.List{}
 	l.AppendNamed("key", w.Key)
 	l.AppendNamed("start", w.Start)
 	l.AppendNamed("end", w.End)
@@ -139,10 +139,6 @@ func (w *WindowResult) List() *List {
 	l.AppendNamed("final", w.Final)
 	return l
 }
-
-// ErrLate is the error of a late input: wrapped by what a windowed stream
-// dead-letters (see [DeadLetterLate]).
-var ErrLate = errors.New("late record")
 
 func (w *Window) check() error {
 	ms := func(d time.Duration) bool { return d >= time.Millisecond }
@@ -398,7 +394,7 @@ func (st *store) result(ctx context.Context, key any, ws *win, final bool) ([]St
 	if st.win.Result != nil {
 		return st.win.Result(ctx, r)
 	}
-	v := &List{}
+	v := &value.List{}
 	v.AppendNamed("start", r.Start)
 	v.AppendNamed("end", r.End)
 	v.AppendNamed("value", r.Value)

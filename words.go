@@ -3,19 +3,12 @@ package kafkabpl
 import (
 	"fmt"
 	"math"
+
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The wording of error messages, in one place: how a value is shown, how a
 // misspelled name is corrected, and how a number is read as an integer.
-
-// describe prints a value for an error message: its BPL text, shortened.
-func describe(v any) string {
-	s := Format(v)
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
-}
 
 // typeName names a BPL value's type for messages that must not show it.
 func typeName(v any) string {
@@ -30,7 +23,7 @@ func typeName(v any) string {
 		return "string"
 	case []byte:
 		return "byte array"
-	case *List:
+	case *value.List:
 		return "list"
 	}
 	return fmt.Sprintf("%T", v)

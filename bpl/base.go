@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The base family: evaluation, setting variables, control flow, sleep
@@ -59,16 +59,16 @@ func init() {
 }
 
 // (### "text") is a comment: it evaluates nothing and gives null.
-func biComment(*task, *frame, *kafkabpl.List) (any, error) { return nil, nil }
+func biComment(*task, *frame, *value.List) (any, error) { return nil, nil }
 
 // (do a b ...) evaluates its arguments in order and gives the last value.
-func biDo(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biDo(t *task, f *frame, call *value.List) (any, error) {
 	return t.evalBody(f, call, 1)
 }
 
 // evalBody evaluates the elements of call from index from on and gives the
 // last value (null when there is none).
-func (t *task) evalBody(f *frame, call *kafkabpl.List, from int) (any, error) {
+func (t *task) evalBody(f *frame, call *value.List, from int) (any, error) {
 	var v any
 	for i := from; i < call.Len(); i++ {
 		var err error
@@ -80,13 +80,13 @@ func (t *task) evalBody(f *frame, call *kafkabpl.List, from int) (any, error) {
 }
 
 // (quote x) gives x unevaluated (a list as a fresh copy, but for one read
-// with a brain4it tag, which is itself: see value_tags.go).
-func biQuote(t *task, f *frame, call *kafkabpl.List) (any, error) {
+// with a brain4it tag, which is itself: see value.Parse).
+func biQuote(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
-	if l, ok := call.At(1).(*kafkabpl.List); ok {
-		if isTagged(l) {
+	if l, ok := call.At(1).(*value.List); ok {
+		if l.Tagged() {
 			return l, nil
 		}
 		return copyData(l), nil
@@ -98,7 +98,7 @@ func biQuote(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // has one, else the global x; (set a/b/0 value) the element the path
 // names. x may be an expression in parentheses whose value is a reference,
 // as in (set (reference "a") 44). It gives the value.
-func biSet(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSet(t *task, f *frame, call *value.List) (any, error) {
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func biSet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (local a b "c" => value) declares local variables of the current
 // function (or top level): a and b null, c the value. It gives null.
-func biLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLocal(t *task, f *frame, call *value.List) (any, error) {
 	for i := 1; i < call.Len(); i++ {
 		if name := call.Name(i); name != "" {
 			v, err := t.eval(f, call.At(i))
@@ -128,9 +128,9 @@ func biLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			f.locals.set(name, v)
 			continue
 		}
-		ref, ok := call.At(i).(kafkabpl.Reference)
+		ref, ok := call.At(i).(value.Reference)
 		if !ok || pathOf(string(ref)) != nil {
-			return nil, t.errorf(f, "InvalidArgument", "local: argument %d is %s, want a variable name", i, describe(call.At(i)))
+			return nil, t.errorf(f, "InvalidArgument", "local: argument %d is %s, want a variable name", i, value.Describe(call.At(i)))
 		}
 		f.locals.set(string(ref), nil)
 	}
@@ -139,7 +139,7 @@ func biLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (if cond then else) gives then's value when cond is true, else else's
 // (null without else).
-func biIf(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biIf(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 3); err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func biIf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (when cond body...) evaluates body when cond is true, and gives whether
 // it did, true or false, as brain4it's when does (use if for a value).
-func biWhen(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biWhen(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func biWhen(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (while cond body...) evaluates body as long as cond is true and gives
 // the last value body had (null if it never ran).
-func biWhile(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biWhile(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
@@ -201,14 +201,14 @@ func biWhile(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (sleep ms) waits ms milliseconds, or until the run is cancelled, and
 // gives null.
-func biSleep(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSleep(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
 	ms, ok := toFloat(v)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "sleep: want milliseconds, got %s", describe(v))
+		return nil, t.errorf(f, "InvalidArgument", "sleep: want milliseconds, got %s", value.Describe(v))
 	}
 	d := time.Duration(math.MaxInt64)
 	if ms < float64(d/time.Millisecond) {
@@ -229,7 +229,7 @@ func biSleep(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (print a b ...) writes its arguments, strings raw and others in BPL
 // text, separated by spaces and followed by a newline; it gives null.
-func biPrint(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biPrint(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.evalArgs(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -261,9 +261,9 @@ func biPrint(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // clause when its value is true. It gives null, whatever the clauses gave.
 // (A when clause is judged by its test, so that a when that its script
 // has redefined as a variable is evaluated as any other clause.)
-func biCond(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biCond(t *task, f *frame, call *value.List) (any, error) {
 	for i := 1; i < call.Len(); i++ {
-		if w, ok := call.At(i).(*kafkabpl.List); ok && w.Len() > 1 && w.At(0) == kafkabpl.Reference("when") && !t.hasVar(f, "when") {
+		if w, ok := call.At(i).(*value.List); ok && w.Len() > 1 && w.At(0) == value.Reference("when") && !t.hasVar(f, "when") {
 			c, err := t.eval(f, w.At(1))
 			if err != nil {
 				return nil, err
@@ -288,7 +288,7 @@ func biCond(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (for init test step body...) evaluates init, then, as long as test is
 // true, body and then step. It gives the last value body had (null if it
 // never ran or is empty).
-func biFor(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biFor(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 3, -1); err != nil {
 		return nil, err
 	}
@@ -328,7 +328,7 @@ func biFor(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // put back into scope by name (set on the first element of the name, or
 // appended in name order), and those it deleted are removed from it (the
 // first element of the name).
-func biEval(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biEval(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -346,9 +346,9 @@ func biEval(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if sv == nil {
 		return t.eval(f, x)
 	}
-	scope, ok := sv.(*kafkabpl.List)
+	scope, ok := sv.(*value.List)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "eval: want a list as the scope, got %s", describe(sv))
+		return nil, t.errorf(f, "InvalidArgument", "eval: want a list as the scope, got %s", value.Describe(sv))
 	}
 	before := map[string]any{}
 	for name, e := range scope.All() {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The base family, continued: the conversions string and number, with
@@ -15,7 +15,7 @@ import (
 // optArgs evaluates the arguments of call: the unnamed ones, of which
 // there must be min to max, and the named ones, each of which must be one
 // of names (a name given twice keeps its first value).
-func (t *task) optArgs(f *frame, call *kafkabpl.List, min, max int, names ...string) ([]any, map[string]any, error) {
+func (t *task) optArgs(f *frame, call *value.List, min, max int, names ...string) ([]any, map[string]any, error) {
 	args, err := t.evalArgs(f, call, 1)
 	if err != nil {
 		return nil, nil, err
@@ -62,7 +62,7 @@ func (t *task) optString(f *frame, fn string, opts map[string]any, name string) 
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", false, t.errorf(f, "InvalidArgument", "%s: %s is %s, want a string", fn, name, describe(v))
+		return "", false, t.errorf(f, "InvalidArgument", "%s: %s is %s, want a string", fn, name, value.Describe(v))
 	}
 	return s, true, nil
 }
@@ -75,7 +75,7 @@ func (t *task) optRadix(f *frame, fn string, opts map[string]any) (int, error) {
 	}
 	r, ok := v.(int64)
 	if !ok || r < 2 || r > 36 {
-		return 0, t.errorf(f, "InvalidArgument", "%s: radix is %s, want an integer from 2 to 36", fn, describe(v))
+		return 0, t.errorf(f, "InvalidArgument", "%s: radix is %s, want an integer from 2 to 36", fn, value.Describe(v))
 	}
 	return int(r), nil
 }
@@ -101,7 +101,7 @@ func (t *task) optRadix(f *frame, fn string, opts map[string]any) (int, error) {
 //     JSON cannot hold, and a list that contains itself are an
 //     InvalidArgument (brain4it writes text no JSON reader reads). "xml"
 //     is not supported; "bpl" is the default.
-func biString(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biString(t *task, f *frame, call *value.List) (any, error) {
 	pos, opts, err := t.optArgs(f, call, 1, 1, "radix", "unsigned", "pattern", "locale", "escape", "format")
 	if err != nil {
 		return nil, err
@@ -111,10 +111,10 @@ func biString(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		return t.numberText(f, v, opts)
 	case string:
 		if truthy(opts["escape"]) {
-			return kafkabpl.Format(v), nil
+			return value.Format(v), nil
 		}
 		return v, nil
-	case *kafkabpl.List:
+	case *value.List:
 		format, _, err := t.optString(f, "string", opts, "format")
 		if err != nil {
 			return nil, err
@@ -140,7 +140,7 @@ func (t *task) numberText(f *frame, v any, opts map[string]any) (any, error) {
 	case hasPattern && pattern == "unicode":
 		c := javaLong(v)
 		if c < 0 || c > utf8.MaxRune || !utf8.ValidRune(rune(c)) {
-			return nil, t.errorf(f, "InvalidArgument", "string: %s is no Unicode code point", describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "string: %s is no Unicode code point", value.Describe(v))
 		}
 		return string(rune(c)), nil
 	case hasPattern:
@@ -183,7 +183,7 @@ func (t *task) numberText(f *frame, v any, opts map[string]any) (any, error) {
 // as Java's intValue, longValue and doubleValue do: (number 7.4 type =>
 // "integer") is 7 ("integer" truncates into 32 bits, as Java's does). Text
 // that is no number, or another type, is an InvalidArgument.
-func biNumber(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biNumber(t *task, f *frame, call *value.List) (any, error) {
 	pos, opts, err := t.optArgs(f, call, 1, 1, "radix", "pattern", "locale", "type")
 	if err != nil {
 		return nil, err
@@ -203,7 +203,7 @@ func biNumber(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return nil, err
 		}
 	default:
-		return nil, t.errorf(f, "InvalidArgument", "number: want a string, got %s", describe(pos[0]))
+		return nil, t.errorf(f, "InvalidArgument", "number: want a string, got %s", value.Describe(pos[0]))
 	}
 	typ, _, err := t.optString(f, "number", opts, "type")
 	if err != nil {
@@ -249,7 +249,7 @@ func (t *task) readNumber(f *frame, s string, opts map[string]any) (any, error) 
 		}
 		n, err := strconv.ParseInt(s, radix, 64)
 		if err != nil {
-			return nil, t.errorf(f, "InvalidArgument", "number: %s is not an integer in base %d", describe(s), radix)
+			return nil, t.errorf(f, "InvalidArgument", "number: %s is not an integer in base %d", value.Describe(s), radix)
 		}
 		return n, nil
 	}
@@ -266,11 +266,11 @@ func (t *task) readNumber(f *frame, s string, opts map[string]any) (any, error) 
 		}
 		return n, nil
 	}
-	if vs, err := kafkabpl.Parse(s); err == nil && len(vs) == 1 {
+	if vs, err := value.Parse(s); err == nil && len(vs) == 1 {
 		switch n := vs[0].(type) {
 		case int64, float64:
 			return n, nil
 		}
 	}
-	return nil, t.errorf(f, "InvalidArgument", "number: %s is not a number", describe(s))
+	return nil, t.errorf(f, "InvalidArgument", "number: %s is not a number", value.Describe(s))
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // What string and number need of Java's DecimalFormat, and string's JSON.
@@ -224,7 +224,7 @@ func decimalParse(pattern, lang, s string) (any, error) {
 		rest, neg = rest[1:], true
 	}
 	if !strings.HasPrefix(rest, d.prefix) {
-		return nil, fmt.Errorf("%s does not start with the pattern's prefix %s", describe(s), strconv.Quote(d.prefix))
+		return nil, fmt.Errorf("%s does not start with the pattern's prefix %s", value.Describe(s), strconv.Quote(d.prefix))
 	}
 	rest = rest[len(d.prefix):]
 	var num strings.Builder
@@ -249,11 +249,11 @@ func decimalParse(pattern, lang, s string) (any, error) {
 		break
 	}
 	if digits == 0 {
-		return nil, fmt.Errorf("%s is not a number", describe(s))
+		return nil, fmt.Errorf("%s is not a number", value.Describe(s))
 	}
 	x, err := strconv.ParseFloat(num.String(), 64)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a number", describe(s))
+		return nil, fmt.Errorf("%s is not a number", value.Describe(s))
 	}
 	if d.percent && strings.HasPrefix(rest, strings.TrimSpace(d.suffix)) {
 		x /= 100
@@ -268,20 +268,20 @@ func decimalParse(pattern, lang, s string) (any, error) {
 }
 
 // jsonText writes a list in JSON, as string's "format" => "json" does.
-func (t *task) jsonText(f *frame, l *kafkabpl.List) (string, error) {
+func (t *task) jsonText(f *frame, l *value.List) (string, error) {
 	var b strings.Builder
-	if err := t.appendJSON(f, &b, l, map[*kafkabpl.List]bool{}); err != nil {
+	if err := t.appendJSON(f, &b, l, map[*value.List]bool{}); err != nil {
 		return "", err
 	}
 	return b.String(), nil
 }
 
-func (t *task) appendJSON(f *frame, b *strings.Builder, v any, open map[*kafkabpl.List]bool) error {
+func (t *task) appendJSON(f *frame, b *strings.Builder, v any, open map[*value.List]bool) error {
 	if b.Len() > maxText {
 		return t.errorf(f, "InvalidArgument", "string: the JSON text is too large (over %d bytes)", maxText)
 	}
 	switch v := v.(type) {
-	case *kafkabpl.List:
+	case *value.List:
 		if open[v] {
 			return t.errorf(f, "InvalidArgument", "string: a list that contains itself cannot be written in JSON")
 		}

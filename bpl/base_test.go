@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 func TestEvaluation(t *testing.T) {
@@ -126,7 +126,7 @@ func TestBaseErrors(t *testing.T) {
 		{`(assert (= 1 2))`, "AssertFailed", "(= 1 2)", 1},
 		{`(assert false "boom")`, "AssertFailed", "boom", 1},
 		// shared sublists double the printed size with each level
-		{"(set a (list \"x\")) (set i 0)\n(while (< i 64) (set a (list a a)) (set i (+ i 1)))\n(print a)", "InvalidArgument", "print: a list of 2 elements is too large to write as text", 3},
+		{"(set a (list \"x\")) (set i 0)\n(while (< i 64) (set a (list a a)) (set i (+ i 1)))\n(print a)", "InvalidArgument", "print: the list ((<#1> (<#2> (<#3> (<#4> (<#5> (<#6> (<#... is too large to write as text", 3},
 		{"(set a (list 1)) (set i 0) (while (< i 64) (set a (list a a)) (set i (+ i 1))) (string a)", "InvalidArgument", "string:", 1},
 	})
 }
@@ -344,7 +344,7 @@ func TestTypes(t *testing.T) {
 func TestTypesOfForeignValues(t *testing.T) {
 	in := New(nil)
 	in.SetGlobal("b", []byte("xy"))
-	in.Define("kafka-x", func(context.Context, *kafkabpl.List) (any, error) { return nil, nil })
+	in.Define("kafka-x", func(context.Context, *value.List) (any, error) { return nil, nil })
 	got, _, err := run(t, in, `(list (type-of b) (subtype-of b) (boolean b)
  (subtype-of (quote kafka-x)) (subtype-of (quote (kafka-x 1))) (subtype-of (reference "kafka-x")))`)
 	if err != nil {
@@ -413,7 +413,7 @@ func TestVariablesErrors(t *testing.T) {
 		{`(exists a b)`, "InvalidArgument", "exists: want 1 argument, got 2", 1},
 		{`(exists 1)`, "InvalidReference", "exists: want a variable name or a reference, got 1", 1},
 		{`(exists "x")`, "InvalidReference", `exists: want a variable name or a reference, got the string "x"`, 1},
-		{`(exists (list 1))`, "InvalidReference", "got a list of 1 element", 1},
+		{`(exists (list 1))`, "InvalidReference", "got the list (1)", 1},
 		{`(exists null)`, "InvalidReference", "got null", 1},
 		{`(exists (throw "E" "m"))`, "E", "m", 1},
 		{`(delete)`, "MissingArgument", "want a variable name or a reference as argument 1", 1},
@@ -436,7 +436,7 @@ func TestVariablesErrors(t *testing.T) {
 		{`(reference ("a" "1"))`, "InvalidReference", "path part 2", 1},
 		{`(reference ("a" ""))`, "InvalidReference", "path part 2", 1},
 		{`(reference ("a" null))`, "InvalidReference", "path part 2 is null", 1},
-		{`(reference ("a" (1)))`, "InvalidReference", "path part 2 is a list of 1 element", 1},
+		{`(reference ("a" (1)))`, "InvalidReference", "path part 2 is the list (1)", 1},
 	})
 }
 
@@ -479,7 +479,7 @@ func TestParse(t *testing.T) {
 		{`(parse ")")`, "InvalidArgument", "parse: line 1, column 1: unexpected )", 1},
 		{`(parse "1 2")`, "InvalidArgument", "parse: want one expression, got 2", 1},
 		{`(parse 5)`, "InvalidArgument", "parse: want a string, got 5", 1},
-		{`(parse (1))`, "InvalidArgument", "parse: want a string, got a list of 1 element", 1},
+		{`(parse (1))`, "InvalidArgument", "parse: want a string, got the list (1)", 1},
 		{`(parse "1" 2)`, "InvalidArgument", `parse: want a format such as "json", got 2`, 1},
 		{`(parse "<a/>" "xml")`, "InvalidArgument", "parse: the xml format is not supported", 1},
 		{`(parse "[1," "json")`, "InvalidArgument", "parse: JSON: the text ends too soon", 1},
@@ -544,7 +544,7 @@ func TestFunctions(t *testing.T) {
 // builtins and library functions at run time: every one, once, in order.
 func TestFunctionsListsWhatIsRegistered(t *testing.T) {
 	in := New(nil)
-	nop := func(context.Context, *kafkabpl.List) (any, error) { return nil, nil }
+	nop := func(context.Context, *value.List) (any, error) { return nil, nil }
 	in.Define("kafka-b", nop)
 	in.Define("kafka-a", nop)
 	in.Define("print", nop) // a builtin's name: listed once
@@ -587,7 +587,7 @@ func TestReferenceList(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	in := New(nil)
-	in.Define("kafka-send", func(context.Context, *kafkabpl.List) (any, error) { return nil, nil })
+	in.Define("kafka-send", func(context.Context, *value.List) (any, error) { return nil, nil })
 	for src, want := range map[string]string{
 		`(help first)`:             `"(first list) gives the first element of list, null when it is empty or\nnull."`,
 		`(help (quote first))`:     `"(first list) gives the first element of list, null when it is empty or\nnull."`,

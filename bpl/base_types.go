@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The base family, continued: conversions (string, number, boolean),
@@ -21,7 +21,7 @@ func sameValue(a, b any) bool {
 	case []byte:
 		y, ok := b.([]byte)
 		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
-	case nil, bool, int64, float64, string, kafkabpl.Reference, *kafkabpl.List, *Function:
+	case nil, bool, int64, float64, string, value.Reference, *value.List, *Function:
 		return a == b // a's type is comparable: this cannot panic
 	}
 	return false
@@ -29,7 +29,7 @@ func sameValue(a, b any) bool {
 
 // (boolean x) gives x's truth as a boolean: false for null, false, 0, ()
 // and strings other than "true" (in any case), true for anything else.
-func biBoolean(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biBoolean(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func biBoolean(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // is a "list", as brain4it's functions are the lists (function ...) they
 // were written as. brain4it has no name for byte arrays: a byte array's
 // type is null. typeof is an old name of type-of.
-func biTypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biTypeOf(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -56,9 +56,9 @@ func biTypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		return "number", nil
 	case string:
 		return "string", nil
-	case kafkabpl.Reference:
+	case value.Reference:
 		return "reference", nil
-	case *kafkabpl.List, kafkabpl.Callable:
+	case *value.List, value.Callable:
 		return "list", nil
 	}
 	return nil, nil
@@ -74,7 +74,7 @@ func biTypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // naming another builtin or library function, "data-list" for any other
 // list; "null", "boolean" and "string" as type-of gives them. A byte
 // array's subtype is null.
-func biSubtypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSubtypeOf(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -93,16 +93,16 @@ func biSubtypeOf(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		return "double", nil
 	case string:
 		return "string", nil
-	case kafkabpl.Reference:
+	case value.Reference:
 		if t.isFunctionName(string(v)) {
 			return "hard-reference", nil
 		}
 		return "soft-reference", nil
-	case kafkabpl.Callable:
+	case value.Callable:
 		return "function-list", nil
-	case *kafkabpl.List:
+	case *value.List:
 		if v.Len() > 0 {
-			if r, ok := v.At(0).(kafkabpl.Reference); ok && t.isFunctionName(string(r)) {
+			if r, ok := v.At(0).(value.Reference); ok && t.isFunctionName(string(r)) {
 				if r == "function" {
 					return "function-list", nil
 				}
@@ -132,7 +132,7 @@ const maxJSONDepth = 10000
 // null included, reads BPL, except "xml", which is not supported. Text
 // with nothing but white space gives null, as does null text; text with
 // more than one value, or that does not read, is an exception.
-func biParse(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biParse(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -149,13 +149,13 @@ func biParse(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	case []byte:
 		text = string(x)
 	default:
-		return nil, t.errorf(f, "InvalidArgument", "parse: want a string, got %s", describe(x))
+		return nil, t.errorf(f, "InvalidArgument", "parse: want a string, got %s", value.Describe(x))
 	}
 	format := ""
 	if args.Len() > 1 && args.At(1) != nil {
 		s, ok := args.At(1).(string)
 		if !ok {
-			return nil, t.errorf(f, "InvalidArgument", "parse: want a format such as \"json\", got %s", describe(args.At(1)))
+			return nil, t.errorf(f, "InvalidArgument", "parse: want a format such as \"json\", got %s", value.Describe(args.At(1)))
 		}
 		format = s
 	}
@@ -169,7 +169,7 @@ func biParse(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	case "xml":
 		return nil, t.errorf(f, "InvalidArgument", "parse: the xml format is not supported")
 	}
-	vs, err := parseValues(text)
+	vs, err := value.Parse(text)
 	if err != nil {
 		return nil, t.exception(f, "InvalidArgument", "parse: "+err.Error(), err)
 	}
@@ -215,7 +215,7 @@ func jsonValue(d *json.Decoder, depth int) (any, error) {
 		if depth >= maxJSONDepth {
 			return nil, errors.New("arrays and objects nest too deep")
 		}
-		l := &kafkabpl.List{}
+		l := &value.List{}
 		for d.More() {
 			name := ""
 			if tok == '{' {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The base family, continued: variables, references and scopes
@@ -20,22 +20,22 @@ import (
 // value is a reference, such as (reference "x").
 // A missing argument is a MissingArgument exception and one that is no
 // reference an InvalidReference, as brain4it names them.
-func (t *task) varArg(f *frame, call *kafkabpl.List, i int) (string, error) {
+func (t *task) varArg(f *frame, call *value.List, i int) (string, error) {
 	if i >= call.Len() {
 		return "", t.errorf(f, "MissingArgument", "%s: want a variable name or a reference as argument %d", fname(call), i)
 	}
 	arg := call.At(i)
-	if l, ok := arg.(*kafkabpl.List); ok {
+	if l, ok := arg.(*value.List); ok {
 		v, err := t.eval(f, l)
 		if err != nil {
 			return "", err
 		}
 		arg = v
 	}
-	if r, ok := arg.(kafkabpl.Reference); ok && r != "" {
+	if r, ok := arg.(value.Reference); ok && r != "" {
 		return string(r), nil
 	}
-	return "", t.errorf(f, "InvalidReference", "%s: want a variable name or a reference, got %s", fname(call), describe(arg))
+	return "", t.errorf(f, "InvalidReference", "%s: want a variable name or a reference, got %s", fname(call), value.Describe(arg))
 }
 
 // hasVar reports whether name is a local variable of f or a global one.
@@ -50,8 +50,8 @@ func (t *task) hasVar(f *frame, name string) bool {
 // pathElement finds the element a path such as a/b/0 names: the list that
 // holds it (nil when there is none) and its index there (-1 when it has no
 // such element).
-func (t *task) pathElement(f *frame, segs []string) (*kafkabpl.List, int) {
-	l, ok := t.lookup(f, strings.Join(segs[:len(segs)-1], "/")).(*kafkabpl.List)
+func (t *task) pathElement(f *frame, segs []string) (*value.List, int) {
+	l, ok := t.lookup(f, strings.Join(segs[:len(segs)-1], "/")).(*value.List)
 	if !ok {
 		return nil, -1
 	}
@@ -69,7 +69,7 @@ func (t *task) pathElement(f *frame, segs []string) (*kafkabpl.List, int) {
 // set to null; (exists a/b/0) when the path names an element of a list
 // (false when any list on the way is missing). (exists (reference "x"))
 // takes the variable from an expression.
-func biExists(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biExists(t *task, f *frame, call *value.List) (any, error) {
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func biExists(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // its list (the first one of the name for a name). It gives true when it
 // removed something, false when there was nothing to remove (as when a
 // list on the path is missing).
-func biDelete(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biDelete(t *task, f *frame, call *value.List) (any, error) {
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (in *Interp) deleteGlobal(name string) bool {
 // (or top level), declaring it if need be, even when a global x exists;
 // it gives the value. x may be an expression in parentheses whose value is
 // a reference; it cannot be a path.
-func biSetLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSetLocal(t *task, f *frame, call *value.List) (any, error) {
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -163,38 +163,38 @@ func biSetLocal(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // as brain4it's). A path of one part, or whose first part is quoted, is
 // written with a slash before it: (reference ("action")) is /action,
 // which evaluates as action does.
-func biReference(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biReference(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
 	}
 	switch v := v.(type) {
-	case kafkabpl.Reference:
+	case value.Reference:
 		return v, nil
 	case string:
 		if !isReferenceText(v) {
-			return nil, t.errorf(f, "InvalidReference", "reference: %s is not a reference", describe(v))
+			return nil, t.errorf(f, "InvalidReference", "reference: %s is not a reference", value.Describe(v))
 		}
-		return kafkabpl.Reference(v), nil
-	case *kafkabpl.List:
+		return value.Reference(v), nil
+	case *value.List:
 		return t.pathReference(f, v)
 	}
-	return nil, t.errorf(f, "InvalidReference", "reference: want a string, a list or a reference, got %s", describe(v))
+	return nil, t.errorf(f, "InvalidReference", "reference: want a string, a list or a reference, got %s", value.Describe(v))
 }
 
 // isReferenceText reports whether s reads as one reference and nothing
 // else.
 func isReferenceText(s string) bool {
-	vs, err := kafkabpl.Parse(s)
+	vs, err := value.Parse(s)
 	if err != nil || len(vs) != 1 {
 		return false
 	}
-	r, ok := vs[0].(kafkabpl.Reference)
+	r, ok := vs[0].(value.Reference)
 	return ok && string(r) == s
 }
 
 // pathReference joins a list of path parts into a reference.
-func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
+func (t *task) pathReference(f *frame, l *value.List) (any, error) {
 	if l.Len() == 0 {
 		return nil, t.errorf(f, "InvalidReference", "reference: an empty list is no path")
 	}
@@ -205,7 +205,7 @@ func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
 		case string:
 			var ok bool
 			if s, ok = pathName(p); !ok {
-				return nil, t.errorf(f, "InvalidReference", "reference: path part %d, %s, cannot be written in a path", i+1, describe(p))
+				return nil, t.errorf(f, "InvalidReference", "reference: path part %d, %s, cannot be written in a path", i+1, value.Describe(p))
 			}
 		case int64:
 			if i > 0 && p >= 0 {
@@ -221,21 +221,21 @@ func (t *task) pathReference(f *frame, l *kafkabpl.List) (any, error) {
 			if i == 0 {
 				want = "a variable name"
 			}
-			return nil, t.errorf(f, "InvalidReference", "reference: path part %d is %s, want %s", i+1, describe(p), want)
+			return nil, t.errorf(f, "InvalidReference", "reference: path part %d is %s, want %s", i+1, value.Describe(p), want)
 		}
 		parts[i] = s
 	}
 	if len(parts) == 1 || parts[0][0] == '"' {
-		return kafkabpl.Reference("/" + strings.Join(parts, "/")), nil // a path still
+		return value.Reference("/" + strings.Join(parts, "/")), nil // a path still
 	}
-	return kafkabpl.Reference(strings.Join(parts, "/")), nil
+	return value.Reference(strings.Join(parts, "/")), nil
 }
 
 // (global-scope) gives the global variables as a named list, sorted by
 // name: a copy made when it is called, so that changing the list changes
 // no variable (brain4it hands out the scope itself). The values are the
 // variables' own: a list in it is the variable's list.
-func biGlobalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biGlobalScope(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 0, 0); err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func biGlobalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (local-scope 0) is the same; a negative depth gives null. A depth from 1
 // on, a caller's scope in brain4it, is an exception: a function cannot
 // reach its callers' locals here.
-func biLocalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLocalScope(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 0, 1); err != nil {
 		return nil, err
 	}
@@ -261,18 +261,18 @@ func biLocalScope(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		d, ok := toFloat(v)
 		switch {
 		case !ok:
-			return nil, t.errorf(f, "InvalidArgument", "local-scope: want a depth, got %s", describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "local-scope: want a depth, got %s", value.Describe(v))
 		case d <= -1:
 			return nil, nil
 		case d >= 1:
-			return nil, t.errorf(f, "InvalidArgument", "local-scope: depth %s: a function cannot see its callers' scopes", describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "local-scope: depth %s: a function cannot see its callers' scopes", value.Describe(v))
 		}
 	}
 	return scopeList(f.locals.all()), nil
 }
 
 // scopeList is a scope's variables as a named list sorted by name.
-func scopeList(vars iter.Seq2[string, any]) *kafkabpl.List {
+func scopeList(vars iter.Seq2[string, any]) *value.List {
 	type variable struct {
 		name  string
 		value any
@@ -282,7 +282,7 @@ func scopeList(vars iter.Seq2[string, any]) *kafkabpl.List {
 		all = append(all, variable{name, v})
 	}
 	slices.SortFunc(all, func(a, b variable) int { return strings.Compare(a.name, b.name) })
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for _, v := range all {
 		l.AppendNamed(v.name, v.value)
 	}
@@ -293,7 +293,7 @@ func scopeList(vars iter.Seq2[string, any]) *kafkabpl.List {
 // functions, as references sorted by name; with pattern (a regular
 // expression, RE2 syntax), only the names it matches whole: (functions
 // "kafka-.*"). Without pattern, or with null, all of them.
-func biFunctions(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biFunctions(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 0, 1); err != nil {
 		return nil, err
 	}
@@ -312,10 +312,10 @@ func biFunctions(t *task, f *frame, call *kafkabpl.List) (any, error) {
 				re, err = regexp.Compile(`^(?:` + p + `)$`)
 			}
 			if err != nil {
-				return nil, t.errorf(f, "InvalidArgument", "functions: pattern %s: %v", describe(p), err)
+				return nil, t.errorf(f, "InvalidArgument", "functions: pattern %s: %v", value.Describe(p), err)
 			}
 		default:
-			return nil, t.errorf(f, "InvalidArgument", "functions: want a pattern string, got %s", describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "functions: want a pattern string, got %s", value.Describe(v))
 		}
 	}
 	seen := map[string]bool{}
@@ -332,9 +332,9 @@ func biFunctions(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 	}
 	slices.Sort(names)
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for _, name := range names {
-		l.Append(kafkabpl.Reference(name))
+		l.Append(value.Reference(name))
 	}
 	return l, nil
 }
@@ -344,7 +344,7 @@ func biFunctions(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // "name"), (reference-list x) is ("x"). A part of digits is an index,
 // given as a number. x is taken as written, or from an expression in
 // parentheses whose value is a reference, as exists takes it.
-func biReferenceList(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biReferenceList(t *task, f *frame, call *value.List) (any, error) {
 	name, err := t.varArg(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -354,9 +354,9 @@ func biReferenceList(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	segs := pathOf(name)
 	if segs == nil {
-		return kafkabpl.NewList(name), nil
+		return value.NewList(name), nil
 	}
-	out := &kafkabpl.List{}
+	out := &value.List{}
 	for _, s := range segs {
 		if i, ok := pathIndex(s); ok && i >= 0 {
 			out.Append(int64(i))
@@ -377,13 +377,13 @@ func biReferenceList(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // "description" => text) (brain4it's list has more fields, from its own
 // documentation files), and "language" => l is accepted, but the text is
 // English.
-func biHelp(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biHelp(t *task, f *frame, call *value.List) (any, error) {
 	if call.Len() < 2 || call.Name(1) != "" {
 		return nil, t.errorf(f, "MissingArgument", "help: want a function name as argument 1")
 	}
 	var name string
 	switch arg := call.At(1).(type) {
-	case kafkabpl.Reference:
+	case value.Reference:
 		name = string(arg)
 	default:
 		v, err := t.eval(f, arg)
@@ -391,15 +391,15 @@ func biHelp(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return nil, err
 		}
 		switch v := v.(type) {
-		case kafkabpl.Reference:
+		case value.Reference:
 			name = string(v)
 		case string:
 			name = v
 		default:
-			return nil, t.errorf(f, "InvalidReference", "help: want a function name, got %s", describe(v))
+			return nil, t.errorf(f, "InvalidReference", "help: want a function name, got %s", value.Describe(v))
 		}
 	}
-	rest := kafkabpl.NewList(call.At(0))
+	rest := value.NewList(call.At(0))
 	for i := 2; i < call.Len(); i++ {
 		rest.AppendNamed(call.Name(i), call.At(i))
 	}
@@ -428,7 +428,7 @@ func biHelp(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	case !ok:
 		return nil, nil
 	case format == "list":
-		l := kafkabpl.NewList()
+		l := value.NewList()
 		l.AppendNamed("name", name)
 		l.AppendNamed("description", text)
 		return l, nil

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The evaluator's benchmarks: the two things a Kafka script does most, per
@@ -37,7 +37,7 @@ func BenchmarkBuildMessages(b *testing.B) {
   (while (< i 1000)
     (put msgs (string i) value)
     (set i (+ i 1)))
-  msgs)`, func(v any) bool { l, ok := v.(*kafkabpl.List); return ok && l.Len() == 1000 })
+  msgs)`, func(v any) bool { l, ok := v.(*value.List); return ok && l.Len() == 1000 })
 }
 
 // BenchmarkCallFunction is a stream's transform: a BPL function value that
@@ -48,11 +48,11 @@ func BenchmarkCallFunction(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := fn.(kafkabpl.Callable)
-	rec := kafkabpl.NewList()
+	f := fn.(value.Callable)
+	rec := value.NewList()
 	rec.AppendNamed("key", "k")
 	rec.AppendNamed("value", "v")
-	args := kafkabpl.NewList(rec)
+	args := value.NewList(rec)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -77,7 +77,7 @@ func BenchmarkCallAggregate(b *testing.B) {
 		aggregateBench(b, `(function (in acc)
   (list "sum" => (+ (get acc "sum") (get in "value")) "count" => (+ acc/count 1)))`, int64(3),
 			func(acc any, n int64) bool {
-				l, ok := acc.(*kafkabpl.List)
+				l, ok := acc.(*value.List)
 				if !ok {
 					return false
 				}
@@ -89,24 +89,24 @@ func BenchmarkCallAggregate(b *testing.B) {
 }
 
 // aggregateBench calls the function src evaluates to b.N times with a
-// record whose value is value and the previous call's result (null the
+// record whose value is val and the previous call's result (null the
 // first time), checking each result with check(acc, calls so far).
-func aggregateBench(b *testing.B, src string, value any, check func(acc any, n int64) bool) {
+func aggregateBench(b *testing.B, src string, val any, check func(acc any, n int64) bool) {
 	in := New(io.Discard)
 	fn, err := in.Eval(context.Background(), mustParse(b, src))
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := fn.(kafkabpl.Callable)
-	rec := kafkabpl.NewList()
+	f := fn.(value.Callable)
+	rec := value.NewList()
 	rec.AppendNamed("key", "k")
-	rec.AppendNamed("value", value)
+	rec.AppendNamed("value", val)
 	ctx := context.Background()
 	var acc any
 	var n int64
 	b.ReportAllocs()
 	for b.Loop() {
-		v, err := f.Call(ctx, kafkabpl.NewList(rec, acc))
+		v, err := f.Call(ctx, value.NewList(rec, acc))
 		n++
 		if err != nil || !check(v, n) {
 			b.Fatal(v, err)
@@ -117,7 +117,7 @@ func aggregateBench(b *testing.B, src string, value any, check func(acc any, n i
 
 // mustParse returns the one expression of src.
 func mustParse(b *testing.B, src string) any {
-	exprs, err := kafkabpl.Parse(src)
+	exprs, err := value.Parse(src)
 	if err != nil || len(exprs) != 1 {
 		b.Fatal(len(exprs), err)
 	}

@@ -5,12 +5,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // builtin is a core function. It gets its call unevaluated, so that
 // special forms (if, while, set, ...) choose what to evaluate.
-type builtin func(t *task, f *frame, call *kafkabpl.List) (any, error)
+type builtin func(t *task, f *frame, call *value.List) (any, error)
 
 // builtins holds the core functions by name. Each family's file (base.go,
 // list.go, number.go, ...) registers its own in an init function: the
@@ -90,7 +90,7 @@ func hashName(name string) uint32 {
 
 // arity checks that call has between min and max arguments (max < 0: no
 // upper bound).
-func (t *task) arity(f *frame, call *kafkabpl.List, min, max int) error {
+func (t *task) arity(f *frame, call *value.List, min, max int) error {
 	n := call.Len() - 1
 	if n >= min && (max < 0 || n <= max) {
 		return nil
@@ -109,7 +109,7 @@ func (t *task) arity(f *frame, call *kafkabpl.List, min, max int) error {
 
 // onlyArg checks that call has exactly one argument and evaluates it: how
 // most one-argument builtins start.
-func (t *task) onlyArg(f *frame, call *kafkabpl.List) (any, error) {
+func (t *task) onlyArg(f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func plural(n int, what string) string {
 }
 
 // fname is the name a call was made with, for messages.
-func fname(call *kafkabpl.List) string { return kafkabpl.Format(call.At(0)) }
+func fname(call *value.List) string { return value.Format(call.At(0)) }
 
 // coreNames are the functions of brain4it's core library (CoreLibrary),
 // with the old names it has under its skynet-names setting. A call whose

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The concurrency family: executors (spawn, kill, executors), monitors
@@ -108,7 +108,7 @@ type executor struct {
 // timerTask is a scheduled function.
 type timerTask struct {
 	id      int
-	fn      kafkabpl.Callable
+	fn      value.Callable
 	overlap bool
 	running int // its executors running
 	cancel  context.CancelFunc
@@ -248,7 +248,7 @@ func (t *task) spawn(f *frame, fn string, base context.Context, src *source, cod
 // (with the globals, and locals of its own) and gives the executor's id at
 // once, an integer from 0 to 32767. See the family's comment for how long
 // it runs.
-func biSpawn(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSpawn(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 1); err != nil {
 		return nil, err
 	}
@@ -264,14 +264,14 @@ func biSpawn(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // id can have.
 func (t *task) concID(f *frame, fn string, v any) (int, error) {
 	if s, ok := v.(string); ok {
-		vs, err := kafkabpl.Parse(s)
+		vs, err := value.Parse(s)
 		if err == nil && len(vs) == 1 {
 			v = vs[0]
 		}
 		switch v.(type) {
 		case int64, float64:
 		default:
-			return 0, t.errorf(f, "InvalidArgument", "%s: %s is not a number", fn, describe(s))
+			return 0, t.errorf(f, "InvalidArgument", "%s: %s is not a number", fn, value.Describe(s))
 		}
 	}
 	switch x := v.(type) {
@@ -286,7 +286,7 @@ func (t *task) concID(f *frame, fn string, v any) (int, error) {
 		}
 		return -1, nil // also NaN
 	}
-	return 0, t.errorf(f, "InvalidArgument", "%s: want an id, got %s", fn, describe(v))
+	return 0, t.errorf(f, "InvalidArgument", "%s: want an id, got %s", fn, value.Describe(v))
 }
 
 // (kill id) kills the executor id (spawned on this interpreter) and gives
@@ -295,7 +295,7 @@ func (t *task) concID(f *frame, fn string, v any) (int, error) {
 // when there was one. A killed executor stops at once, whatever it is
 // doing, unless a library function it runs ignores its context; it is
 // listed by executors until it has stopped.
-func biKill(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biKill(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 0, 1); err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func biKill(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // of their code named by their ids, in the order of the ids: ("3" =>
 // (while true (sleep 10))). The code of a timer task's executor is
 // (call function). The list is a copy: changing it changes no executor.
-func biExecutors(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biExecutors(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 0, 0); err != nil {
 		return nil, err
 	}
@@ -338,10 +338,10 @@ func biExecutors(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		codes[i] = c.execs[id].code
 	}
 	c.mu.Unlock()
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for i, id := range ids {
 		code := codes[i]
-		if cl, ok := code.(*kafkabpl.List); ok {
+		if cl, ok := code.(*value.List); ok {
 			code = copyData(cl)
 		}
 		l.AppendNamed(strconv.Itoa(id), code)
@@ -390,7 +390,7 @@ func (m *monitor) letGo() {
 // "mon01" ...) and (notify "mon01") meet.
 func (t *task) monitorKey(f *frame, fn string, v any) (any, error) {
 	switch v := v.(type) {
-	case *kafkabpl.List:
+	case *value.List:
 		return v, nil
 	case string:
 		return stringMonitor(v), nil
@@ -399,7 +399,7 @@ func (t *task) monitorKey(f *frame, fn string, v any) (any, error) {
 			return v, nil
 		}
 	}
-	return nil, t.errorf(f, "InvalidArgument", "%s: want a list, a function or a string to synchronise on, got %s", fn, describe(v))
+	return nil, t.errorf(f, "InvalidArgument", "%s: want a list, a function or a string to synchronise on, got %s", fn, value.Describe(v))
 }
 
 // stringMonitor is the monitor key of a string, a type of its own so that
@@ -467,7 +467,7 @@ func (t *task) unlock(key any) {
 // monitor, a list or a function value, and gives its last value (null
 // without body). It waits while another executor holds the monitor; the
 // executor holding it may sync on it again.
-func biSync(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSync(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
@@ -491,7 +491,7 @@ func biSync(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // milliseconds have passed (ms absent, null or 0: no limit); then it takes
 // the monitor again (as often as it held it) and gives null. It need not
 // be inside (sync monitor ...): it takes the monitor first.
-func biWait(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biWait(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -507,7 +507,7 @@ func biWait(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if args.Len() > 1 && args.At(1) != nil {
 		ms, ok := toFloat(args.At(1))
 		if !ok || ms < 0 || ms != ms {
-			return nil, t.errorf(f, "InvalidArgument", "wait: want milliseconds, 0 or more, got %s", describe(args.At(1)))
+			return nil, t.errorf(f, "InvalidArgument", "wait: want milliseconds, 0 or more, got %s", value.Describe(args.At(1)))
 		}
 		if ms > 0 && ms < float64(math.MaxInt64/time.Millisecond) {
 			timer := time.NewTimer(time.Duration(ms * float64(time.Millisecond)))
@@ -551,7 +551,7 @@ func biWait(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (a list or a function value), as Java's notifyAll, and gives null. It
 // takes the monitor to do so, so it waits while another executor holds
 // it; it need not be inside (sync monitor ...).
-func biNotify(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biNotify(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -578,7 +578,7 @@ func biNotify(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // evaluations (30 s) it gives the last one anyway. Without value, it
 // waits for expr's value to change from what it is at first (a list is
 // compared with a copy of it, so that a change in place is seen).
-func biWatch(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biWatch(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -588,7 +588,7 @@ func biWatch(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		ref, err = t.eval(f, call.At(2))
 	} else {
 		ref, err = t.eval(f, call.At(1))
-		if l, ok := ref.(*kafkabpl.List); ok {
+		if l, ok := ref.(*value.List); ok {
 			ref = copyData(l)
 		}
 	}

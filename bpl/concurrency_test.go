@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // Concurrency tests wait on conditions, never for a time: every wait is
@@ -75,7 +75,7 @@ func concRun(t *testing.T, in *Interp, src string) (string, error) {
 	t.Cleanup(cancel)
 	var last any
 	err := in.Run(ctx, "test.bpl", concPrelude+src, func(v any) { last = v })
-	return kafkabpl.Format(last), err
+	return value.Format(last), err
 }
 
 // checkConc runs each script on an interpreter of its own, closed after it.
@@ -204,7 +204,7 @@ func TestExecutorsAndKill(t *testing.T) {
 		{`(kill null)`, "InvalidArgument", "kill: want an id, got null", 1},
 		{`(kill "x")`, "InvalidArgument", `kill: the string "x" is not a number`, 1},
 		{`(kill "")`, "InvalidArgument", `kill: the string "" is not a number`, 1},
-		{`(kill (1))`, "InvalidArgument", "kill: want an id, got a list of 1 element", 1},
+		{`(kill (1))`, "InvalidArgument", "kill: want an id, got the list (1)", 1},
 		{`(kill true)`, "InvalidArgument", "kill: want an id, got true", 1},
 		{`(kill 1 2)`, "InvalidArgument", "kill: want 0 to 1 argument, got 2", 1},
 		{`(executors 1)`, "InvalidArgument", "executors: want 0 arguments, got 1", 1},
@@ -412,7 +412,7 @@ func TestTimers(t *testing.T) {
 		{`(timer-schedule (function () 1) 1 2 3 4)`, "InvalidArgument", "timer-schedule: want 2 to 4 arguments, got 5", 1},
 		{`(timer-schedule 1 0)`, "InvalidArgument", "timer-schedule: want a function, got 1", 1},
 		{`(timer-schedule null 0)`, "InvalidArgument", "timer-schedule: want a function, got null", 1},
-		{`(timer-schedule (1) 0)`, "InvalidArgument", "timer-schedule: want a function, got a list of 1 element", 1},
+		{`(timer-schedule (1) 0)`, "InvalidArgument", "timer-schedule: want a function, got the list (1)", 1},
 		{`(timer-schedule (function () 1) -1)`, "InvalidArgument", "timer-schedule: the delay is -1, want 0 or more", 1},
 		{`(timer-schedule (function () 1) null)`, "InvalidArgument", "timer-schedule: the delay is null, want milliseconds", 1},
 		{`(timer-schedule (function () 1) "5")`, "InvalidArgument", `timer-schedule: the delay is the string "5", want milliseconds`, 1},
@@ -511,14 +511,14 @@ func TestClose(t *testing.T) {
 // with -race), and an executor a callback spawns outlives the callback.
 func TestLibraryGoroutines(t *testing.T) {
 	in, _ := concInterp(t)
-	in.Define("lib-parallel", func(ctx context.Context, args *kafkabpl.List) (any, error) {
-		fn := args.At(0).(kafkabpl.Callable)
+	in.Define("lib-parallel", func(ctx context.Context, args *value.List) (any, error) {
+		fn := args.At(0).(value.Callable)
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)
 		for g := range 8 {
 			wg.Go(func() {
 				for i := range 50 {
-					if _, err := fn.Call(ctx, kafkabpl.NewList(int64(g), int64(i))); err != nil {
+					if _, err := fn.Call(ctx, value.NewList(int64(g), int64(i))); err != nil {
 						errs <- err
 						return
 					}
@@ -529,10 +529,10 @@ func TestLibraryGoroutines(t *testing.T) {
 		close(errs)
 		return nil, <-errs
 	})
-	in.Define("lib-brief", func(ctx context.Context, args *kafkabpl.List) (any, error) {
+	in.Define("lib-brief", func(ctx context.Context, args *value.List) (any, error) {
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		return args.At(0).(kafkabpl.Callable).Call(cctx, nil)
+		return args.At(0).(value.Callable).Call(cctx, nil)
 	})
 	got := evalConc(t, in, `
 (set l (list))

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The concurrency family, continued: timer tasks (timer-schedule,
@@ -18,7 +18,7 @@ import (
 func (t *task) timerMillis(f *frame, what string, v any) (time.Duration, error) {
 	ms, ok := toFloat(v)
 	if !ok || ms != ms {
-		return 0, t.errorf(f, "InvalidArgument", "timer-schedule: %s is %s, want milliseconds", what, describe(v))
+		return 0, t.errorf(f, "InvalidArgument", "timer-schedule: %s is %s, want milliseconds", what, value.Describe(v))
 	}
 	ms = math.Trunc(ms)
 	if ms >= float64(math.MaxInt64/time.Millisecond) {
@@ -34,7 +34,7 @@ func (t *task) timerMillis(f *frame, what string, v any) (time.Duration, error) 
 // due while the last one is still running it is skipped, unless overlap
 // is true. The task runs until timer-cancel, Close, or the end of the run
 // that scheduled it; a task that runs once is gone once it has started.
-func biTimerSchedule(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biTimerSchedule(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 4); err != nil {
 		return nil, err
 	}
@@ -42,16 +42,16 @@ func biTimerSchedule(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fn, ok := args.At(0).(kafkabpl.Callable)
+	fn, ok := args.At(0).(value.Callable)
 	if !ok || fn == nil || fn == (*Function)(nil) {
-		return nil, t.errorf(f, "InvalidArgument", "timer-schedule: want a function, got %s", describe(args.At(0)))
+		return nil, t.errorf(f, "InvalidArgument", "timer-schedule: want a function, got %s", value.Describe(args.At(0)))
 	}
 	delay, err := t.timerMillis(f, "the delay", args.At(1))
 	if err != nil {
 		return nil, err
 	}
 	if delay < 0 {
-		return nil, t.errorf(f, "InvalidArgument", "timer-schedule: the delay is %s, want 0 or more", describe(args.At(1)))
+		return nil, t.errorf(f, "InvalidArgument", "timer-schedule: the delay is %s, want 0 or more", value.Describe(args.At(1)))
 	}
 	var period time.Duration
 	if args.Len() > 2 && args.At(2) != nil {
@@ -81,7 +81,7 @@ func biTimerSchedule(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	c.mu.Unlock()
 
 	base, src := t.base, f.src
-	code := kafkabpl.NewList(kafkabpl.Reference("call"), fn)
+	code := value.NewList(value.Reference("call"), fn)
 	fire := func() {
 		c.mu.Lock()
 		if tt.running > 0 && !tt.overlap {
@@ -162,7 +162,7 @@ func (c *concState) writeError(in *Interp, line string) {
 // not called again (a call running goes on), and gives true; false when
 // there is no such task. (timer-cancel) cancels every timer task and gives
 // true when there was one.
-func biTimerCancel(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biTimerCancel(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 0, 1); err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func biTimerCancel(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (timer-tasks) gives the scheduled timer tasks of this interpreter as a
 // list of their functions named by their ids, in the order of the ids:
 // ("0" => (function () (check))).
-func biTimerTasks(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biTimerTasks(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 0, 0); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func biTimerTasks(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for _, id := range ids {
 		l.AppendNamed(strconv.Itoa(id), c.timers[id].fn)
 	}
@@ -210,7 +210,7 @@ func biTimerTasks(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // optionalID reads the id argument of kill and timer-cancel: -2, for all,
 // when there is none.
-func (t *task) optionalID(f *frame, call *kafkabpl.List, fn string) (int, error) {
+func (t *task) optionalID(f *frame, call *value.List, fn string) (int, error) {
 	if call.Len() < 2 {
 		return -2, nil
 	}

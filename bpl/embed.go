@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // What a server that hosts BPL modules needs of an Interp: the global scope
@@ -22,25 +22,13 @@ import (
 // the path names no element.
 var ErrPath = errors.New("bpl: invalid path")
 
-// Parse reads BPL text into its top-level values, resolving brain4it's tags
-// (<#N> and <@N>, see value_tags.go), so that a module's saved scope that
-// refers to itself reads back with the same shape. An error is a
-// *kafkabpl.SyntaxError.
-func Parse(src string) ([]any, error) { return parseValues(src) }
-
-// Format writes v in BPL text as brain4it's printer does: a list that holds
-// a list more than once, or itself, is written with tags that Parse reads
-// back. Format does not lock anything: v must not change while it runs (see
-// [Interp.FormatValue]).
-func Format(v any) string { return formatValue(v) }
-
 // Scope returns the global scope as a new named list, in the order the
 // variables were first set (brain4it's module order). The values are the
 // variables' own: a list in it is the variable's list.
-func (in *Interp) Scope() *kafkabpl.List {
+func (in *Interp) Scope() *value.List {
 	in.mu.RLock()
 	defer in.mu.RUnlock()
-	c := &kafkabpl.List{}
+	c := &value.List{}
 	for name, v := range in.globals.All() {
 		c.AppendNamed(name, v)
 	}
@@ -52,9 +40,9 @@ func (in *Interp) Scope() *kafkabpl.List {
 // caller must not change it). A nil scope empties the global scope. A
 // value in scope that is scope itself (a saved module that refers to
 // itself) stays so.
-func (in *Interp) ReplaceScope(scope *kafkabpl.List) {
+func (in *Interp) ReplaceScope(scope *value.List) {
 	if scope == nil {
-		scope = &kafkabpl.List{}
+		scope = &value.List{}
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -80,7 +68,7 @@ func (in *Interp) GetPath(ctx context.Context, path []any) (any, error) {
 	}
 	v, _ := in.global(name)
 	for _, p := range path[1:] {
-		l, ok := v.(*kafkabpl.List)
+		l, ok := v.(*value.List)
 		if !ok {
 			return nil, nil
 		}
@@ -95,7 +83,7 @@ func (in *Interp) GetPath(ctx context.Context, path []any) (any, error) {
 }
 
 // partOf is the element of l a path part names, or nil.
-func partOf(l *kafkabpl.List, p any) any {
+func partOf(l *value.List, p any) any {
 	switch p := p.(type) {
 	case int:
 		if p >= 0 && p < l.Len() {
@@ -205,7 +193,7 @@ func (in *Interp) DeletePath(ctx context.Context, path []any) (any, error) {
 
 // parentOf returns the list all but the last part of path name, and the
 // last part.
-func (in *Interp) parentOf(ctx context.Context, path []any) (*kafkabpl.List, any, error) {
+func (in *Interp) parentOf(ctx context.Context, path []any) (*value.List, any, error) {
 	if len(path) == 0 {
 		return nil, nil, fmt.Errorf("%w: empty path", ErrPath)
 	}
@@ -213,9 +201,9 @@ func (in *Interp) parentOf(ctx context.Context, path []any) (*kafkabpl.List, any
 	if err != nil {
 		return nil, nil, err
 	}
-	l, ok := pv.(*kafkabpl.List)
+	l, ok := pv.(*value.List)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %v is %s, not a list", ErrPath, path[:len(path)-1], describe(pv))
+		return nil, nil, fmt.Errorf("%w: %v is %s, not a list", ErrPath, path[:len(path)-1], value.Describe(pv))
 	}
 	return l, path[len(path)-1], nil
 }
@@ -225,7 +213,7 @@ func (in *Interp) parentOf(ctx context.Context, path []any) (*kafkabpl.List, any
 // *Exception). The caller must call unlock once, and must not evaluate
 // code on in that syncs on other lists meanwhile, or it may deadlock with
 // it until ctx ends.
-func (in *Interp) LockList(ctx context.Context, l *kafkabpl.List) (unlock func(), err error) {
+func (in *Interp) LockList(ctx context.Context, l *value.List) (unlock func(), err error) {
 	t := in.lockTask(ctx)
 	if err := t.lock(&frame{src: &source{}}, l); err != nil {
 		return nil, err
@@ -233,22 +221,22 @@ func (in *Interp) LockList(ctx context.Context, l *kafkabpl.List) (unlock func()
 	return func() { t.unlock(l) }, nil
 }
 
-// FormatValue writes v as Format does, holding v's monitor when it is a
+// FormatValue writes v as value.Format does, holding v's monitor when it is a
 // list, so code that changes v inside (sync v ...) does not race with it.
 func (in *Interp) FormatValue(ctx context.Context, v any) (string, error) {
-	l, ok := v.(*kafkabpl.List)
+	l, ok := v.(*value.List)
 	if !ok {
-		return formatValue(v), nil
+		return value.Format(v), nil
 	}
 	unlock, err := in.LockList(ctx, l)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	return formatValue(l), nil
+	return value.Format(l), nil
 }
 
-// FormatScope writes the global scope as Format does, as brain4it prints a
+// FormatScope writes the global scope as value.Format does, as brain4it prints a
 // module (GET /module and its saved snapshot): it takes the monitor of
 // every list a global holds, in scope order, then prints the scope at once
 // so that brain4it's tags link lists shared between variables. So that it
@@ -258,10 +246,10 @@ func (in *Interp) FormatValue(ctx context.Context, v any) (string, error) {
 // *Exception when ctx ends first.
 func (in *Interp) FormatScope(ctx context.Context) (string, error) {
 	in.mu.RLock()
-	var lists []*kafkabpl.List
-	seen := map[*kafkabpl.List]bool{}
+	var lists []*value.List
+	seen := map[*value.List]bool{}
 	for _, v := range in.globals.Values() {
-		if l, ok := v.(*kafkabpl.List); ok && l != in.globals && !seen[l] {
+		if l, ok := v.(*value.List); ok && l != in.globals && !seen[l] {
 			seen[l] = true
 			lists = append(lists, l)
 		}
@@ -272,7 +260,7 @@ func (in *Interp) FormatScope(ctx context.Context) (string, error) {
 		t, held, err := in.lockAll(ctx, f, lists)
 		if err == nil {
 			in.mu.RLock()
-			text := formatValue(in.globals)
+			text := value.Format(in.globals)
 			in.mu.RUnlock()
 			for _, l := range held {
 				t.unlock(l)
@@ -291,9 +279,9 @@ const lockPatience = 20 * time.Millisecond
 
 // lockAll takes the monitors of lists for one task, or none: it fails when
 // one is not free within lockPatience.
-func (in *Interp) lockAll(ctx context.Context, f *frame, lists []*kafkabpl.List) (*task, []*kafkabpl.List, error) {
+func (in *Interp) lockAll(ctx context.Context, f *frame, lists []*value.List) (*task, []*value.List, error) {
 	t := in.lockTask(ctx)
-	held := make([]*kafkabpl.List, 0, len(lists))
+	held := make([]*value.List, 0, len(lists))
 	saved := t.ctx
 	defer func() { t.ctx = saved }()
 	for _, l := range lists {
@@ -339,7 +327,7 @@ func (in *Interp) SafeEval(ctx context.Context, expr any) (v any, err error) {
 
 // SafeCall calls c with args as the library calls a function value, and
 // never panics (see SafeEval).
-func SafeCall(ctx context.Context, c kafkabpl.Callable, args *kafkabpl.List) (v any, err error) {
+func SafeCall(ctx context.Context, c value.Callable, args *value.List) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = nil, panicException(r)
@@ -352,7 +340,7 @@ func SafeCall(ctx context.Context, c kafkabpl.Callable, args *kafkabpl.List) (v 
 func panicException(r any) *Exception {
 	msg := fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
 	return &Exception{Type: "InternalError", Message: msg,
-		Value: kafkabpl.NewList("InternalError").AppendNamed("message", msg)}
+		Value: value.NewList("InternalError").AppendNamed("message", msg)}
 }
 
 // WithSpawnContext returns ctx such that the executors and timer tasks
@@ -373,10 +361,10 @@ func WithSpawnContext(ctx, base context.Context) context.Context {
 // InvalidArgument *Exception for what JSON cannot hold (NaN, a list that
 // contains itself).
 func (in *Interp) FormatJSON(v any) (string, error) {
-	if l, ok := v.(*kafkabpl.List); ok {
+	if l, ok := v.(*value.List); ok {
 		return in.task(nil, 0).jsonText(&frame{src: &source{}}, l)
 	}
-	s, err := in.task(nil, 0).jsonText(&frame{src: &source{}}, kafkabpl.NewList(v))
+	s, err := in.task(nil, 0).jsonText(&frame{src: &source{}}, value.NewList(v))
 	if err != nil {
 		return "", err
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 func TestScopeOrderAndPaths(t *testing.T) {
@@ -15,7 +15,7 @@ func TestScopeOrderAndPaths(t *testing.T) {
 	if err := in.Run(ctx, "t", `(set b 1) (set a (list 1 "x" => (list 2 3))) (set c "z")`, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := Format(in.Scope()); got != `("b" => 1 "a" => (1 "x" => (2 3)) "c" => "z")` {
+	if got := value.Format(in.Scope()); got != `("b" => 1 "a" => (1 "x" => (2 3)) "c" => "z")` {
 		t.Fatalf("scope %s", got)
 	}
 	if v, err := in.GetPath(ctx, []any{"a", "x", 1}); err != nil || v != int64(3) {
@@ -37,13 +37,13 @@ func TestScopeOrderAndPaths(t *testing.T) {
 }
 
 func TestReplaceScopeSelfReference(t *testing.T) {
-	vs, err := Parse(`(<#1> "me" => <@1> "n" => 5)`)
+	vs, err := value.Parse(`(<#1> "me" => <@1> "n" => 5)`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := New(nil)
-	in.ReplaceScope(vs[0].(*kafkabpl.List))
-	v, err := in.Eval(context.Background(), kafkabpl.Reference("n"))
+	in.ReplaceScope(vs[0].(*value.List))
+	v, err := in.Eval(context.Background(), value.Reference("n"))
 	if err != nil || v != int64(5) {
 		t.Fatalf("n = %v, %v", v, err)
 	}
@@ -86,15 +86,15 @@ func TestFormatScopeWhileSyncedCodeChangesIt(t *testing.T) {
 		}
 	}()
 	wg.Wait()
-	if v, _ := in.Global("l"); v.(*kafkabpl.List).Len() != 200 {
-		t.Fatalf("l has %d elements", v.(*kafkabpl.List).Len())
+	if v, _ := in.Global("l"); v.(*value.List).Len() != 200 {
+		t.Fatalf("l has %d elements", v.(*value.List).Len())
 	}
 }
 
 func TestSafeEvalRecoversPanics(t *testing.T) {
 	in := New(nil)
-	in.Define("boom", func(context.Context, *kafkabpl.List) (any, error) { panic("boom") })
-	_, err := in.SafeEval(context.Background(), kafkabpl.NewList(kafkabpl.Reference("boom")))
+	in.Define("boom", func(context.Context, *value.List) (any, error) { panic("boom") })
+	_, err := in.SafeEval(context.Background(), value.NewList(value.Reference("boom")))
 	var ex *Exception
 	if !errors.As(err, &ex) || ex.Type != "InternalError" {
 		t.Fatalf("err = %v", err)

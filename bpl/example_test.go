@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // An interpreter with one Go function of its own, running a script and
@@ -14,10 +14,10 @@ import (
 func Example() {
 	in := bpl.New(os.Stdout)
 	defer in.Close()
-	in.Define("twice", func(ctx context.Context, args *kafkabpl.List) (any, error) {
+	in.Define("twice", func(ctx context.Context, args *value.List) (any, error) {
 		n, ok := args.At(0).(int64)
 		if !ok {
-			return nil, fmt.Errorf("twice: want an integer, got %s", kafkabpl.Format(args.At(0)))
+			return nil, fmt.Errorf("twice: want an integer, got %s", value.Format(args.At(0)))
 		}
 		return 2 * n, nil
 	})
@@ -28,7 +28,7 @@ func Example() {
 (print "sum:" sum)`
 	err := in.Run(context.Background(), "example", src, func(v any) {
 		if v != nil {
-			fmt.Println(kafkabpl.Format(v))
+			fmt.Println(value.Format(v))
 		}
 	})
 	if err != nil {

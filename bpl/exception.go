@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // Exception is an uncaught BPL exception. Value is the exception as BPL
@@ -20,19 +20,19 @@ import (
 // UnknownFunction, StackOverflow (calls nested too deep), DivisionByZero,
 // IOError (print could not write) and Interrupted (the context was
 // cancelled; try does not catch it). A library function's error has the
-// type kafkabpl.ErrorType(err) and err's text as message, and Unwrap
+// type value.ErrorType(err) and err's text as message, and Unwrap
 // returns err.
 type Exception struct {
 	Type, Message string
 	File          string // the source file, as given to Run
 	Line          int    // the line of the innermost call that failed; 0 if unknown
-	Value         *kafkabpl.List
+	Value         *value.List
 
 	// Code is the innermost call that raised the exception, as the
 	// evaluator read it: what brain4it's server answers as the exception
 	// list's "code" element. nil when no call raised it (a parse error).
 	// It is not part of Value, so a try handler does not see it.
-	Code *kafkabpl.List
+	Code *value.List
 
 	cause     error
 	interrupt bool // the context ended: try must not catch it
@@ -55,7 +55,7 @@ func (e *Exception) Error() string {
 	return s
 }
 
-// ExceptionType returns the exception's type, so that kafkabpl.ErrorType
+// ExceptionType returns the exception's type, so that value.ErrorType
 // of an error wrapping it (a stream's transform that threw, say) is the
 // type the script raised.
 func (e *Exception) ExceptionType() string { return e.Type }
@@ -66,7 +66,7 @@ func (e *Exception) Unwrap() error { return e.cause }
 
 // noteCode records call as where err was raised, unless a call inside it
 // was recorded already: the innermost call wins, as in brain4it.
-func noteCode(err error, call *kafkabpl.List) {
+func noteCode(err error, call *value.List) {
 	var e *Exception
 	if errors.As(err, &e) && e.Code == nil && !e.interrupt {
 		e.Code = call
@@ -75,7 +75,7 @@ func noteCode(err error, call *kafkabpl.List) {
 
 // exception returns a new exception raised where t is, in f's file.
 func (t *task) exception(f *frame, typ, msg string, cause error) *Exception {
-	v := kafkabpl.NewList(typ)
+	v := value.NewList(typ)
 	v.AppendNamed("message", msg)
 	return &Exception{Type: typ, Message: msg, File: f.src.file, Line: t.line, Value: v, cause: cause}
 }
@@ -112,10 +112,10 @@ func (t *task) fromGo(f *frame, err error) error {
 		}
 		return t.exception(f, inner.Type, err.Error(), err)
 	}
-	e := t.exception(f, kafkabpl.ErrorType(err), err.Error(), err)
+	e := t.exception(f, value.ErrorType(err), err.Error(), err)
 	// A library error may say more than its message, for a handler to
 	// use: a partial kafka-send says which messages failed.
-	var more interface{ ExceptionFields() *kafkabpl.List }
+	var more interface{ ExceptionFields() *value.List }
 	if errors.As(err, &more) {
 		for name, v := range more.ExceptionFields().All() {
 			e.Value.AppendNamed(name, v)
@@ -126,7 +126,7 @@ func (t *task) fromGo(f *frame, err error) error {
 
 // fromValue makes an exception of an exception value, a list whose first
 // element is the type: ("Type" "message" => m), or brain4it's ("Type" m).
-func (t *task) fromValue(f *frame, typ string, v *kafkabpl.List) error {
+func (t *task) fromValue(f *frame, typ string, v *value.List) error {
 	e := &Exception{Type: typ, File: f.src.file, Line: t.line, Value: v}
 	if m, ok := v.Get("message"); ok {
 		e.Message, _ = m.(string)
@@ -142,7 +142,7 @@ func (t *task) asException(f *frame, err error) *Exception {
 	if errors.As(err, &e) {
 		return e
 	}
-	return t.exception(f, kafkabpl.ErrorType(err), err.Error(), err)
+	return t.exception(f, value.ErrorType(err), err.Error(), err)
 }
 
 // (try expr (ex "Type" => handler "*" => handler) finally) evaluates expr;
@@ -154,20 +154,20 @@ func (t *task) asException(f *frame, err error) *Exception {
 // itself.
 // The catch list and finally are optional (null skips the catch list);
 // finally is evaluated last in every case but an interruption.
-func biTry(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biTry(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 3); err != nil {
 		return nil, err
 	}
-	var catch *kafkabpl.List
+	var catch *value.List
 	var exVar string
 	if call.Len() > 2 && call.At(2) != nil {
-		cl, ok := call.At(2).(*kafkabpl.List)
-		var ref kafkabpl.Reference
+		cl, ok := call.At(2).(*value.List)
+		var ref value.Reference
 		if ok && cl.Len() > 0 && cl.Name(0) == "" {
-			ref, ok = cl.At(0).(kafkabpl.Reference)
+			ref, ok = cl.At(0).(value.Reference)
 		}
 		if !ok || ref == "" || pathOf(string(ref)) != nil {
-			return nil, t.errorf(f, "InvalidArgument", `try: want a catch list like (ex "Type" => handler "*" => handler), got %s`, describe(call.At(2)))
+			return nil, t.errorf(f, "InvalidArgument", `try: want a catch list like (ex "Type" => handler "*" => handler), got %s`, value.Describe(call.At(2)))
 		}
 		catch, exVar = cl, string(ref)
 	}
@@ -198,7 +198,7 @@ func biTry(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (throw "Type" "message") raises an exception of that type; (throw ex)
 // raises an exception value again, such as one a try handler caught.
-func biThrow(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biThrow(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -206,20 +206,20 @@ func biThrow(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l, ok := args.At(0).(*kafkabpl.List); ok && args.Len() == 1 && l.Len() > 0 {
+	if l, ok := args.At(0).(*value.List); ok && args.Len() == 1 && l.Len() > 0 {
 		if typ, ok := l.At(0).(string); ok && typ != "" {
 			return nil, t.fromValue(f, typ, l)
 		}
 	}
 	typ, ok := atomText(args.At(0))
 	if !ok || typ == "" {
-		return nil, t.errorf(f, "InvalidArgument", "throw: want an exception type or value, got %s", describe(args.At(0)))
+		return nil, t.errorf(f, "InvalidArgument", "throw: want an exception type or value, got %s", value.Describe(args.At(0)))
 	}
 	if args.Len() == 1 {
 		// no message: the value has none, as in brain4it, so that
 		// (get ex "message") is null
 		e := t.exception(f, typ, "", nil)
-		e.Value = kafkabpl.NewList(typ)
+		e.Value = value.NewList(typ)
 		return nil, e
 	}
 	msg, err := t.text(f, "throw", args.At(1))
@@ -233,7 +233,7 @@ func biThrow(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // names it, whose message is message or else cond's source, when cond is
 // false; it gives cond's value. A handler of AssertionError, this
 // evaluator's name for it before, catches it too.
-func biAssert(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biAssert(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func biAssert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil || truthy(v) {
 		return v, err
 	}
-	msg := formatValue(call.At(1))
+	msg := value.Format(call.At(1))
 	if call.Len() > 2 {
 		m, err := t.eval(f, call.At(2))
 		if err != nil {
@@ -289,7 +289,7 @@ var javaTypes = map[string][]string{
 
 // javaHandler returns the index of the first handler of catch named by a
 // Java class that typ stands for, or -1.
-func javaHandler(catch *kafkabpl.List, typ string) int {
+func javaHandler(catch *value.List, typ string) int {
 	for i := 1; i < catch.Len(); i++ {
 		if slices.Contains(javaTypes[catch.Name(i)], typ) {
 			return i

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The tests of the evaluator's fast paths (lookupBuiltin's table, ...):
@@ -54,7 +54,7 @@ func TestBindingByPosition(t *testing.T) {
 // it with pathOf names, for paths good and bad.
 func TestPathLookup(t *testing.T) {
 	in := New(nil)
-	exprs, err := kafkabpl.Parse(`("b" => (10 "c" => 11) "b c" => 12 "0" => 13 14)`)
+	exprs, err := value.Parse(`("b" => (10 "c" => 11) "b c" => 12 "0" => 13 14)`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestPathLookup(t *testing.T) {
 				want, _ = in.global(name)
 			}
 		}
-		if got := tk.lookup(f, name); !kafkabpl.NewList(got).Equal(kafkabpl.NewList(want)) {
+		if got := tk.lookup(f, name); !value.NewList(got).Equal(value.NewList(want)) {
 			t.Errorf("lookup(%s) = %v, want %v", name, got, want)
 		}
 	}
@@ -103,26 +103,26 @@ func TestFold(t *testing.T) {
 // defined.
 func TestConcurrentCalls(t *testing.T) {
 	in := New(nil)
-	in.Define("lib-one", func(context.Context, *kafkabpl.List) (any, error) { return int64(1), nil })
+	in.Define("lib-one", func(context.Context, *value.List) (any, error) { return int64(1), nil })
 	fn, err := in.Eval(context.Background(), mustParseT(t, `(function (in acc) (+ (get in "value") acc (lib-one) g))`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.SetGlobal("g", int64(0))
-	c := fn.(kafkabpl.Callable)
+	c := fn.(value.Callable)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range 200 {
-			in.Define(fmt.Sprintf("lib-%d", i), func(context.Context, *kafkabpl.List) (any, error) { return nil, nil })
+			in.Define(fmt.Sprintf("lib-%d", i), func(context.Context, *value.List) (any, error) { return nil, nil })
 			in.SetGlobal("other", int64(i))
 		}
 	})
 	for i := range 8 {
 		wg.Go(func() {
-			rec := kafkabpl.NewList()
+			rec := value.NewList()
 			rec.AppendNamed("value", int64(i*1000))
 			for n := range int64(200) {
-				v, err := c.Call(context.Background(), kafkabpl.NewList(rec, n))
+				v, err := c.Call(context.Background(), value.NewList(rec, n))
 				if want := int64(i*1000) + n + 1; err != nil || v != want {
 					t.Errorf("call %d of goroutine %d = %v, %v; want %d", n, i, v, err, want)
 					return
@@ -132,8 +132,8 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 	// a library function defined after the first calls is called
-	in.Define("lib-one", func(context.Context, *kafkabpl.List) (any, error) { return int64(2), nil })
-	if v, err := c.Call(context.Background(), kafkabpl.NewList(kafkabpl.NewList(), int64(0))); err != nil || v != int64(2) {
+	in.Define("lib-one", func(context.Context, *value.List) (any, error) { return int64(2), nil })
+	if v, err := c.Call(context.Background(), value.NewList(value.NewList(), int64(0))); err != nil || v != int64(2) {
 		t.Errorf("after redefining lib-one: %v, %v; want 2", v, err)
 	}
 }
@@ -141,7 +141,7 @@ func TestConcurrentCalls(t *testing.T) {
 // mustParseT returns the one expression of src.
 func mustParseT(t *testing.T, src string) any {
 	t.Helper()
-	exprs, err := kafkabpl.Parse(src)
+	exprs, err := value.Parse(src)
 	if err != nil || len(exprs) != 1 {
 		t.Fatal(len(exprs), err)
 	}

@@ -6,22 +6,11 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/internal/lazyarg"
+	"github.com/brain4it/kafkabpl/value"
 )
 
-// A *Function takes lazy arguments: its scope makes one when the body
-// first reads the parameter bound to it (and invoke makes them all for a
-// function that takes its arguments as one list).
-func init() {
-	lazyarg.Accepts = func(callee any) bool {
-		_, ok := callee.(*Function)
-		return ok
-	}
-}
-
 // Function is a user function, the value of (function (a b) body...). It
-// implements kafkabpl.Callable, so library functions can call it, and
+// implements value.Callable, so library functions can call it, and
 // prints as its source.
 //
 // A call binds arguments named like a parameter ("b" => 2) to it, and the
@@ -33,7 +22,7 @@ func init() {
 type Function struct {
 	in     *Interp
 	src    *source
-	def    *kafkabpl.List // (function params body...) as read; never changed
+	def    *value.List // (function params body...) as read; never changed
 	params []param
 	rest   string
 
@@ -53,7 +42,7 @@ type param struct {
 
 // Call calls the function with arguments already evaluated. Its error is
 // an *Exception.
-func (fn *Function) Call(ctx context.Context, args *kafkabpl.List) (any, error) {
+func (fn *Function) Call(ctx context.Context, args *value.List) (any, error) {
 	if fn == nil {
 		return nil, errors.New("bpl: call of a nil *Function")
 	}
@@ -77,16 +66,23 @@ func (fn *Function) Call(ctx context.Context, args *kafkabpl.List) (any, error) 
 	return fn.invoke(&tf.t, &tf.f, args)
 }
 
+// TakesLazy reports that a Function takes *value.Lazy arguments: its
+// scope makes one when the body first reads the parameter bound to it (and
+// invoke makes them all for a function that takes its arguments as one
+// list), so that a library can pass an argument the body may never read
+// without building it.
+func (fn *Function) TakesLazy() bool { return true }
+
 // String returns the function's source, (function (a b) body...).
 func (fn *Function) String() string {
 	if fn == nil {
 		return "null"
 	}
-	return formatValue(fn.def)
+	return value.Format(fn.def)
 }
 
 // invoke binds args in f, a new frame, and evaluates the body there.
-func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) {
+func (fn *Function) invoke(t *task, f *frame, args *value.List) (any, error) {
 	f.src = fn.src
 	if err := t.checkCtx(f); err != nil {
 		return nil, err
@@ -94,11 +90,11 @@ func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) 
 	switch {
 	case fn.rest != "":
 		if args == nil {
-			args = &kafkabpl.List{}
+			args = &value.List{}
 		}
 		for i := range args.Len() {
-			if lv, ok := args.At(i).(*lazyarg.Value); ok {
-				args.Set(i, lv.Make(lv.Arg))
+			if lv, ok := args.At(i).(*value.Lazy); ok {
+				args.Set(i, value.Force(lv))
 			}
 		}
 		f.locals.set(fn.rest, args)
@@ -160,20 +156,20 @@ func (fn *Function) invoke(t *task, f *frame, args *kafkabpl.List) (any, error) 
 // argument named b (null without one), and one written "k" => v sets the
 // local v to the argument named k: (function (s "upcase" => up) ...)
 // called with upcase => true sets up to true.
-func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biFunction(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
 	fn := &Function{in: t.in, src: f.src, def: call}
 	switch p := call.At(1).(type) {
-	case kafkabpl.Reference:
+	case value.Reference:
 		fn.rest = string(p)
 		return fn, nil
-	case *kafkabpl.List:
+	case *value.List:
 		for i := range p.Len() {
 			var pa param
 			switch r := p.At(i).(type) {
-			case kafkabpl.Reference:
+			case value.Reference:
 				pa = param{local: string(r), key: string(r), named: p.Name(i) != ""}
 				if pa.named {
 					pa.key = p.Name(i)
@@ -184,7 +180,7 @@ func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
 				}
 			}
 			if pa.local == "" || pathOf(pa.local) != nil {
-				return nil, t.errorf(f, "InvalidArgument", "function: parameter %d is %s, want a name", i+1, describe(p.At(i)))
+				return nil, t.errorf(f, "InvalidArgument", "function: parameter %d is %s, want a name", i+1, value.Describe(p.At(i)))
 			}
 			fn.params = append(fn.params, pa)
 		}
@@ -196,13 +192,13 @@ func biFunction(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 		return fn, nil
 	}
-	return nil, t.errorf(f, "InvalidArgument", "function: want a parameter list like (a b), got %s", describe(call.At(1)))
+	return nil, t.errorf(f, "InvalidArgument", "function: want a parameter list like (a b), got %s", value.Describe(call.At(1)))
 }
 
 // (call f args...) calls f with the evaluated args: f is a function
 // value, or the name of a builtin or library function, as a reference
 // ((call sin 0.5), (call + 4 5)) or a string.
-func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biCall(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
@@ -216,21 +212,21 @@ func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	name := ""
 	switch c := target.(type) {
-	case kafkabpl.Callable:
+	case value.Callable:
 		return t.apply(f, c, args)
 	case string:
 		name = c
-	case kafkabpl.Reference:
+	case value.Reference:
 		name = string(c)
 	case nil:
-		if r, ok := call.At(1).(kafkabpl.Reference); ok {
+		if r, ok := call.At(1).(value.Reference); ok {
 			name = string(r)
 		}
 	}
 	if t.isFunctionName(name) {
 		return t.callNamed(f, name, args)
 	}
-	what := describe(target)
+	what := value.Describe(target)
 	if target == nil && name != "" {
 		what = name
 	}
@@ -241,7 +237,7 @@ func biCall(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // already evaluated. A builtin gets them as a call whose arguments are
 // references to locals of a scope of their own holding the values, so
 // that it evaluates them to the very values (a list stays that list).
-func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error) {
+func (t *task) callNamed(f *frame, name string, args *value.List) (any, error) {
 	if lf := t.in.libFunc(name); lookupBuiltin(name) == nil && lf != nil {
 		if err := t.cyclicArg(f, name, args); err != nil {
 			return nil, err
@@ -254,14 +250,14 @@ func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error
 	}
 	b := lookupBuiltin(name)
 	if b == nil {
-		return nil, t.notImplemented(f, kafkabpl.NewList(kafkabpl.Reference(name)), name)
+		return nil, t.notImplemented(f, value.NewList(value.Reference(name)), name)
 	}
 	g := &frame{src: f.src}
-	c := kafkabpl.NewList(kafkabpl.Reference(name))
+	c := value.NewList(value.Reference(name))
 	for i := range args.Len() {
 		local := "\x00arg" + strconv.Itoa(i) // no script can name it
 		g.locals.set(local, args.At(i))
-		c.AppendNamed(args.Name(i), kafkabpl.Reference(local))
+		c.AppendNamed(args.Name(i), value.Reference(local))
 	}
 	t.depth++
 	defer func() { t.depth-- }()
@@ -269,4 +265,20 @@ func (t *task) callNamed(f *frame, name string, args *kafkabpl.List) (any, error
 		return nil, t.errorf(f, "StackOverflow", "%s: calls nested more than %d deep", name, maxDepth)
 	}
 	return b(t, g, c)
+}
+
+// cyclicArg checks, once lists have been read with tags, that no argument
+// of a library function contains itself: the library's serializers follow
+// lists without end, so such a list is an InvalidArgument before it gets
+// there.
+func (t *task) cyclicArg(f *frame, fn string, args *value.List) error {
+	if !value.TagsRead() {
+		return nil
+	}
+	for i, v := range args.Values() {
+		if value.Cyclic(v) {
+			return t.errorf(f, "InvalidArgument", "%s: argument %d is a list that contains itself, which the library cannot take", fn, i+1)
+		}
+	}
+	return nil
 }

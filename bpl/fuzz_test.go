@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // runSeeds are scripts for FuzzRun: every builtin, and the ways to fail.
@@ -41,7 +41,7 @@ var runSeeds = []string{
 
 // FuzzRun runs arbitrary scripts with no library functions: they must
 // never panic, and must end soon after their context does, with nil, an
-// *Exception or a *kafkabpl.SyntaxError.
+// *Exception or a *value.SyntaxError.
 func FuzzRun(f *testing.F) {
 	for _, s := range runSeeds {
 		f.Add(s)
@@ -58,7 +58,7 @@ func FuzzRun(f *testing.F) {
 			return
 		}
 		var e *Exception
-		var se *kafkabpl.SyntaxError
+		var se *value.SyntaxError
 		switch {
 		case errors.As(err, &e):
 			if e.Type == "" || e.Value == nil {

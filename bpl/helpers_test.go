@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // run runs src on a fresh interpreter and returns the last value in BPL
@@ -21,7 +21,7 @@ func run(t *testing.T, in *Interp, src string) (string, string, error) {
 	}
 	var last any
 	err := in.Run(context.Background(), "test.bpl", src, func(v any) { last = v })
-	return kafkabpl.Format(last), out.String(), err
+	return value.Format(last), out.String(), err
 }
 
 // valueTest is a script and the value of its last expression in BPL text.

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The http family: one function, http, a client of HTTP servers.
@@ -67,7 +67,7 @@ var httpCheckAddr func(addr string) error
 // ("download-file", "upload-file"), or a bad URL is an InvalidArgument
 // exception; a network failure or timeout an IOError. Certificates are
 // verified (brain4it does not).
-func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biHTTP(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.evalArgs(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -96,15 +96,15 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	method, ok := pos[0].(string)
 	if !ok || method == "" {
-		return nil, t.errorf(f, "InvalidArgument", "http: argument 1 is %s, want a method", describe(pos[0]))
+		return nil, t.errorf(f, "InvalidArgument", "http: argument 1 is %s, want a method", value.Describe(pos[0]))
 	}
 	rawURL, ok := pos[1].(string)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "http: argument 2 is %s, want a URL", describe(pos[1]))
+		return nil, t.errorf(f, "InvalidArgument", "http: argument 2 is %s, want a URL", value.Describe(pos[1]))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, t.errorf(f, "InvalidArgument", "http: %s is not an http or https URL", describe(rawURL))
+		return nil, t.errorf(f, "InvalidArgument", "http: %s is not an http or https URL", value.Describe(rawURL))
 	}
 	timeout := func(name string, def time.Duration) (time.Duration, error) {
 		v, ok := opts[name]
@@ -113,7 +113,7 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 		ms, ok := toFloat(v)
 		if !ok || ms < 0 || ms != ms {
-			return 0, t.errorf(f, "InvalidArgument", "http: %s is %s, want milliseconds", name, describe(v))
+			return 0, t.errorf(f, "InvalidArgument", "http: %s is %s, want milliseconds", name, value.Describe(v))
 		}
 		if ms >= float64(24*time.Hour/time.Millisecond) {
 			return 0, nil
@@ -135,7 +135,7 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 		s, _ := v.(string)
 		if s != "string" && s != "bpl" {
-			return "", t.errorf(f, "InvalidArgument", `http: %s is %s, want "string" or "bpl"`, name, describe(v))
+			return "", t.errorf(f, "InvalidArgument", `http: %s is %s, want "string" or "bpl"`, name, value.Describe(v))
 		}
 		return s, nil
 	}
@@ -150,14 +150,14 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 	header := http.Header{}
 	if pv := opts["properties"]; pv != nil {
-		props, ok := pv.(*kafkabpl.List)
+		props, ok := pv.(*value.List)
 		if !ok {
-			return nil, t.errorf(f, "InvalidArgument", "http: properties is %s, want a list of headers", describe(pv))
+			return nil, t.errorf(f, "InvalidArgument", "http: properties is %s, want a list of headers", value.Describe(pv))
 		}
 		for name, v := range props.All() {
 			s, ok := atomText(v)
 			if name == "" || !ok {
-				return nil, t.errorf(f, "InvalidArgument", `http: properties want named values ("Name" => "value"), got %s`, describe(v))
+				return nil, t.errorf(f, "InvalidArgument", `http: properties want named values ("Name" => "value"), got %s`, value.Describe(v))
 			}
 			header.Set(name, s)
 		}
@@ -166,10 +166,10 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if bv, ok := opts["body"]; ok && bv != nil {
 		var s string
 		if inFormat == "bpl" {
-			if l, ok := bv.(*kafkabpl.List); ok && textSize(l, map[*kafkabpl.List]int{}) > maxText {
+			if l, ok := bv.(*value.List); ok && textSize(l, map[*value.List]int{}) > maxText {
 				return nil, t.errorf(f, "InvalidArgument", "http: the body is too large to write as text (over %d bytes)", maxText)
 			}
-			s = formatValue(bv)
+			s = value.Format(bv)
 		} else if s, err = t.text(f, "http", bv); err != nil {
 			return nil, err
 		}
@@ -237,7 +237,7 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 	}
 
-	headers := &kafkabpl.List{}
+	headers := &value.List{}
 	names := make([]string, 0, len(resp.Header))
 	for name := range resp.Header {
 		names = append(names, name)
@@ -247,7 +247,7 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		vs := resp.Header[name]
 		headers.AppendNamed(strings.ToLower(name), vs[len(vs)-1])
 	}
-	result := &kafkabpl.List{}
+	result := &value.List{}
 	result.AppendNamed("status", int64(resp.StatusCode))
 	result.AppendNamed("message", strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" "))
 	result.AppendNamed("headers", headers)
@@ -265,7 +265,7 @@ func biHTTP(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	var bodyValue any = text
 	if outFormat == "bpl" {
-		if vs, err := kafkabpl.Parse(text); err != nil {
+		if vs, err := value.Parse(text); err != nil {
 			bodyValue = err.Error()
 		} else if len(vs) == 1 {
 			bodyValue = vs[0]

@@ -126,7 +126,7 @@ func TestHTTPErrors(t *testing.T) {
 		{`(http "POST" ` + u + `/echo" "x" "input-format" => "xml")`, "InvalidArgument", `http: input-format is the string "xml", want "string" or "bpl"`, 1},
 		{`(http "GET" ` + u + `/echo" "properties" => "x")`, "InvalidArgument", `http: properties is the string "x", want a list of headers`, 1},
 		{`(http "GET" ` + u + `/echo" "properties" => ("a"))`, "InvalidArgument", `http: properties want named values ("Name" => "value"), got the string "a"`, 1},
-		{`(http "GET" ` + u + `/echo" "properties" => ("X" => (1)))`, "InvalidArgument", `got a list of 1 element`, 1},
+		{`(http "GET" ` + u + `/echo" "properties" => ("X" => (1)))`, "InvalidArgument", `got the list (1)`, 1},
 		{`(http "GET" ` + u + `/hang" "read-timeout" => 50)`, "IOError", "http: timed out", 1},
 		{`(http "GET" ` + u + `/stall" "read-timeout" => 50)`, "IOError", "http: read timed out", 1},
 		{`(http "GET" "http://127.0.0.1:1/")`, "IOError", "http: ", 1},

@@ -2,8 +2,8 @@
 // the brain4it IoT platform, with brain4it's core library (lists, strings,
 // numbers, dates, executors, timers, http). Any Go program can run BPL with
 // it, and register the kafkabpl library's functions (or its own) with
-// [Interp.Define]. The reader and printer are kafkabpl.Parse and
-// kafkabpl.Format.
+// [Interp.Define]. The reader and printer are value.Parse and
+// value.Format.
 //
 // Evaluation follows brain4it. A list whose first element is a reference
 // naming a function (a builtin, a library function registered with
@@ -63,7 +63,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // maxDepth bounds how deep calls may nest, so that runaway recursion is an
@@ -79,14 +79,14 @@ type Interp struct {
 	// globals is the global scope, in the order the variables were
 	// first set, as brain4it's module scope (a list) keeps them; only
 	// its named elements are variables. It changes only under mu.
-	globals *kafkabpl.List
+	globals *value.List
 
 	// lib holds the library functions. Every call of a name that is no
 	// builtin reads it, from any number of goroutines, and Define is
 	// rare: so it is replaced whole, under mu, and never changed, and a
 	// read takes no lock (an RWMutex's read lock writes to memory that
 	// all the goroutines share).
-	lib atomic.Pointer[map[string]kafkabpl.Func]
+	lib atomic.Pointer[map[string]value.Func]
 
 	conc concState // spawned executors and timer tasks (concurrency.go)
 }
@@ -97,8 +97,8 @@ func New(out io.Writer) *Interp {
 	if out == nil {
 		out = io.Discard
 	}
-	in := &Interp{out: out, globals: &kafkabpl.List{}}
-	in.lib.Store(&map[string]kafkabpl.Func{})
+	in := &Interp{out: out, globals: &value.List{}}
+	in.lib.Store(&map[string]value.Func{})
 	return in
 }
 
@@ -107,7 +107,7 @@ func New(out io.Writer) *Interp {
 //	for name, f := range lib.Functions() { in.Define(name, f) }
 //
 // A builtin of the same name (such as print) takes precedence.
-func (in *Interp) Define(name string, f kafkabpl.Func) {
+func (in *Interp) Define(name string, f value.Func) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	lib := maps.Clone(*in.lib.Load())
@@ -116,7 +116,7 @@ func (in *Interp) Define(name string, f kafkabpl.Func) {
 }
 
 // SetGlobal sets a global variable; v should be a BPL value (nil, bool,
-// int64, float64, string, []byte, *kafkabpl.List or a function).
+// int64, float64, string, []byte, *value.List or a function).
 func (in *Interp) SetGlobal(name string, v any) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -129,27 +129,22 @@ func (in *Interp) global(name string) (any, bool) {
 	return in.globals.Get(name)
 }
 
-func (in *Interp) libFunc(name string) kafkabpl.Func {
+func (in *Interp) libFunc(name string) value.Func {
 	return (*in.lib.Load())[name]
 }
 
 // Run reads src (file names the source for messages) and evaluates each
 // top-level expression in order, calling each(result) after every one
-// (each may be nil; it is called for null results too; a list that holds
-// a list more than once, or itself, comes as a fmt.Stringer that writes it
-// with brain4it's tags, see value_tags.go). It stops at the
+// (each may be nil; it is called for null results too; value.Format
+// writes a list that holds a list more than once, or itself, with
+// brain4it's tags). It stops at the
 // first uncaught exception and returns it as *Exception, or returns the
-// *kafkabpl.SyntaxError if src does not parse (nothing is evaluated then).
+// *value.SyntaxError if src does not parse (nothing is evaluated then).
 func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) error {
-	s := &source{file: file, lines: map[*kafkabpl.List]int{}}
-	exprs, err := kafkabpl.ParseLines(src, func(l *kafkabpl.List, line int) { s.lines[l] = line })
+	s := &source{file: file, lines: map[*value.List]int{}}
+	exprs, err := value.ParseLines(src, func(l *value.List, line int) { s.lines[l] = line })
 	if err != nil {
 		return err
-	}
-	if strings.Contains(src, "<") {
-		if err := resolveTags(exprs, func(l *kafkabpl.List) int { return s.lines[l] }); err != nil {
-			return err
-		}
 	}
 	t := in.task(ctx, 0)
 	f := &frame{src: s}
@@ -159,7 +154,7 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 			return err
 		}
 		if each != nil {
-			each(forCallback(v))
+			each(v)
 		}
 	}
 	return nil
@@ -174,7 +169,7 @@ func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
 // source is where code was read: its file and the line of each list.
 type source struct {
 	file  string
-	lines map[*kafkabpl.List]int
+	lines map[*value.List]int
 }
 
 // task is one evaluation running on one goroutine: a Run, an Eval, the
@@ -240,13 +235,13 @@ func (t *task) libCtx() context.Context {
 // eval evaluates x. Every error it returns is an *Exception.
 func (t *task) eval(f *frame, x any) (any, error) {
 	switch x := x.(type) {
-	case kafkabpl.Reference:
+	case value.Reference:
 		v := t.lookup(f, string(x))
 		if v == nil && t.isFunctionName(string(x)) && !t.hasVar(f, string(x)) {
 			return x, nil // a hard reference, as brain4it calls it: itself
 		}
 		return v, nil
-	case *kafkabpl.List:
+	case *value.List:
 		return t.evalList(f, x)
 	}
 	return x, nil
@@ -254,28 +249,28 @@ func (t *task) eval(f *frame, x any) (any, error) {
 
 // evalList evaluates a list: a call when its head names a function, else
 // data.
-func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
+func (t *task) evalList(f *frame, l *value.List) (any, error) {
 	if l.Len() == 0 {
-		return &kafkabpl.List{}, nil
+		return &value.List{}, nil
 	}
-	ref, ok := l.At(0).(kafkabpl.Reference)
+	ref, ok := l.At(0).(value.Reference)
 	if !ok {
-		if isTagged(l) {
-			return l, nil // shared on purpose (value_tags.go)
+		if l.Tagged() {
+			return l, nil // shared on purpose (see value.Parse)
 		}
 		return copyData(l), nil
 	}
 	name := string(ref)
 	b := lookupBuiltin(name)
-	var lf kafkabpl.Func
-	var fv kafkabpl.Callable
+	var lf value.Func
+	var fv value.Callable
 	if b == nil {
 		if lf = t.in.libFunc(name); lf == nil {
 			v := t.lookup(f, name)
-			if fv, ok = v.(kafkabpl.Callable); !ok {
+			if fv, ok = v.(value.Callable); !ok {
 				// a variable whose value is a function's name, as
 				// (set f sin) makes one, calls that function
-				r, isRef := v.(kafkabpl.Reference)
+				r, isRef := v.(value.Reference)
 				switch {
 				case isRef && lookupBuiltin(string(r)) != nil:
 					b = lookupBuiltin(string(r))
@@ -309,7 +304,7 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 	case lf != nil:
 		v, err = t.callLib(f, lf, l)
 	default:
-		var args *kafkabpl.List
+		var args *value.List
 		if args, err = t.evalArgs(f, l, 1); err == nil {
 			v, err = t.apply(f, fv, args)
 		}
@@ -324,8 +319,8 @@ func (t *task) evalList(f *frame, l *kafkabpl.List) (any, error) {
 
 // evalArgs evaluates the elements of call from index from on, keeping
 // their names.
-func (t *task) evalArgs(f *frame, call *kafkabpl.List, from int) (*kafkabpl.List, error) {
-	args := kafkabpl.NewList(make([]any, 0, max(call.Len()-from, 0))...) // room for all: no growing
+func (t *task) evalArgs(f *frame, call *value.List, from int) (*value.List, error) {
+	args := value.NewList(make([]any, 0, max(call.Len()-from, 0))...) // room for all: no growing
 	for i := from; i < call.Len(); i++ {
 		v, err := t.eval(f, call.At(i))
 		if err != nil {
@@ -344,7 +339,7 @@ type argBuf [4]any
 // evalValues evaluates the elements of call from index from on into buf,
 // growing it when they do not fit, and returns their values (not their
 // names). The caller must not keep the slice: it is buf's memory.
-func (t *task) evalValues(f *frame, call *kafkabpl.List, from int, buf []any) ([]any, error) {
+func (t *task) evalValues(f *frame, call *value.List, from int, buf []any) ([]any, error) {
 	vs := buf[:0]
 	for i := from; i < call.Len(); i++ {
 		v, err := t.eval(f, call.At(i))
@@ -357,7 +352,7 @@ func (t *task) evalValues(f *frame, call *kafkabpl.List, from int, buf []any) ([
 }
 
 // callLib calls a library function with the evaluated arguments of call.
-func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, error) {
+func (t *task) callLib(f *frame, lf value.Func, call *value.List) (any, error) {
 	args, err := t.evalArgs(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -373,7 +368,7 @@ func (t *task) callLib(f *frame, lf kafkabpl.Func, call *kafkabpl.List) (any, er
 }
 
 // apply calls a function value with evaluated arguments.
-func (t *task) apply(f *frame, c kafkabpl.Callable, args *kafkabpl.List) (any, error) {
+func (t *task) apply(f *frame, c value.Callable, args *value.List) (any, error) {
 	if fn, ok := c.(*Function); ok && fn != nil && fn.in == t.in {
 		return fn.invoke(t, &frame{}, args)
 	}
@@ -418,7 +413,7 @@ func (t *task) lookup(f *frame, name string) any {
 	for rest != "" {
 		var part string
 		part, rest, _ = strings.Cut(rest, "/")
-		l, ok := v.(*kafkabpl.List)
+		l, ok := v.(*value.List)
 		if !ok {
 			return nil
 		}
@@ -434,7 +429,7 @@ func (t *task) walk(f *frame, segs []string) any {
 	}
 	v := t.lookup(f, segs[0])
 	for _, s := range segs[1:] {
-		l, ok := v.(*kafkabpl.List)
+		l, ok := v.(*value.List)
 		if !ok {
 			return nil
 		}
@@ -459,9 +454,9 @@ func (t *task) set(f *frame, name string, v any) error {
 		return t.set(f, segs[0], v)
 	}
 	parent := t.lookup(f, strings.Join(segs[:len(segs)-1], "/"))
-	l, ok := parent.(*kafkabpl.List)
+	l, ok := parent.(*value.List)
 	if !ok {
-		return t.errorf(f, "InvalidArgument", "set: %s is %s, not a list", strings.Join(segs[:len(segs)-1], "/"), describe(parent))
+		return t.errorf(f, "InvalidArgument", "set: %s is %s, not a list", strings.Join(segs[:len(segs)-1], "/"), value.Describe(parent))
 	}
 	last := segs[len(segs)-1]
 	if i, ok := pathIndex(last); ok {
@@ -507,7 +502,7 @@ func pathIndex(s string) (int, bool) {
 }
 
 // elementAt returns the element of l a path part names, or nil.
-func elementAt(l *kafkabpl.List, s string) any {
+func elementAt(l *value.List, s string) any {
 	if i, ok := pathIndex(s); ok {
 		if i >= 0 && i < l.Len() {
 			return l.At(i)
@@ -520,7 +515,7 @@ func elementAt(l *kafkabpl.List, s string) any {
 
 // notImplemented is the exception of a call of a brain4it core function
 // that this evaluator does not have.
-func (t *task) notImplemented(f *frame, call *kafkabpl.List, name string) error {
+func (t *task) notImplemented(f *frame, call *value.List, name string) error {
 	if line := f.src.lines[call]; line > 0 {
 		t.line = line
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -21,7 +22,7 @@ func runTimeout(t *testing.T, src string, d time.Duration) (string, string, erro
 	var out strings.Builder
 	var last any
 	err := New(&out).Run(ctx, "test.bpl", src, func(v any) { last = v })
-	return kafkabpl.Format(last), out.String(), err
+	return value.Format(last), out.String(), err
 }
 
 func TestScoping(t *testing.T) {
@@ -71,8 +72,8 @@ func TestRunEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []any{int64(1), nil, "s", kafkabpl.NewList(int64(1), int64(2))}
-	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b *kafkabpl.List) bool { return a.Equal(b) })); diff != "" {
+	want := []any{int64(1), nil, "s", value.NewList(int64(1), int64(2))}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b *value.List) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("each got (-want +got):\n%s", diff)
 	}
 	if out.String() != "x\n" {
@@ -102,7 +103,7 @@ func TestRunStopsAtException(t *testing.T) {
 func TestRunSyntaxError(t *testing.T) {
 	var out strings.Builder
 	err := New(&out).Run(context.Background(), "s.bpl", "(print \"a\")\n  )", nil)
-	var se *kafkabpl.SyntaxError
+	var se *value.SyntaxError
 	if !errors.As(err, &se) || se.Line != 2 || se.Column != 3 {
 		t.Fatalf("err = %v, want a SyntaxError at line 2, column 3", err)
 	}
@@ -113,7 +114,7 @@ func TestRunSyntaxError(t *testing.T) {
 
 func TestEval(t *testing.T) {
 	in := New(nil)
-	vs, err := kafkabpl.Parse(`(+ 1 2) (set x 4) (throw "E" "m")`)
+	vs, err := value.Parse(`(+ 1 2) (set x 4) (throw "E" "m")`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestEval(t *testing.T) {
 	if _, err := in.Eval(context.Background(), vs[1]); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := in.Eval(context.Background(), kafkabpl.Reference("x")); v != int64(4) {
+	if v, _ := in.Eval(context.Background(), value.Reference("x")); v != int64(4) {
 		t.Errorf("x = %v after Eval(set x 4), want 4", v)
 	}
 	_, err = in.Eval(context.Background(), vs[2])
@@ -210,33 +211,33 @@ func libTest(t *testing.T) (*Interp, *strings.Builder) {
 	var out strings.Builder
 	in := New(&out)
 	// lib-echo returns its arguments, as the library received them.
-	in.Define("lib-echo", func(_ context.Context, args *kafkabpl.List) (any, error) { return args, nil })
-	in.Define("lib-ctx", func(ctx context.Context, _ *kafkabpl.List) (any, error) {
+	in.Define("lib-echo", func(_ context.Context, args *value.List) (any, error) { return args, nil })
+	in.Define("lib-ctx", func(ctx context.Context, _ *value.List) (any, error) {
 		return ctx.Value(ctxKey{}), nil
 	})
-	in.Define("kafka-fail", func(context.Context, *kafkabpl.List) (any, error) {
+	in.Define("kafka-fail", func(context.Context, *value.List) (any, error) {
 		return nil, &kafkabpl.Error{Func: "kafka-fail", Err: kafkabpl.ErrTimeout}
 	})
-	in.Define("lib-plain-error", func(context.Context, *kafkabpl.List) (any, error) {
+	in.Define("lib-plain-error", func(context.Context, *value.List) (any, error) {
 		return nil, errors.New("broker said no")
 	})
 	// lib-call calls its first argument with the rest.
-	in.Define("lib-call", func(ctx context.Context, args *kafkabpl.List) (any, error) {
-		c, ok := args.At(0).(kafkabpl.Callable)
+	in.Define("lib-call", func(ctx context.Context, args *value.List) (any, error) {
+		c, ok := args.At(0).(value.Callable)
 		if !ok {
-			return nil, fmt.Errorf("lib-call: %w: want a function", kafkabpl.ErrInvalidArgument)
+			return nil, fmt.Errorf("lib-call: %w: want a function", value.ErrInvalidArgument)
 		}
-		rest := &kafkabpl.List{}
+		rest := &value.List{}
 		for i := 1; i < args.Len(); i++ {
 			rest.AppendNamed(args.Name(i), args.At(i))
 		}
 		return c.Call(ctx, rest)
 	})
-	in.Define("lib-wrap", func(ctx context.Context, args *kafkabpl.List) (any, error) {
-		_, err := args.At(0).(kafkabpl.Callable).Call(ctx, nil)
+	in.Define("lib-wrap", func(ctx context.Context, args *value.List) (any, error) {
+		_, err := args.At(0).(value.Callable).Call(ctx, nil)
 		return nil, fmt.Errorf("lib-wrap: %w", err)
 	})
-	in.Define("print", func(context.Context, *kafkabpl.List) (any, error) { return "shadowed", nil })
+	in.Define("print", func(context.Context, *value.List) (any, error) { return "shadowed", nil })
 	return in, &out
 }
 
@@ -258,7 +259,7 @@ func TestLibraryFunctions(t *testing.T) {
 		// a builtin is not shadowed by a library function of its name
 		{`(print 1)`, `null`},
 		{`(try (kafka-fail) (ex "Timeout" => (get ex "message")))`, `"kafka-fail: timeout"`},
-		{`(try (lib-plain-error) (ex "KafkaError" => (get ex "message")))`, `"broker said no"`},
+		{`(try (lib-plain-error) (ex "Exception" => (get ex "message")))`, `"broker said no"`},
 	} {
 		got, _, err := run(t, in, tt.src)
 		if err != nil || got != tt.want {
@@ -320,11 +321,11 @@ func TestFunctionCallFromGo(t *testing.T) {
 	if err := in.Run(context.Background(), "f", `(set k 10) (function (a) (+ a k))`, func(v any) { fn = v }); err != nil {
 		t.Fatal(err)
 	}
-	c, ok := fn.(kafkabpl.Callable)
+	c, ok := fn.(value.Callable)
 	if !ok {
-		t.Fatalf("function value %T is not a kafkabpl.Callable", fn)
+		t.Fatalf("function value %T is not a value.Callable", fn)
 	}
-	v, err := c.Call(context.Background(), kafkabpl.NewList(int64(5)))
+	v, err := c.Call(context.Background(), value.NewList(int64(5)))
 	if err != nil || v != int64(15) {
 		t.Errorf("Call(5) = %v, %v; want 15", v, err)
 	}
@@ -405,17 +406,17 @@ func TestCoreNames(t *testing.T) {
 type fieldsErr struct{}
 
 func (fieldsErr) Error() string { return "delivered 1 of 2 records" }
-func (fieldsErr) ExceptionFields() *kafkabpl.List {
-	return kafkabpl.NewList().AppendNamed("delivered", int64(1))
+func (fieldsErr) ExceptionFields() *value.List {
+	return value.NewList().AppendNamed("delivered", int64(1))
 }
 
 // TestExceptionFields checks that what a library error says beyond its
 // message reaches the handler's exception value.
 func TestExceptionFields(t *testing.T) {
 	in := New(nil)
-	in.Define("partial", func(context.Context, *kafkabpl.List) (any, error) { return nil, fieldsErr{} })
+	in.Define("partial", func(context.Context, *value.List) (any, error) { return nil, fieldsErr{} })
 	got, _, err := run(t, in, `(try (partial) (ex "*" => ex))`)
-	if err != nil || got != `("KafkaError" "message" => "delivered 1 of 2 records" "delivered" => 1)` {
+	if err != nil || got != `("Exception" "message" => "delivered 1 of 2 records" "delivered" => 1)` {
 		t.Errorf("got %s, %v", got, err)
 	}
 }

@@ -5,8 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/internal/lazyarg"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // TestLazyArguments calls functions with a lazy first argument, as the
@@ -16,7 +15,7 @@ import (
 func TestLazyArguments(t *testing.T) {
 	in := New(io.Discard)
 	defer in.Close()
-	if !lazyarg.Accepts(&Function{}) || lazyarg.Accepts(kafkabpl.Reference("+")) {
+	if !value.TakesLazy(&Function{}) || value.TakesLazy(value.Reference("+")) {
 		t.Fatal("Accepts: want *Function only")
 	}
 	for _, c := range []struct {
@@ -26,7 +25,7 @@ func TestLazyArguments(t *testing.T) {
 	}{
 		{`(function (in acc) (+ acc 1))`, `3`, 0},
 		{`(function (in acc) (+ acc (get in "n") (get in "n")))`, `12`, 1},
-		{`(function (in acc) (list in (local-scope)))`, `(("n" => 5) ("acc" => 2 "in" => ("n" => 5)))`, 1},
+		{`(function (in acc) (list in (local-scope)))`, `((<#1> "n" => 5) ("acc" => 2 "in" => <@1>))`, 1},
 		{`(function args args)`, `(("n" => 5) 2)`, 1},
 		{`(function (in acc) (set in 7) in)`, `7`, 0},
 		{`(function (in acc) (eval (list get (reference "in") "n")))`, `5`, 1},
@@ -36,13 +35,13 @@ func TestLazyArguments(t *testing.T) {
 			t.Fatalf("%s: %v", c.fn, err)
 		}
 		makes := 0
-		rec := &lazyarg.Value{Arg: "n", Make: func(arg any) any {
+		rec := &value.Lazy{Arg: "n", Make: func(arg any) any {
 			makes++
-			l := &kafkabpl.List{}
+			l := &value.List{}
 			l.AppendNamed(arg.(string), int64(5))
 			return l
 		}}
-		args := &kafkabpl.List{}
+		args := &value.List{}
 		args.Append(rec)
 		args.Append(int64(2))
 		got, err := v.(*Function).Call(context.Background(), args)
@@ -50,7 +49,7 @@ func TestLazyArguments(t *testing.T) {
 			t.Errorf("%s: %v", c.fn, err)
 			continue
 		}
-		if s := kafkabpl.Format(got); s != c.want || makes != c.makes {
+		if s := value.Format(got); s != c.want || makes != c.makes {
 			t.Errorf("%s = %s, made %d times; want %s, %d", c.fn, s, makes, c.want, c.makes)
 		}
 	}
@@ -58,7 +57,7 @@ func TestLazyArguments(t *testing.T) {
 
 func parseOne(t *testing.T, src string) any {
 	t.Helper()
-	vs, err := kafkabpl.Parse(src)
+	vs, err := value.Parse(src)
 	if err != nil || len(vs) != 1 {
 		t.Fatalf("%s: %v", src, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The list family: building, reading, changing and walking lists.
@@ -66,7 +66,7 @@ const (
 // the element's name (null when unnamed). It gives body's last value.
 // Elements pushed while it runs are not visited; a null list is empty.
 // foreach is an old name of it.
-func biForEach(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biForEach(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
@@ -74,13 +74,13 @@ func biForEach(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, ok := lv.(*kafkabpl.List)
+	l, ok := lv.(*value.List)
 	if !ok && lv != nil {
-		return nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", fname(call), describe(lv))
+		return nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", fname(call), value.Describe(lv))
 	}
 	nameVar, valueVar, ok := loopVars(call.At(2))
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "%s: want a variable name or (name value) after the list, got %s", fname(call), describe(call.At(2)))
+		return nil, t.errorf(f, "InvalidArgument", "%s: want a variable name or (name value) after the list, got %s", fname(call), value.Describe(call.At(2)))
 	}
 	var v any
 	for i, n := 0, l.Len(); i < n && i < l.Len(); i++ {
@@ -103,15 +103,15 @@ func biForEach(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // loopVars reads for-each's variable: x, or (k x).
-func loopVars(spec any) (name, value string, ok bool) {
+func loopVars(spec any) (key, elem string, ok bool) {
 	isVar := func(v any) (string, bool) {
-		r, ok := v.(kafkabpl.Reference)
+		r, ok := v.(value.Reference)
 		return string(r), ok && pathOf(string(r)) == nil
 	}
 	if v, ok := isVar(spec); ok {
 		return "", v, true
 	}
-	l, ok := spec.(*kafkabpl.List)
+	l, ok := spec.(*value.List)
 	if !ok || l.Len() != 2 {
 		return "", "", false
 	}
@@ -122,7 +122,7 @@ func loopVars(spec any) (name, value string, ok bool) {
 
 // (list a b "k" => c) gives a new list of its evaluated arguments, names
 // kept.
-func biList(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biList(t *task, f *frame, call *value.List) (any, error) {
 	return t.evalArgs(f, call, 1)
 }
 
@@ -131,7 +131,7 @@ func biList(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // list is a path of indexes and names, (get l (1 "a")) being
 // (get (get l 1) "a"): null when a step finds no element or no list, the
 // list itself for ().
-func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biGet(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -147,11 +147,11 @@ func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if lv == nil {
 		return nil, nil
 	}
-	l, ok := lv.(*kafkabpl.List)
+	l, ok := lv.(*value.List)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "get: want a list, got %s", describe(lv))
+		return nil, t.errorf(f, "InvalidArgument", "get: want a list, got %s", value.Describe(lv))
 	}
-	if p, ok := args[1].(*kafkabpl.List); ok {
+	if p, ok := args[1].(*value.List); ok {
 		steps, err := t.pathSteps(f, "get", p)
 		if err != nil {
 			return nil, err
@@ -178,7 +178,7 @@ func biGet(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // ((put (1 2) 4 3) makes (1 2 null null 3)), up to maxPad nulls. A key
 // that is a list is a path, as in get: (put l (1 "a") v) puts into the
 // list (get l (1)) gives, an InvalidArgument when that is not a list.
-func biPut(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biPut(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 3, 3); err != nil {
 		return nil, err
 	}
@@ -187,13 +187,13 @@ func biPut(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, ok := args[0].(*kafkabpl.List)
+	l, ok := args[0].(*value.List)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "put: want a list, got %s", describe(args[0]))
+		return nil, t.errorf(f, "InvalidArgument", "put: want a list, got %s", value.Describe(args[0]))
 	}
 	var i int
 	var name string
-	if p, ok := args[1].(*kafkabpl.List); ok {
+	if p, ok := args[1].(*value.List); ok {
 		parent, last, err := t.pathParent(f, "put", l, p)
 		if err != nil {
 			return nil, err
@@ -238,7 +238,7 @@ func (t *task) key(f *frame, fn string, k any) (int, string, error) {
 			return 0, k, nil
 		}
 	}
-	return 0, "", t.errorf(f, "InvalidArgument", "%s: want an index or a name, got %s", fn, describe(k))
+	return 0, "", t.errorf(f, "InvalidArgument", "%s: want an index or a name, got %s", fn, value.Describe(k))
 }
 
 // maxPad bounds the nulls put and set add before an index past the end of
@@ -248,7 +248,7 @@ const maxPad = 1 << 20
 
 // putIndex sets element i of l; an i past the end appends v, after nulls
 // up to i, as brain4it does.
-func (t *task) putIndex(f *frame, fn string, l *kafkabpl.List, i int, v any) error {
+func (t *task) putIndex(f *frame, fn string, l *value.List, i int, v any) error {
 	if i < 0 || i-l.Len() > maxPad {
 		return t.errorf(f, "InvalidArgument", "%s: index out of range: the list has %s (at most %d nulls are added before an index past its end)", fn, plural(l.Len(), "element"), maxPad)
 	}
@@ -267,7 +267,7 @@ func (t *task) putIndex(f *frame, fn string, l *kafkabpl.List, i int, v any) err
 }
 
 // putName sets the first element of l named name, or appends one.
-func (t *task) putName(f *frame, fn string, l *kafkabpl.List, name string, v any) error {
+func (t *task) putName(f *frame, fn string, l *value.List, name string, v any) error {
 	if contains(v, l) {
 		return t.errorf(f, "InvalidArgument", "%s: a list cannot contain itself", fn)
 	}
@@ -277,7 +277,7 @@ func (t *task) putName(f *frame, fn string, l *kafkabpl.List, name string, v any
 
 // (size x) gives the number of elements of a list, characters of a
 // string or bytes of a byte array; null has size 0.
-func biSize(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSize(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -285,35 +285,35 @@ func biSize(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	switch v := v.(type) {
 	case nil:
 		return int64(0), nil
-	case *kafkabpl.List:
+	case *value.List:
 		return int64(v.Len()), nil
 	case string:
 		return int64(utf8.RuneCountInString(v)), nil
 	case []byte:
 		return int64(len(v)), nil
 	}
-	return nil, t.errorf(f, "InvalidArgument", "size: want a list or a string, got %s", describe(v))
+	return nil, t.errorf(f, "InvalidArgument", "size: want a list or a string, got %s", value.Describe(v))
 }
 
 // listCall checks a call's arity, evaluates its arguments and checks that
 // the first is a list: how put and push start.
-func (t *task) listCall(f *frame, call *kafkabpl.List, name string, min, max int) (args, l *kafkabpl.List, err error) {
+func (t *task) listCall(f *frame, call *value.List, name string, min, max int) (args, l *value.List, err error) {
 	if err := t.arity(f, call, min, max); err != nil {
 		return nil, nil, err
 	}
 	if args, err = t.evalArgs(f, call, 1); err != nil {
 		return nil, nil, err
 	}
-	l, ok := args.At(0).(*kafkabpl.List)
+	l, ok := args.At(0).(*value.List)
 	if !ok {
-		return nil, nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", name, describe(args.At(0)))
+		return nil, nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", name, value.Describe(args.At(0)))
 	}
 	return args, l, nil
 }
 
 // (push list a "k" => b) appends its other arguments to list, names kept,
 // and gives the list.
-func biPush(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biPush(t *task, f *frame, call *value.List) (any, error) {
 	args, l, err := t.listCall(f, call, "push", 1, -1)
 	if err != nil {
 		return nil, err
@@ -330,7 +330,7 @@ func biPush(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (concat a b ...) joins lists into a new list (names kept; null adds
 // nothing) when the first argument is a list, else joins the text of its
 // arguments (see string) into a string.
-func biConcat(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biConcat(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.evalArgs(f, call, 1)
 	if err != nil {
 		return nil, err
@@ -338,20 +338,20 @@ func biConcat(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if args.Len() == 0 {
 		return "", nil
 	}
-	if _, ok := args.At(0).(*kafkabpl.List); ok {
+	if _, ok := args.At(0).(*value.List); ok {
 		n := 0
 		for i, v := range args.Values() {
-			l, ok := v.(*kafkabpl.List)
+			l, ok := v.(*value.List)
 			if !ok && v != nil {
-				return nil, t.errorf(f, "InvalidArgument", "concat: argument %d is %s; joining lists, want a list", i+1, describe(v))
+				return nil, t.errorf(f, "InvalidArgument", "concat: argument %d is %s; joining lists, want a list", i+1, value.Describe(v))
 			}
 			if n += l.Len(); n > maxConcatElems {
 				return nil, t.errorf(f, "InvalidArgument", "concat: result longer than %d elements", maxConcatElems)
 			}
 		}
-		out := &kafkabpl.List{}
+		out := &value.List{}
 		for _, v := range args.Values() {
-			if l, ok := v.(*kafkabpl.List); ok {
+			if l, ok := v.(*value.List); ok {
 				for name, e := range l.All() {
 					out.AppendNamed(name, e)
 				}
@@ -380,12 +380,12 @@ type listStep struct {
 }
 
 // pathSteps reads a path list, whose elements must be indexes or names.
-func (t *task) pathSteps(f *frame, fn string, path *kafkabpl.List) ([]listStep, error) {
+func (t *task) pathSteps(f *frame, fn string, path *value.List) ([]listStep, error) {
 	steps := make([]listStep, path.Len())
 	for j, v := range path.Values() {
 		i, name, err := t.key(f, fn, v)
 		if err != nil {
-			return nil, t.errorf(f, "InvalidArgument", "%s: path element %d is %s, want an index or a name", fn, j+1, describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "%s: path element %d is %s, want an index or a name", fn, j+1, value.Describe(v))
 		}
 		steps[j] = listStep{i, name}
 	}
@@ -393,7 +393,7 @@ func (t *task) pathSteps(f *frame, fn string, path *kafkabpl.List) ([]listStep, 
 }
 
 // stepGet gives the element of l a step names, or null.
-func stepGet(l *kafkabpl.List, s listStep) any {
+func stepGet(l *value.List, s listStep) any {
 	if s.name != "" {
 		v, _ := l.Get(s.name)
 		return v
@@ -408,7 +408,7 @@ func stepGet(l *kafkabpl.List, s listStep) any {
 // no list to look into.
 func walkSteps(v any, steps []listStep) any {
 	for _, s := range steps {
-		l, ok := v.(*kafkabpl.List)
+		l, ok := v.(*value.List)
 		if !ok {
 			return nil
 		}
@@ -419,7 +419,7 @@ func walkSteps(v any, steps []listStep) any {
 
 // pathParent reads a path for put and remove: the list all but its last
 // step lead to, and that last step.
-func (t *task) pathParent(f *frame, fn string, l, path *kafkabpl.List) (*kafkabpl.List, listStep, error) {
+func (t *task) pathParent(f *frame, fn string, l, path *value.List) (*value.List, listStep, error) {
 	steps, err := t.pathSteps(f, fn, path)
 	if err != nil {
 		return nil, listStep{}, err
@@ -428,25 +428,25 @@ func (t *task) pathParent(f *frame, fn string, l, path *kafkabpl.List) (*kafkabp
 		return nil, listStep{}, t.errorf(f, "InvalidArgument", "%s: the path is empty", fn)
 	}
 	v := walkSteps(l, steps[:len(steps)-1])
-	parent, ok := v.(*kafkabpl.List)
+	parent, ok := v.(*value.List)
 	if !ok {
-		return nil, listStep{}, t.errorf(f, "InvalidArgument", "%s: the path leads to %s, not a list", fn, describe(v))
+		return nil, listStep{}, t.errorf(f, "InvalidArgument", "%s: the path leads to %s, not a list", fn, value.Describe(v))
 	}
 	return parent, steps[len(steps)-1], nil
 }
 
 // listArg checks that v, fn's list argument, is a list; when nullOK, null
 // passes as an empty list.
-func (t *task) listArg(f *frame, fn string, v any, nullOK bool) (*kafkabpl.List, error) {
+func (t *task) listArg(f *frame, fn string, v any, nullOK bool) (*value.List, error) {
 	switch l := v.(type) {
-	case *kafkabpl.List:
+	case *value.List:
 		return l, nil
 	case nil:
 		if nullOK {
-			return &kafkabpl.List{}, nil
+			return &value.List{}, nil
 		}
 	}
-	return nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", fn, describe(v))
+	return nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", fn, value.Describe(v))
 }
 
 // indexArg reads fn's argument what as an index: an integral number,
@@ -458,34 +458,34 @@ func (t *task) indexArg(f *frame, fn, what string, v any) (int, error) {
 		x = float64(max(min(n, math.MaxInt32), -math.MaxInt32))
 	case float64:
 		if n != math.Trunc(n) {
-			return 0, t.errorf(f, "InvalidArgument", "%s: %s is %s, want an integer", fn, what, describe(v))
+			return 0, t.errorf(f, "InvalidArgument", "%s: %s is %s, want an integer", fn, what, value.Describe(v))
 		}
 		x = max(min(n, math.MaxInt32), -math.MaxInt32)
 	default:
-		return 0, t.errorf(f, "InvalidArgument", "%s: %s is %s, want an index", fn, what, describe(v))
+		return 0, t.errorf(f, "InvalidArgument", "%s: %s is %s, want an index", fn, what, value.Describe(v))
 	}
 	return int(x), nil
 }
 
 // outOfRange is the exception for index v of a list of n elements.
 func (t *task) outOfRange(f *frame, fn string, v any, n int) error {
-	return t.errorf(f, "InvalidArgument", "%s: index %s is out of range: the list has %s", fn, describe(v), plural(n, "element"))
+	return t.errorf(f, "InvalidArgument", "%s: index %s is out of range: the list has %s", fn, value.Describe(v), plural(n, "element"))
 }
 
 // (first list) gives the first element of list, null when it is empty or
 // null.
-func biFirst(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biFirst(t *task, f *frame, call *value.List) (any, error) {
 	return t.endElement(f, call, "first", func(n int) int { return 0 })
 }
 
 // (last list) gives the last element of list, null when it is empty or
 // null.
-func biLast(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLast(t *task, f *frame, call *value.List) (any, error) {
 	return t.endElement(f, call, "last", func(n int) int { return n - 1 })
 }
 
 // endElement is first and last: the element at(size) of a list argument.
-func (t *task) endElement(f *frame, call *kafkabpl.List, fn string, at func(n int) int) (any, error) {
+func (t *task) endElement(f *frame, call *value.List, fn string, at func(n int) int) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -499,7 +499,7 @@ func (t *task) endElement(f *frame, call *kafkabpl.List, fn string, at func(n in
 
 // (pop list) removes the last element of list and gives it; null when the
 // list is empty.
-func biPop(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biPop(t *task, f *frame, call *value.List) (any, error) {
 	_, l, err := t.listCall(f, call, "pop", 1, 1)
 	if err != nil || l.Len() == 0 {
 		return nil, err
@@ -513,7 +513,7 @@ func biPop(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // puts it at index (0 to the size of the list, which appends), moving the
 // later elements up. A named value ("k" => v) is inserted with its name.
 // It gives the list, or null (changing nothing) when list is not a list.
-func biInsert(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biInsert(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 3); err != nil {
 		return nil, err
 	}
@@ -521,7 +521,7 @@ func biInsert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, ok := lv.(*kafkabpl.List)
+	l, ok := lv.(*value.List)
 	if !ok {
 		return nil, nil
 	}
@@ -550,7 +550,7 @@ func biInsert(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // named key, and gives it: null when no element has that name, an
 // InvalidArgument when the index is out of range. A key that is a list is
 // a path, as in put. (remove list) removes every element and gives null.
-func biRemove(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biRemove(t *task, f *frame, call *value.List) (any, error) {
 	args, l, err := t.listCall(f, call, "remove", 1, 2)
 	if err != nil {
 		return nil, err
@@ -561,7 +561,7 @@ func biRemove(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	spec := args.At(1)
 	step := listStep{}
-	if p, ok := spec.(*kafkabpl.List); ok {
+	if p, ok := spec.(*value.List); ok {
 		if l, step, err = t.pathParent(f, "remove", l, p); err != nil {
 			return nil, err
 		}
@@ -584,7 +584,7 @@ func biRemove(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (clear list) removes every element of list and gives null, as
 // (remove list) does. (In brain4it, clear is an old name of delete, which
 // deletes variables.)
-func biClear(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biClear(t *task, f *frame, call *value.List) (any, error) {
 	_, l, err := t.listCall(f, call, "clear", 1, 1)
 	if err != nil {
 		return nil, err

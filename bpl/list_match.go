@@ -3,7 +3,7 @@ package bpl
 import (
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The list family, continued: match looks for a pattern at any depth,
@@ -24,7 +24,7 @@ import (
 // without action, at the first match. match gives whether it stopped.
 // Null is the empty list. Lists that action changes are searched as they
 // are then.
-func biMatch(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biMatch(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 3); err != nil {
 		return nil, err
 	}
@@ -40,9 +40,9 @@ func biMatch(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, ok := pv.(*kafkabpl.List)
+	p, ok := pv.(*value.List)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "match: the pattern is %s, want a list", describe(pv))
+		return nil, t.errorf(f, "InvalidArgument", "match: the pattern is %s, want a list", value.Describe(pv))
 	}
 	m := &matcher{t: t, f: f, action: true}
 	if call.Len() > 3 {
@@ -50,7 +50,7 @@ func biMatch(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	stop, err := m.try(l, nil, -1, p)
 	type level struct {
-		l *kafkabpl.List
+		l *value.List
 		i int
 	}
 	stack := []level{{l, 0}}
@@ -62,7 +62,7 @@ func biMatch(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 		parent, i := top.l, top.i
 		top.i++
-		child, ok := parent.At(i).(*kafkabpl.List)
+		child, ok := parent.At(i).(*value.List)
 		if !ok {
 			continue
 		}
@@ -90,7 +90,7 @@ type matcher struct {
 type matchBind struct {
 	name     string
 	v        any
-	seq      *kafkabpl.List
+	seq      *value.List
 	from, to int
 }
 
@@ -99,7 +99,7 @@ func (b matchBind) value() any {
 	if b.seq == nil {
 		return b.v
 	}
-	out := &kafkabpl.List{}
+	out := &value.List{}
 	for i := b.from; i < b.to && i < b.seq.Len(); i++ {
 		out.AppendNamed(b.seq.Name(i), b.seq.At(i))
 	}
@@ -118,7 +118,7 @@ func (m *matcher) bound(name string) (matchBind, bool) {
 // matchVar tells whether pattern element v is a variable: "?" for one
 // element, "..." for a run.
 func matchVar(v any) (name, kind string) {
-	r, ok := v.(kafkabpl.Reference)
+	r, ok := v.(value.Reference)
 	switch {
 	case !ok:
 		return "", ""
@@ -132,12 +132,12 @@ func matchVar(v any) (name, kind string) {
 
 // try matches pattern against the whole of l, running the action for each
 // way it matches until one gives true.
-func (m *matcher) try(l, parent *kafkabpl.List, pos int, pattern *kafkabpl.List) (bool, error) {
+func (m *matcher) try(l, parent *value.List, pos int, pattern *value.List) (bool, error) {
 	return m.seq(l, 0, pattern, 0, func() (bool, error) {
 		for _, b := range m.binds {
 			m.f.locals.set(b.name, b.value())
 		}
-		vars := &kafkabpl.List{}
+		vars := &value.List{}
 		for _, b := range m.binds {
 			v, _ := m.f.locals.get(b.name)
 			vars.AppendNamed(b.name, v)
@@ -159,7 +159,7 @@ func (m *matcher) try(l, parent *kafkabpl.List, pos int, pattern *kafkabpl.List)
 // and when all match calls k, which goes on with the rest of the lists
 // that hold them (or runs the action). It gives true when the search is to
 // stop. Variables it binds are unbound when it returns.
-func (m *matcher) seq(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, k func() (bool, error)) (bool, error) {
+func (m *matcher) seq(l *value.List, li int, p *value.List, pi int, k func() (bool, error)) (bool, error) {
 	mark := len(m.binds)
 	defer func() { m.binds = m.binds[:mark] }()
 	for ; pi < p.Len(); pi, li = pi+1, li+1 {
@@ -185,8 +185,8 @@ func (m *matcher) seq(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, k func
 			}
 			continue
 		}
-		ll, lok := le.(*kafkabpl.List)
-		pl, pok := pe.(*kafkabpl.List)
+		ll, lok := le.(*value.List)
+		pl, pok := pe.(*value.List)
 		if lok && pok {
 			return m.seq(ll, 0, pl, 0, func() (bool, error) {
 				return m.seq(l, li+1, p, pi+1, k)
@@ -204,9 +204,9 @@ func (m *matcher) seq(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, k func
 
 // run matches the variable x... at p[pi] against a run of l from li: the
 // run it is bound to, or else each run in turn, the longest first.
-func (m *matcher) run(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, name string, k func() (bool, error)) (bool, error) {
+func (m *matcher) run(l *value.List, li int, p *value.List, pi int, name string, k func() (bool, error)) (bool, error) {
 	if b, ok := m.bound(name); ok {
-		want, _ := b.value().(*kafkabpl.List)
+		want, _ := b.value().(*value.List)
 		n := want.Len()
 		if li+n > l.Len() {
 			return false, nil
@@ -242,7 +242,7 @@ func (m *matcher) run(l *kafkabpl.List, li int, p *kafkabpl.List, pi int, name s
 // element of that name, as append does). (merge x variables) gives the
 // value of the reference x, or x when it names none; any other value as it
 // is. Null or no variables leave the references as they are.
-func biMerge(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biMerge(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -250,19 +250,19 @@ func biMerge(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	vars := &kafkabpl.List{}
+	vars := &value.List{}
 	if args.Len() > 1 && args.At(1) != nil {
 		if vars, err = t.listArg(f, "merge", args.At(1), false); err != nil {
 			return nil, err
 		}
 	}
 	switch x := args.At(0).(type) {
-	case kafkabpl.Reference:
+	case value.Reference:
 		if v, ok := vars.Get(string(x)); ok {
 			return v, nil
 		}
-	case *kafkabpl.List:
-		out := &kafkabpl.List{}
+	case *value.List:
+		out := &value.List{}
 		budget := maxConcatElems
 		if err := t.mergeInto(f, x, out, vars, &budget); err != nil {
 			return nil, err
@@ -274,7 +274,7 @@ func biMerge(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // mergeInto adds the merge of src to dst; budget is how many more elements
 // the result may have.
-func (t *task) mergeInto(f *frame, src, dst, vars *kafkabpl.List, budget *int) error {
+func (t *task) mergeInto(f *frame, src, dst, vars *value.List, budget *int) error {
 	if err := t.checkCtx(f); err != nil {
 		return err
 	}
@@ -287,19 +287,19 @@ func (t *task) mergeInto(f *frame, src, dst, vars *kafkabpl.List, budget *int) e
 	for name, v := range src.All() {
 		splice := false
 		switch x := v.(type) {
-		case kafkabpl.Reference:
+		case value.Reference:
 			if val, ok := vars.Get(string(x)); ok {
 				v = val
 				splice = strings.HasSuffix(string(x), "...")
 			}
-		case *kafkabpl.List:
-			sub := &kafkabpl.List{}
+		case *value.List:
+			sub := &value.List{}
 			if err := t.mergeInto(f, x, sub, vars, budget); err != nil {
 				return err
 			}
 			v = sub
 		}
-		if run, ok := v.(*kafkabpl.List); ok && splice && name == "" {
+		if run, ok := v.(*value.List); ok && splice && name == "" {
 			if err := add(run.Len()); err != nil {
 				return err
 			}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"unicode/utf8"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The list family, continued: sort and the order it sorts by.
@@ -24,7 +24,7 @@ type listItem struct {
 // negative number, 0 or a positive number when the first is to come
 // before, with or after the second. The sort is stable; null is the empty
 // list.
-func biSort(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSort(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -39,17 +39,17 @@ func biSort(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	cmp := func(a, b any) (int, error) {
 		c, ok := listOrder(a, b)
 		if !ok {
-			return 0, t.errorf(f, "InvalidArgument", "sort: cannot compare %s with %s", describe(a), describe(b))
+			return 0, t.errorf(f, "InvalidArgument", "sort: cannot compare %s with %s", value.Describe(a), value.Describe(b))
 		}
 		return c, nil
 	}
 	if args.Len() > 1 && args.At(1) != nil {
-		fn, ok := args.At(1).(kafkabpl.Callable)
+		fn, ok := args.At(1).(value.Callable)
 		if !ok {
-			return nil, t.errorf(f, "InvalidArgument", "sort: the comparator is %s, want a function", describe(args.At(1)))
+			return nil, t.errorf(f, "InvalidArgument", "sort: the comparator is %s, want a function", value.Describe(args.At(1)))
 		}
 		cmp = func(a, b any) (int, error) {
-			r, err := t.apply(f, fn, kafkabpl.NewList(a, b))
+			r, err := t.apply(f, fn, value.NewList(a, b))
 			if err != nil {
 				return 0, err
 			}
@@ -62,7 +62,7 @@ func biSort(t *task, f *frame, call *kafkabpl.List) (any, error) {
 				}
 				return cmpFloat(r, 0), nil
 			}
-			return 0, t.errorf(f, "InvalidArgument", "sort: the comparator gave %s, want a number", describe(r))
+			return 0, t.errorf(f, "InvalidArgument", "sort: the comparator gave %s, want a number", value.Describe(r))
 		}
 	}
 	items := make([]listItem, l.Len())
@@ -72,7 +72,7 @@ func biSort(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err := t.mergeSort(f, items, cmp); err != nil {
 		return nil, err
 	}
-	out := &kafkabpl.List{}
+	out := &value.List{}
 	for _, it := range items {
 		out.AppendNamed(it.name, it.v)
 	}
@@ -143,8 +143,8 @@ func listOrder(a, b any) (int, bool) {
 		if y, ok := b.(string); ok {
 			return cmpUTF16(x, y), true
 		}
-	case kafkabpl.Reference:
-		if y, ok := b.(kafkabpl.Reference); ok {
+	case value.Reference:
+		if y, ok := b.(value.Reference); ok {
 			return cmpUTF16(string(x), string(y)), true
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 func TestList(t *testing.T) {
@@ -419,7 +419,7 @@ func TestListFamilyErrors(t *testing.T) {
 		{`(sort (1 "a"))`, "InvalidArgument", "sort: cannot compare 1 with the string \"a\"", 1},
 		{`(sort (1 null))`, "InvalidArgument", "sort: cannot compare 1 with null", 1},
 		{`(sort (true false))`, "InvalidArgument", "sort: cannot compare true with false", 1},
-		{`(sort ((1) (2)))`, "InvalidArgument", "sort: cannot compare a list of 1 element with a list of 1 element", 1},
+		{`(sort ((1) (2)))`, "InvalidArgument", "sort: cannot compare the list (1) with the list (2)", 1},
 		{`(sort (1 2) 5)`, "InvalidArgument", "sort: the comparator is 5, want a function", 1},
 		{`(sort (1 2) (function (a b) "1"))`, "InvalidArgument", "sort: the comparator gave the string \"1\", want a number", 1},
 		{`(sort (1 2) (function (a b) null))`, "InvalidArgument", "sort: the comparator gave null, want a number", 1},
@@ -453,7 +453,7 @@ func TestListStops(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		in := New(nil)
-		in.Define("stop", func(context.Context, *kafkabpl.List) (any, error) { cancel(); return nil, nil })
+		in.Define("stop", func(context.Context, *value.List) (any, error) { cancel(); return nil, nil })
 		err := in.Run(ctx, "test.bpl", src, nil)
 		cancel()
 		var e *Exception
@@ -474,7 +474,7 @@ func TestListStops(t *testing.T) {
 // on anything else.
 type goNeg struct{}
 
-func (goNeg) Call(_ context.Context, args *kafkabpl.List) (any, error) {
+func (goNeg) Call(_ context.Context, args *value.List) (any, error) {
 	n, ok := args.At(0).(int64)
 	if !ok {
 		return nil, errors.New("neg: want an integer")
@@ -493,7 +493,7 @@ func TestListGoFunction(t *testing.T) {
 		{`(try (apply (1 "a") neg) (ex "*" => (get ex "message")))`, `"neg: want an integer"`},
 	} {
 		in := New(nil)
-		in.SetGlobal("neg", kafkabpl.Callable(goNeg{}))
+		in.SetGlobal("neg", value.Callable(goNeg{}))
 		got, _, err := run(t, in, tt.src)
 		if err != nil || got != tt.want {
 			t.Errorf("%s = %s, %v; want %s", tt.src, got, err, tt.want)
@@ -513,13 +513,13 @@ func TestListOrder(t *testing.T) {
 		{math.Inf(1), int64(math.MaxInt64), 1}, {math.Inf(-1), int64(math.MinInt64), -1},
 		{-0.5, int64(0), -1}, {int64(-1), -1.5, 1}, {float64(1 << 62), int64(1<<62 + 1), -1},
 		{"a", "b", -1}, {"\uffff", "\U0001F600", 1}, {"\U0001F600", "\U0001F601", -1}, {"ab", "a", 1},
-		{kafkabpl.Reference("b"), kafkabpl.Reference("a"), 1},
+		{value.Reference("b"), value.Reference("a"), 1},
 	} {
 		if got, ok := listOrder(tt.a, tt.b); !ok || got != tt.want {
 			t.Errorf("listOrder(%v, %v) = %d, %v; want %d", tt.a, tt.b, got, ok, tt.want)
 		}
 	}
-	for _, p := range [][2]any{{int64(1), "1"}, {nil, nil}, {true, true}, {kafkabpl.Reference("a"), "a"}, {[]byte("a"), []byte("a")}} {
+	for _, p := range [][2]any{{int64(1), "1"}, {nil, nil}, {true, true}, {value.Reference("a"), "a"}, {[]byte("a"), []byte("a")}} {
 		if _, ok := listOrder(p[0], p[1]); ok {
 			t.Errorf("listOrder(%v, %v) ordered them", p[0], p[1])
 		}

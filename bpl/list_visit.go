@@ -3,7 +3,7 @@ package bpl
 import (
 	"math"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The list family, continued: apply, find and locate walk a list's
@@ -16,7 +16,7 @@ import (
 type listVisitor struct {
 	name string
 	code any
-	fn   kafkabpl.Callable
+	fn   value.Callable
 }
 
 // visitor reads the visitor of a call (fn list x code ...) or
@@ -24,28 +24,28 @@ type listVisitor struct {
 // A variable name followed by code is the first form, as in brain4it; a
 // reference with nothing after it, or any other expression, must give a
 // function value (an expression may also give a reference: the variable).
-func (t *task) visitor(f *frame, call *kafkabpl.List, fn string) (listVisitor, int, error) {
+func (t *task) visitor(f *frame, call *value.List, fn string) (listVisitor, int, error) {
 	x := call.At(2)
-	ref, isRef := x.(kafkabpl.Reference)
+	ref, isRef := x.(value.Reference)
 	if !isRef || call.Len() == 3 {
 		v, err := t.eval(f, x)
 		if err != nil {
 			return listVisitor{}, 0, err
 		}
 		switch v := v.(type) {
-		case kafkabpl.Callable:
+		case value.Callable:
 			return listVisitor{fn: v}, 3, nil
-		case kafkabpl.Reference:
+		case value.Reference:
 			if !isRef {
 				ref, isRef = v, true
 			}
 		}
 		if !isRef || call.Len() == 3 {
-			return listVisitor{}, 0, t.errorf(f, "InvalidArgument", "%s: want a variable name and code, or a function, after the list; got %s", fn, describe(v))
+			return listVisitor{}, 0, t.errorf(f, "InvalidArgument", "%s: want a variable name and code, or a function, after the list; got %s", fn, value.Describe(v))
 		}
 	}
 	if pathOf(string(ref)) != nil {
-		return listVisitor{}, 0, t.errorf(f, "InvalidArgument", "%s: want a variable name, got the path %s", fn, short(string(ref)))
+		return listVisitor{}, 0, t.errorf(f, "InvalidArgument", "%s: want a variable name, got the path %s", fn, value.Short(string(ref)))
 	}
 	return listVisitor{name: string(ref), code: call.At(3)}, 4, nil
 }
@@ -53,7 +53,7 @@ func (t *task) visitor(f *frame, call *kafkabpl.List, fn string) (listVisitor, i
 // visit gives what the visitor makes of element v.
 func (t *task) visit(f *frame, lv listVisitor, v any) (any, error) {
 	if lv.fn != nil {
-		return t.apply(f, lv.fn, kafkabpl.NewList(v))
+		return t.apply(f, lv.fn, value.NewList(v))
 	}
 	f.locals.set(lv.name, v)
 	return t.eval(f, lv.code)
@@ -62,7 +62,7 @@ func (t *task) visit(f *frame, lv listVisitor, v any) (any, error) {
 // eachElement calls do for each element list had when it started that it
 // still has, stopping when do says so or fails, or when the run is
 // cancelled.
-func (t *task) eachElement(f *frame, l *kafkabpl.List, from int, do func(i int) (bool, error)) error {
+func (t *task) eachElement(f *frame, l *value.List, from int, do func(i int) (bool, error)) error {
 	for i, n := from, l.Len(); i < n && i < l.Len(); i++ {
 		if err := t.checkCtx(f); err != nil {
 			return err
@@ -76,7 +76,7 @@ func (t *task) eachElement(f *frame, l *kafkabpl.List, from int, do func(i int) 
 
 // visitCall starts apply, find and locate: the list (null is empty) and
 // the visitor.
-func (t *task) visitCall(f *frame, call *kafkabpl.List, fn string, maxArgs int) (*kafkabpl.List, listVisitor, int, error) {
+func (t *task) visitCall(f *frame, call *value.List, fn string, maxArgs int) (*value.List, listVisitor, int, error) {
 	if err := t.arity(f, call, 2, maxArgs); err != nil {
 		return nil, listVisitor{}, 0, err
 	}
@@ -102,12 +102,12 @@ func (t *task) visitCall(f *frame, call *kafkabpl.List, fn string, maxArgs int) 
 // with the local x set to each element of list in turn, names kept;
 // (apply list function) calls function with each element instead. Null is
 // the empty list; elements added while it runs are not visited.
-func biApply(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biApply(t *task, f *frame, call *value.List) (any, error) {
 	l, lv, _, err := t.visitCall(f, call, "apply", 3)
 	if err != nil {
 		return nil, err
 	}
-	out := &kafkabpl.List{}
+	out := &value.List{}
 	err = t.eachElement(f, l, 0, func(i int) (bool, error) {
 		name := l.Name(i)
 		v, err := t.visit(f, lv, l.At(i))
@@ -126,12 +126,12 @@ func biApply(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // which condition, evaluated with the local x set to the element, is true,
 // names kept; (find list function) calls function with each element
 // instead. Null is the empty list.
-func biFind(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biFind(t *task, f *frame, call *value.List) (any, error) {
 	l, lv, _, err := t.visitCall(f, call, "find", 3)
 	if err != nil {
 		return nil, err
 	}
-	out := &kafkabpl.List{}
+	out := &value.List{}
 	err = t.eachElement(f, l, 0, func(i int) (bool, error) {
 		name, e := l.Name(i), l.At(i)
 		c, err := t.visit(f, lv, e)
@@ -152,7 +152,7 @@ func biFind(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // none. (locate list function from) calls function with each element
 // instead. A from past the end gives -1, a negative one is an
 // InvalidArgument. Null is the empty list. indexof is an old name of it.
-func biLocate(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLocate(t *task, f *frame, call *value.List) (any, error) {
 	fn := fname(call)
 	l, lv, next, err := t.visitCall(f, call, fn, 4)
 	if err != nil {
@@ -190,7 +190,7 @@ func biLocate(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (name-index list name) gives the index of the first element named name,
 // -1 when there is none (or name is null); null is the empty list.
-func biNameIndex(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biNameIndex(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 2); err != nil {
 		return nil, err
 	}
@@ -208,12 +208,12 @@ func biNameIndex(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	case string:
 		return int64(l.Index(name)), nil
 	}
-	return nil, t.errorf(f, "InvalidArgument", "name-index: the name is %s, want a string", describe(args.At(1)))
+	return nil, t.errorf(f, "InvalidArgument", "name-index: the name is %s, want a string", value.Describe(args.At(1)))
 }
 
 // (names list) gives a new list of the names of list's named elements, in
 // order; null is the empty list.
-func biNames(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biNames(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func biNames(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &kafkabpl.List{}
+	out := &value.List{}
 	for name := range l.All() {
 		if name != "" {
 			out.Append(name)
@@ -234,7 +234,7 @@ func biNames(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (get-name list index) gives the name of the element at index, null when
 // it has none or there is no such element; null is the empty list.
 // getname is an old name of it.
-func biGetName(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biGetName(t *task, f *frame, call *value.List) (any, error) {
 	fn := fname(call)
 	if err := t.arity(f, call, 2, 2); err != nil {
 		return nil, err
@@ -261,7 +261,7 @@ func biGetName(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // from any other element that has it, as brain4it's names are unique; a
 // null or empty name makes the element unnamed. It gives the list; an
 // index out of range is an InvalidArgument. putname is an old name of it.
-func biPutName(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biPutName(t *task, f *frame, call *value.List) (any, error) {
 	fn := fname(call)
 	args, l, err := t.listCall(f, call, fn, 3, 3)
 	if err != nil {
@@ -276,7 +276,7 @@ func biPutName(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	name, ok := args.At(2).(string)
 	if !ok && args.At(2) != nil {
-		return nil, t.errorf(f, "InvalidArgument", "%s: the name is %s, want a string", fn, describe(args.At(2)))
+		return nil, t.errorf(f, "InvalidArgument", "%s: the name is %s, want a string", fn, value.Describe(args.At(2)))
 	}
 	if name != "" {
 		for j := range l.Len() {
@@ -292,7 +292,7 @@ func biPutName(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (has list key) tells whether list has an element at index key, or one
 // named key, or, when key is a list, at the path key (see get): false for
 // any other key; null is the empty list.
-func biHas(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biHas(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 2); err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func biHas(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return false, nil
 		}
 		steps = []listStep{{name: k}}
-	case *kafkabpl.List:
+	case *value.List:
 		for _, v := range k.Values() {
 			i, name, err := t.key(f, "has", v)
 			if err != nil {
@@ -329,7 +329,7 @@ func biHas(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	if len(steps) == 0 {
 		return false, nil
 	}
-	parent, ok := walkSteps(l, steps[:len(steps)-1]).(*kafkabpl.List)
+	parent, ok := walkSteps(l, steps[:len(steps)-1]).(*value.List)
 	if !ok {
 		return false, nil
 	}
@@ -341,7 +341,7 @@ func biHas(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (empty list) tells whether list has no elements; null is empty.
-func biEmpty(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biEmpty(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -357,16 +357,16 @@ func biEmpty(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // of list, in place, and gives it: a named element replaces the first
 // element of list with its name, as put does, an unnamed one is appended.
 // A null other adds nothing.
-func biAppend(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biAppend(t *task, f *frame, call *value.List) (any, error) {
 	args, l, err := t.listCall(f, call, "append", 2, -1)
 	if err != nil {
 		return nil, err
 	}
 	others := args.Values()[1:]
 	for i, v := range others {
-		o, ok := v.(*kafkabpl.List)
+		o, ok := v.(*value.List)
 		if !ok && v != nil {
-			return nil, t.errorf(f, "InvalidArgument", "append: argument %d is %s, want a list", i+2, describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "append: argument %d is %s, want a list", i+2, value.Describe(v))
 		}
 		if n := l.Len() + o.Len(); n > maxConcatElems {
 			return nil, t.errorf(f, "InvalidArgument", "append: result longer than %d elements", maxConcatElems)
@@ -376,7 +376,7 @@ func biAppend(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		}
 	}
 	for _, v := range others {
-		o, _ := v.(*kafkabpl.List)
+		o, _ := v.(*value.List)
 		for i, n := 0, o.Len(); i < n; i++ { // o may be l itself
 			if name := o.Name(i); name != "" {
 				l.Put(name, o.At(i))
@@ -392,7 +392,7 @@ func biAppend(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // index from up to, not including, index to (default and null: the size),
 // names kept. It is empty when from is not below to; otherwise from below
 // 0 or to past the size is an InvalidArgument. Null is the empty list.
-func biSublist(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSublist(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 3); err != nil {
 		return nil, err
 	}
@@ -414,7 +414,7 @@ func biSublist(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return nil, err
 		}
 	}
-	out := &kafkabpl.List{}
+	out := &value.List{}
 	switch {
 	case from >= to:
 		return out, nil
@@ -431,7 +431,7 @@ func biSublist(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (reverse list) reverses the order of list's elements, in place, each
 // keeping its name, and gives the list.
-func biReverse(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biReverse(t *task, f *frame, call *value.List) (any, error) {
 	_, l, err := t.listCall(f, call, "reverse", 1, 1)
 	if err != nil {
 		return nil, err
@@ -452,7 +452,7 @@ func biReverse(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // more than once being copied once and shared alike. A function x gives a
 // new function of the same code, so that (=== fn (clone fn)) is false as
 // in brain4it, where a function is a list. Any other x is given as it is.
-func biClone(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biClone(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
@@ -463,7 +463,7 @@ func biClone(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	deep := args.Len() > 1 && truthy(args.At(1))
 	c := cloner{deep: deep}
 	switch x := args.At(0).(type) {
-	case *kafkabpl.List:
+	case *value.List:
 		return c.list(x), nil
 	case *Function:
 		return c.function(x), nil
@@ -475,23 +475,23 @@ func biClone(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // once.
 type cloner struct {
 	deep  bool
-	lists map[*kafkabpl.List]*kafkabpl.List
+	lists map[*value.List]*value.List
 	fns   map[*Function]*Function
 }
 
-func (c *cloner) list(l *kafkabpl.List) *kafkabpl.List {
+func (c *cloner) list(l *value.List) *value.List {
 	if n, ok := c.lists[l]; ok {
 		return n
 	}
 	if c.lists == nil {
-		c.lists = map[*kafkabpl.List]*kafkabpl.List{}
+		c.lists = map[*value.List]*value.List{}
 	}
-	n := &kafkabpl.List{}
+	n := &value.List{}
 	c.lists[l] = n
 	for name, v := range l.All() {
 		if c.deep {
 			switch x := v.(type) {
-			case *kafkabpl.List:
+			case *value.List:
 				v = c.list(x)
 			case *Function:
 				v = c.function(x)

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The number family: arithmetic, comparison, logic and bits.
@@ -51,7 +51,7 @@ func init() {
 
 // numbers evaluates the arguments of call into buf (see evalValues) and
 // checks they are numbers.
-func (t *task) numbers(f *frame, call *kafkabpl.List, buf []any) ([]any, error) {
+func (t *task) numbers(f *frame, call *value.List, buf []any) ([]any, error) {
 	vs, err := t.evalValues(f, call, 1, buf)
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func (t *task) numbers(f *frame, call *kafkabpl.List, buf []any) ([]any, error) 
 		switch v.(type) {
 		case int64, float64:
 		default:
-			return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a number", fname(call), i+1, describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a number", fname(call), i+1, value.Describe(v))
 		}
 	}
 	return vs, nil
@@ -111,7 +111,7 @@ func fold(acc any, ns []any, op func(a, b int64) int64, fop func(a, b float64) f
 // brain4it leaves it out, so that a function's parameters not passed add
 // nothing: (+ 4 null) is 4. Any other argument that is no number is an
 // InvalidArgument (brain4it leaves those out too).
-func biAdd(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biAdd(t *task, f *frame, call *value.List) (any, error) {
 	var buf argBuf
 	vs, err := t.evalValues(f, call, 1, buf[:])
 	if err != nil {
@@ -138,7 +138,7 @@ func biAdd(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			}
 			sf += n
 		default:
-			return nil, t.errorf(f, "InvalidArgument", "+: argument %d is %s, want a number", i+1, describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "+: argument %d is %s, want a number", i+1, value.Describe(v))
 		}
 	}
 	if isInt {
@@ -148,7 +148,7 @@ func biAdd(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (- a b ...) subtracts the others from a; (- a) negates a.
-func biSub(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSub(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func biSub(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (* a b ...) gives the product; (*) is 1.
-func biMul(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biMul(t *task, f *frame, call *value.List) (any, error) {
 	var buf argBuf
 	ns, err := t.numbers(f, call, buf[:])
 	if err != nil {
@@ -177,7 +177,7 @@ func biMul(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // integer when the division is exact and to a float otherwise (7/2 is 3.5,
 // not 3); an integer divided by 0 is a DivisionByZero exception, a float
 // gives Infinity or NaN.
-func biDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biDiv(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func biDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // those too), functions by their code, as brain4it's, which are lists
 // (=== tells one function from another of the same code), other values by
 // type and content.
-func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biEq(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func biEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (!= a b ...) is (not (= a b ...)): true when any argument differs from
 // the first. brain4it's compares the first two only.
-func biNe(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biNe(t *task, f *frame, call *value.List) (any, error) {
 	eq, err := biEq(t, f, call)
 	if err != nil {
 		return nil, err
@@ -242,7 +242,7 @@ func biNe(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (< a b ...), (> ...), (<= ...) and (>= ...) compare numbers by value and
 // strings by their bytes; with more than two arguments each must compare
 // so with the next. Anything compared with NaN is false.
-func biCompare(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biCompare(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func biCompare(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	for i := 1; i < len(vs); i++ {
 		c, ok := compare(vs[i-1], vs[i])
 		if !ok {
-			return nil, t.errorf(f, "InvalidArgument", "%s: cannot compare %s with %s", op, describe(vs[i-1]), describe(vs[i]))
+			return nil, t.errorf(f, "InvalidArgument", "%s: cannot compare %s with %s", op, value.Describe(vs[i-1]), value.Describe(vs[i]))
 		}
 		if c == unordered {
 			result = false
@@ -322,7 +322,7 @@ func compare(a, b any) (int, bool) {
 
 // (and a b ...) is true when all its arguments are true, evaluating them
 // only until one is false; (and) is true.
-func biAnd(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biAnd(t *task, f *frame, call *value.List) (any, error) {
 	for i := 1; i < call.Len(); i++ {
 		v, err := t.eval(f, call.At(i))
 		if err != nil || !truthy(v) {
@@ -334,7 +334,7 @@ func biAnd(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (or a b ...) is true when any argument is true, evaluating them only
 // until one is; (or) is false.
-func biOr(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biOr(t *task, f *frame, call *value.List) (any, error) {
 	for i := 1; i < call.Len(); i++ {
 		v, err := t.eval(f, call.At(i))
 		if err != nil || truthy(v) {
@@ -345,7 +345,7 @@ func biOr(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (not x) is true when x is false.
-func biNot(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biNot(t *task, f *frame, call *value.List) (any, error) {
 	v, err := t.onlyArg(f, call)
 	if err != nil {
 		return nil, err
@@ -376,7 +376,7 @@ func javaLong(v any) int64 {
 
 // numArgs checks call's arity and evaluates its arguments into buf (see
 // evalValues), which must be numbers.
-func (t *task) numArgs(f *frame, call *kafkabpl.List, min, max int, buf []any) ([]any, error) {
+func (t *task) numArgs(f *frame, call *value.List, min, max int, buf []any) ([]any, error) {
 	if err := t.arity(f, call, min, max); err != nil {
 		return nil, err
 	}
@@ -387,7 +387,7 @@ func (t *task) numArgs(f *frame, call *kafkabpl.List, min, max int, buf []any) (
 // (7 div 2 is 3, -7 div 2 is -3); floats are first truncated to integers
 // (7.9 is 7). A divisor of 0 (or of a float below 1 in size) is a
 // DivisionByZero exception.
-func biIntDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biIntDiv(t *task, f *frame, call *value.List) (any, error) {
 	var buf argBuf
 	ns, err := t.numArgs(f, call, 2, 2, buf[:])
 	if err != nil {
@@ -404,7 +404,7 @@ func biIntDiv(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // ((mod 7 3) is 1, (mod -7 3) is -1, (mod 7.5 2) is 1.5). Of two integers
 // it is an integer, and a divisor of 0 is a DivisionByZero exception; with
 // a float it is a float, and a divisor of 0 gives NaN.
-func biMod(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biMod(t *task, f *frame, call *value.List) (any, error) {
 	var buf argBuf
 	ns, err := t.numArgs(f, call, 2, 2, buf[:])
 	if err != nil {
@@ -426,7 +426,7 @@ func biMod(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (random) gives a random float in [0, 1); (random n) one in [0, n) (in
 // (n, 0] for a negative n), always a float: (random 10) may give
 // 8.836184088394907.
-func biRandom(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biRandom(t *task, f *frame, call *value.List) (any, error) {
 	var buf argBuf
 	ns, err := t.numArgs(f, call, 0, 1, buf[:])
 	if err != nil {
@@ -447,22 +447,22 @@ func biRandom(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // integers is an integer (wrapping around like +), else a float. The
 // variable is set as set sets it: the local one if there is one, else the
 // global.
-func biIncrement(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biIncrement(t *task, f *frame, call *value.List) (any, error) {
 	name := fname(call)
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
 	}
 	target := call.At(1)
-	if l, ok := target.(*kafkabpl.List); ok {
+	if l, ok := target.(*value.List); ok {
 		v, err := t.eval(f, l)
 		if err != nil {
 			return nil, err
 		}
 		target = v
 	}
-	ref, ok := target.(kafkabpl.Reference)
+	ref, ok := target.(value.Reference)
 	if !ok || ref == "" {
-		return nil, t.errorf(f, "InvalidArgument", "%s: want a variable name, got %s", name, describe(target))
+		return nil, t.errorf(f, "InvalidArgument", "%s: want a variable name, got %s", name, value.Describe(target))
 	}
 	var step any = int64(1)
 	if call.Len() > 2 {
@@ -471,7 +471,7 @@ func biIncrement(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			return nil, err
 		}
 		if _, ok := toFloat(v); !ok {
-			return nil, t.errorf(f, "InvalidArgument", "%s: argument 2 is %s, want a number", name, describe(v))
+			return nil, t.errorf(f, "InvalidArgument", "%s: argument 2 is %s, want a number", name, value.Describe(v))
 		}
 		step = v
 	}
@@ -480,7 +480,7 @@ func biIncrement(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		cur = int64(0)
 	}
 	if _, ok := toFloat(cur); !ok {
-		return nil, t.errorf(f, "InvalidArgument", "%s: %s is %s, want a number", name, ref, describe(cur))
+		return nil, t.errorf(f, "InvalidArgument", "%s: %s is %s, want a number", name, ref, value.Describe(cur))
 	}
 	var v any
 	if name == "++" {
@@ -496,7 +496,7 @@ func biIncrement(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // chainEq evaluates the arguments of call in order until one is not eq to
 // the first: how == and === compare.
-func (t *task) chainEq(f *frame, call *kafkabpl.List, eq func(a, b any) bool) (any, error) {
+func (t *task) chainEq(f *frame, call *value.List, eq func(a, b any) bool) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
@@ -519,7 +519,7 @@ func (t *task) chainEq(f *frame, call *kafkabpl.List, eq func(a, b any) bool) (a
 // (== a b ...) is true when all its arguments are equal as = has it, names
 // of list elements included: (== (1 2) ("a" => 1 2)) is false. It stops
 // evaluating its arguments at the first that differs.
-func biNameEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biNameEq(t *task, f *frame, call *value.List) (any, error) {
 	return t.chainEq(f, call, func(a, b any) bool { return equal(a, b, true, nil) })
 }
 
@@ -529,7 +529,7 @@ func biNameEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // differ; NaN is === NaN, 0.0 is not -0.0); strings, byte arrays,
 // booleans and references by content. It stops evaluating its arguments at
 // the first that differs.
-func biExactEq(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biExactEq(t *task, f *frame, call *value.List) (any, error) {
 	return t.chainEq(f, call, exactEqual)
 }
 
@@ -544,8 +544,8 @@ func exactEqual(a, b any) bool {
 	case []byte:
 		y, ok := b.([]byte)
 		return ok && string(x) == string(y)
-	case *kafkabpl.List:
-		y, ok := b.(*kafkabpl.List)
+	case *value.List:
+		y, ok := b.(*value.List)
 		return ok && x == y
 	}
 	if b == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
@@ -555,7 +555,7 @@ func exactEqual(a, b any) bool {
 }
 
 // logarithm is ln and log: one number, a float result.
-func (t *task) logarithm(f *frame, call *kafkabpl.List, log func(float64) float64) (any, error) {
+func (t *task) logarithm(f *frame, call *value.List, log func(float64) float64) (any, error) {
 	var buf argBuf
 	ns, err := t.numArgs(f, call, 1, 1, buf[:])
 	if err != nil {
@@ -568,7 +568,7 @@ func (t *task) logarithm(f *frame, call *kafkabpl.List, log func(float64) float6
 // (ln x) gives the natural logarithm of x, a float: (ln 1) is 0, (ln 0)
 // -Infinity, and a negative x gives NaN. logn is brain4it's name for it.
 // The result is Java's StrictMath.log, to the last bit.
-func biLn(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLn(t *task, f *frame, call *value.List) (any, error) {
 	return t.logarithm(f, call, javaLog)
 }
 
@@ -577,7 +577,7 @@ func biLn(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // for it.
 // The result is Java's StrictMath.log10, to the last bit: (log 5) is
 // 0.6989700043360189, and a power of ten gives its exact exponent.
-func biLog(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLog(t *task, f *frame, call *value.List) (any, error) {
 	return t.logarithm(f, call, javaLog10)
 }
 
@@ -585,7 +585,7 @@ func biLog(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // floats are first truncated to integers, as div does.
 
 // bits evaluates the arguments of a bit function as integers.
-func (t *task) bits(f *frame, call *kafkabpl.List, min, max int) ([]int64, error) {
+func (t *task) bits(f *frame, call *value.List, min, max int) ([]int64, error) {
 	var buf argBuf
 	ns, err := t.numArgs(f, call, min, max, buf[:])
 	if err != nil {
@@ -600,7 +600,7 @@ func (t *task) bits(f *frame, call *kafkabpl.List, min, max int) ([]int64, error
 
 // (bit-and a b ...) gives the bitwise and of its arguments; (bit-and) is
 // -1, all bits set. (bit-and 0xff 0xf4) is 244.
-func biBitAnd(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biBitAnd(t *task, f *frame, call *value.List) (any, error) {
 	is, err := t.bits(f, call, 0, -1)
 	if err != nil {
 		return nil, err
@@ -613,7 +613,7 @@ func biBitAnd(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (bit-or a b ...) gives the bitwise or of its arguments; (bit-or) is 0.
-func biBitOr(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biBitOr(t *task, f *frame, call *value.List) (any, error) {
 	is, err := t.bits(f, call, 0, -1)
 	if err != nil {
 		return nil, err
@@ -627,7 +627,7 @@ func biBitOr(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (bit-xor a b ...) gives the bitwise exclusive or of its arguments;
 // (bit-xor) is 0.
-func biBitXor(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biBitXor(t *task, f *frame, call *value.List) (any, error) {
 	is, err := t.bits(f, call, 0, -1)
 	if err != nil {
 		return nil, err
@@ -640,7 +640,7 @@ func biBitXor(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (bit-not a) gives a with every bit flipped: (bit-not 0xff) is -256.
-func biBitNot(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biBitNot(t *task, f *frame, call *value.List) (any, error) {
 	is, err := t.bits(f, call, 1, 1)
 	if err != nil {
 		return nil, err
@@ -652,7 +652,7 @@ func biBitNot(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // 16 4) is 1, (bit-shift -16 2) is -4), or left by -n bits when n is
 // negative ((bit-shift 1 -4) is 16). Shifting by 64 bits or more gives 0,
 // or -1 for a negative a shifted right.
-func biBitShift(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biBitShift(t *task, f *frame, call *value.List) (any, error) {
 	is, err := t.bits(f, call, 2, 2)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,7 @@ package bpl
 import (
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // Path references whose parts are quoted, as in /"Hello friend"/"John
@@ -24,7 +24,7 @@ func quotedPath(name string) []string {
 			if end < 0 {
 				return nil
 			}
-			vs, err := kafkabpl.Parse(name[:end+1])
+			vs, err := value.Parse(name[:end+1])
 			if err != nil || len(vs) != 1 {
 				return nil
 			}
@@ -87,7 +87,7 @@ func pathName(s string) (text string, ok bool) {
 	if strings.ContainsFunc(s, func(r rune) bool {
 		return r <= ' ' || strings.ContainsRune(`()/"`, r)
 	}) || !isReferenceText(s) {
-		return kafkabpl.Format(s), true
+		return value.Format(s), true
 	}
 	return s, true
 }

@@ -3,7 +3,7 @@ package bpl
 import (
 	"iter"
 
-	"github.com/brain4it/kafkabpl/internal/lazyarg"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // scope holds the local variables of a frame. The first few live in the
@@ -27,15 +27,15 @@ const inlineLocals = 4
 func (s *scope) get(name string) (any, bool) {
 	for i := range s.n {
 		if s.names[i] == name {
-			if lv, ok := s.vals[i].(*lazyarg.Value); ok {
-				s.vals[i] = lv.Make(lv.Arg)
+			if lv, ok := s.vals[i].(*value.Lazy); ok {
+				s.vals[i] = value.Force(lv)
 			}
 			return s.vals[i], true
 		}
 	}
 	v, ok := s.more[name]
-	if lv, lazy := v.(*lazyarg.Value); lazy {
-		v = lv.Make(lv.Arg)
+	if lv, lazy := v.(*value.Lazy); lazy {
+		v = value.Force(lv)
 		s.more[name] = v
 	}
 	return v, ok

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The string family: case, trimming, measuring, cutting and searching
@@ -58,7 +58,7 @@ const (
 
 // stringArgs checks call's arity and evaluates its arguments; those at
 // the indexes (from 0) in strs must be strings.
-func (t *task) stringArgs(f *frame, call *kafkabpl.List, min, max int, strs ...int) (*kafkabpl.List, error) {
+func (t *task) stringArgs(f *frame, call *value.List, min, max int, strs ...int) (*value.List, error) {
 	if err := t.arity(f, call, min, max); err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (t *task) stringArgs(f *frame, call *kafkabpl.List, min, max int, strs ...i
 			continue
 		}
 		if _, ok := args.At(i).(string); !ok {
-			return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a string", fname(call), i+1, describe(args.At(i)))
+			return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a string", fname(call), i+1, value.Describe(args.At(i)))
 		}
 	}
 	return args, nil
@@ -79,16 +79,16 @@ func (t *task) stringArgs(f *frame, call *kafkabpl.List, min, max int, strs ...i
 
 // stringIndex reads argument i of args, an index: an integer, or a float
 // truncated toward zero as Java's intValue does.
-func (t *task) stringIndex(f *frame, call, args *kafkabpl.List, i int) (int64, error) {
+func (t *task) stringIndex(f *frame, call, args *value.List, i int) (int64, error) {
 	v := args.At(i)
 	if _, ok := toFloat(v); !ok {
-		return 0, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want an index", fname(call), i+1, describe(v))
+		return 0, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want an index", fname(call), i+1, value.Describe(v))
 	}
 	return javaLong(v), nil
 }
 
 // oneString is how downcase, upcase, trim and length start.
-func (t *task) oneString(f *frame, call *kafkabpl.List) (string, error) {
+func (t *task) oneString(f *frame, call *value.List) (string, error) {
 	args, err := t.stringArgs(f, call, 1, 1, 0)
 	if err != nil {
 		return "", err
@@ -98,7 +98,7 @@ func (t *task) oneString(f *frame, call *kafkabpl.List) (string, error) {
 
 // (downcase s) gives s in lower case (Unicode's mapping, whatever the
 // locale): (downcase "ABCD123f") is "abcd123f".
-func biDowncase(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biDowncase(t *task, f *frame, call *value.List) (any, error) {
 	s, err := t.oneString(f, call)
 	if err != nil {
 		return nil, err
@@ -107,7 +107,7 @@ func biDowncase(t *task, f *frame, call *kafkabpl.List) (any, error) {
 }
 
 // (upcase s) gives s in upper case: (upcase "Abc123") is "ABC123".
-func biUpcase(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biUpcase(t *task, f *frame, call *value.List) (any, error) {
 	s, err := t.oneString(f, call)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func biUpcase(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (trim s) gives s without the spaces and control characters (those up to
 // U+0020, as Java's trim) at its ends; other Unicode spaces stay.
-func biTrim(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biTrim(t *task, f *frame, call *value.List) (any, error) {
 	s, err := t.oneString(f, call)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func biTrim(t *task, f *frame, call *kafkabpl.List) (any, error) {
 
 // (length s) gives the number of characters of s: (length "Brain4it") is
 // 8, (length "") 0.
-func biLength(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLength(t *task, f *frame, call *value.List) (any, error) {
 	s, err := t.oneString(f, call)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func isASCII(s string) bool {
 // the end: (substring "Federation" 2 4) is "de", (substring "Federation"
 // 2) "deration". An index below 0 or past the end, or to before from, is
 // an InvalidArgument exception. substr is another name for it.
-func biSubstring(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSubstring(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.stringArgs(f, call, 2, 3, 0)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func biSubstring(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // (locate-string "My car is red" "r") is 5, (locate-string "My car is red"
 // "r" 7) 10. An empty sub is found at from (or at the end when from is past
 // it). findstr is another name for it.
-func biLocateString(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biLocateString(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.stringArgs(f, call, 2, 3, 0, 1)
 	if err != nil {
 		return nil, err
@@ -252,17 +252,17 @@ func compileRegex(pattern string) (*regexp.Regexp, error) {
 	}
 	parsed, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return nil, fmt.Errorf("bad regular expression %s: %v", strconv.Quote(short(pattern)), syntaxReason(err))
+		return nil, fmt.Errorf("bad regular expression %s: %v", strconv.Quote(value.Short(pattern)), syntaxReason(err))
 	}
 	prog, err := syntax.Compile(parsed.Simplify())
 	if err != nil {
-		return nil, fmt.Errorf("bad regular expression %s: %v", strconv.Quote(short(pattern)), syntaxReason(err))
+		return nil, fmt.Errorf("bad regular expression %s: %v", strconv.Quote(value.Short(pattern)), syntaxReason(err))
 	}
 	if len(prog.Inst) > maxRegexInsts {
-		return nil, fmt.Errorf("regular expression %s is too complex (over %d instructions)", strconv.Quote(short(pattern)), maxRegexInsts)
+		return nil, fmt.Errorf("regular expression %s is too complex (over %d instructions)", strconv.Quote(value.Short(pattern)), maxRegexInsts)
 	}
 	if re, err = regexp.Compile(pattern); err != nil {
-		return nil, fmt.Errorf("bad regular expression %s: %v", strconv.Quote(short(pattern)), syntaxReason(err))
+		return nil, fmt.Errorf("bad regular expression %s: %v", strconv.Quote(value.Short(pattern)), syntaxReason(err))
 	}
 	regexCache.Lock()
 	if len(regexCache.m) >= 256 {
@@ -330,7 +330,7 @@ func (t *task) regexWork(f *frame, fn, text string, work func() (any, error)) (a
 // ("a" "b"), (split "," ",") is ()), an empty match at the start makes no
 // empty first part, and s without a match is the one part: (split "" ",")
 // is (""). A bad regex is an InvalidArgument exception.
-func biSplit(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biSplit(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.stringArgs(f, call, 1, 2, 0, 1)
 	if err != nil {
 		return nil, err
@@ -358,13 +358,13 @@ func biSplit(t *task, f *frame, call *kafkabpl.List) (any, error) {
 			start = m[1]
 		}
 		if start == 0 {
-			return kafkabpl.NewList(s), nil
+			return value.NewList(s), nil
 		}
 		parts = append(parts, s[start:])
 		for len(parts) > 0 && parts[len(parts)-1] == "" {
 			parts = parts[:len(parts)-1]
 		}
-		l := &kafkabpl.List{}
+		l := &value.List{}
 		for _, p := range parts {
 			l.Append(p)
 		}
@@ -376,7 +376,7 @@ func biSplit(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // matches the whole of s, as Java's String.matches: (match-string "Hello"
 // ".*e.*") is true, (match-string "Hello" "e") false. A bad regex is an
 // InvalidArgument exception.
-func biMatchString(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biMatchString(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.stringArgs(f, call, 2, 2, 0, 1)
 	if err != nil {
 		return nil, err
@@ -403,7 +403,7 @@ func biMatchString(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // followed by anything else, a group that does not exist, a trailing
 // backslash, a bad regex or a result over maxText bytes is an
 // InvalidArgument exception.
-func biReplaceString(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biReplaceString(t *task, f *frame, call *value.List) (any, error) {
 	args, err := t.stringArgs(f, call, 3, 3, 0, 1, 2)
 	if err != nil {
 		return nil, err

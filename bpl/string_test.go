@@ -94,7 +94,7 @@ func TestStringErrors(t *testing.T) {
 		{`(downcase)`, "InvalidArgument", "downcase: want 1 argument, got 0", 1},
 		{`(downcase null)`, "InvalidArgument", "downcase: argument 1 is null, want a string", 1},
 		{`(upcase 1)`, "InvalidArgument", "upcase: argument 1 is 1, want a string", 1},
-		{`(trim (1))`, "InvalidArgument", "trim: argument 1 is a list of 1 element, want a string", 1},
+		{`(trim (1))`, "InvalidArgument", "trim: argument 1 is the list (1), want a string", 1},
 		{`(trim "a" "b")`, "InvalidArgument", "trim: want 1 argument, got 2", 1},
 		{`(length null)`, "InvalidArgument", "length: argument 1 is null, want a string", 1},
 		{`(substring "abc")`, "InvalidArgument", "substring: want 2 to 3 arguments, got 1", 1},

@@ -9,7 +9,7 @@ import (
 	_ "time/tzdata" // time zones by name even where the system has no zoneinfo
 	"unicode/utf8"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The time family: dates as milliseconds since 1970-01-01T00:00:00Z, and
@@ -52,7 +52,7 @@ const defaultDatePattern = "MMM d, yyyy h:mm:ss a"
 
 // timeArgs checks call's arity and evaluates its arguments: the unnamed
 // ones, and the zone of "time-zone" => name (the local zone without it).
-func (t *task) timeArgs(f *frame, call *kafkabpl.List, min, max int) ([]any, *time.Location, error) {
+func (t *task) timeArgs(f *frame, call *value.List, min, max int) ([]any, *time.Location, error) {
 	args, err := t.evalArgs(f, call, 1)
 	if err != nil {
 		return nil, nil, err
@@ -66,7 +66,7 @@ func (t *task) timeArgs(f *frame, call *kafkabpl.List, min, max int) ([]any, *ti
 		case "time-zone":
 			s, ok := v.(string)
 			if !ok {
-				return nil, nil, t.errorf(f, "InvalidArgument", "%s: time-zone is %s, want a zone name", fname(call), describe(v))
+				return nil, nil, t.errorf(f, "InvalidArgument", "%s: time-zone is %s, want a zone name", fname(call), value.Describe(v))
 			}
 			if loc, err = zoneByName(s); err != nil {
 				return nil, nil, t.errorf(f, "InvalidArgument", "%s: %v", fname(call), err)
@@ -91,7 +91,7 @@ func zoneByName(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("unknown time zone %s", strconv.Quote(short(name)))
+		return nil, fmt.Errorf("unknown time zone %s", strconv.Quote(value.Short(name)))
 	}
 	return loc, nil
 }
@@ -161,9 +161,9 @@ func readOffset(s string, short bool) (int, int, bool) {
 }
 
 // millisArg reads a date in milliseconds: a number (a float truncated).
-func (t *task) millisArg(f *frame, call *kafkabpl.List, v any, i int) (int64, error) {
+func (t *task) millisArg(f *frame, call *value.List, v any, i int) (int64, error) {
 	if _, ok := toFloat(v); !ok {
-		return 0, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a date in milliseconds", fname(call), i+1, describe(v))
+		return 0, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a date in milliseconds", fname(call), i+1, value.Describe(v))
 	}
 	return javaLong(v), nil
 }
@@ -182,7 +182,7 @@ func (t *task) millisArg(f *frame, call *kafkabpl.List, v any, i int) (int64, er
 // keeps the time of day; adding hours and smaller units adds elapsed time.
 // Setting a field past its range carries over to the next larger one
 // (day_of_month 32 of January is February 1).
-func biDate(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biDate(t *task, f *frame, call *value.List) (any, error) {
 	args, loc, err := t.timeArgs(f, call, 0, 4)
 	if err != nil {
 		return nil, err
@@ -194,12 +194,12 @@ func biDate(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	switch cmd {
 	case nil, "now":
 		if len(args) > 1 {
-			return nil, t.errorf(f, "InvalidArgument", "date: want no arguments after %s, got %d", describe(cmd), len(args)-1)
+			return nil, t.errorf(f, "InvalidArgument", "date: want no arguments after %s, got %d", value.Describe(cmd), len(args)-1)
 		}
 		return time.Now().UnixMilli(), nil
 	case "add", "set":
 	default:
-		return nil, t.errorf(f, "InvalidArgument", `date: want "now", "add" or "set", got %s`, describe(cmd))
+		return nil, t.errorf(f, "InvalidArgument", `date: want "now", "add" or "set", got %s`, value.Describe(cmd))
 	}
 	if len(args) != 4 {
 		return nil, t.errorf(f, "InvalidArgument", "date: %s wants a date, a field and a value, got %d arguments", cmd, len(args)-1)
@@ -210,10 +210,10 @@ func biDate(t *task, f *frame, call *kafkabpl.List) (any, error) {
 	}
 	field, ok := args[2].(string)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "date: argument 3 is %s, want a field name", describe(args[2]))
+		return nil, t.errorf(f, "InvalidArgument", "date: argument 3 is %s, want a field name", value.Describe(args[2]))
 	}
 	if _, ok := toFloat(args[3]); !ok {
-		return nil, t.errorf(f, "InvalidArgument", "date: argument 4 is %s, want a number", describe(args[3]))
+		return nil, t.errorf(f, "InvalidArgument", "date: argument 4 is %s, want a number", value.Describe(args[3]))
 	}
 	n := javaLong(args[3])
 	if n < -1<<31 || n >= 1<<31 {
@@ -227,7 +227,7 @@ func biDate(t *task, f *frame, call *kafkabpl.List) (any, error) {
 		r, ok = dateSet(d, field, int(n))
 	}
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "date: unknown field %s", describe(field))
+		return nil, t.errorf(f, "InvalidArgument", "date: unknown field %s", value.Describe(field))
 	}
 	return r.UnixMilli(), nil
 }
@@ -361,7 +361,7 @@ func parsePattern(pattern, lang string) ([]dateToken, error) {
 			j := i + 1
 			for ; ; j++ {
 				if j >= len(pattern) {
-					return nil, fmt.Errorf("the pattern %s has an unterminated quote", strconv.Quote(short(pattern)))
+					return nil, fmt.Errorf("the pattern %s has an unterminated quote", strconv.Quote(value.Short(pattern)))
 				}
 				if pattern[j] == '\'' {
 					if j+1 < len(pattern) && pattern[j+1] == '\'' {
@@ -389,7 +389,7 @@ func parsePattern(pattern, lang string) ([]dateToken, error) {
 				return nil, fmt.Errorf("%s is not a pattern letter (quote text: 'text')", strconv.Quote(pattern[i:j]))
 			}
 			if tk.named() && lang != "" && !strings.HasPrefix(strings.ToLower(lang), "en") {
-				return nil, fmt.Errorf("names are in English only, not in %s", strconv.Quote(short(lang)))
+				return nil, fmt.Errorf("names are in English only, not in %s", strconv.Quote(value.Short(lang)))
 			}
 			toks = append(toks, tk)
 			i = j
@@ -516,7 +516,7 @@ func parseDate(s string, toks []dateToken, loc *time.Location) (time.Time, error
 	pm, bc := -1, false
 	pos := 0
 	fail := func(what string) error {
-		return fmt.Errorf("cannot read %s as a date: %s at character %d", strconv.Quote(short(s)), what, utf8.RuneCountInString(s[:pos]))
+		return fmt.Errorf("cannot read %s as a date: %s at character %d", strconv.Quote(value.Short(s)), what, utf8.RuneCountInString(s[:pos]))
 	}
 	for i, tk := range toks {
 		rest := s[pos:]
@@ -661,7 +661,7 @@ func readZone(s string, letter byte, loc *time.Location) (*time.Location, int, e
 
 // datePattern reads the optional pattern and language of parse-date and
 // format-date, from args[1] on.
-func (t *task) datePattern(f *frame, call *kafkabpl.List, args []any) ([]dateToken, error) {
+func (t *task) datePattern(f *frame, call *value.List, args []any) ([]dateToken, error) {
 	pattern, lang := defaultDatePattern, ""
 	for i, p := range []*string{&pattern, &lang} {
 		if len(args) <= i+1 || args[i+1] == nil {
@@ -669,7 +669,7 @@ func (t *task) datePattern(f *frame, call *kafkabpl.List, args []any) ([]dateTok
 		}
 		s, ok := args[i+1].(string)
 		if !ok {
-			return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a string", fname(call), i+2, describe(args[i+1]))
+			return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a string", fname(call), i+2, value.Describe(args[i+1]))
 		}
 		*p = s
 	}
@@ -685,7 +685,7 @@ func (t *task) datePattern(f *frame, call *kafkabpl.List, args []any) ([]dateTok
 // "time-zone" => name (by default the local one): (format-date 0
 // "yyyy/MM/dd HH:mm" "time-zone" => "UTC") is "1970/01/01 00:00". pattern
 // and language are optional (see the family's comment above).
-func biFormatDate(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biFormatDate(t *task, f *frame, call *value.List) (any, error) {
 	args, loc, err := t.timeArgs(f, call, 1, 3)
 	if err != nil {
 		return nil, err
@@ -710,14 +710,14 @@ func biFormatDate(t *task, f *frame, call *kafkabpl.List) (any, error) {
 // ("32/01/2020" is February 1); text after the pattern is ignored; two-digit
 // years (yy) fall within 80 years before and 20 after now. Text that does
 // not fit the pattern is an InvalidArgument exception.
-func biParseDate(t *task, f *frame, call *kafkabpl.List) (any, error) {
+func biParseDate(t *task, f *frame, call *value.List) (any, error) {
 	args, loc, err := t.timeArgs(f, call, 1, 3)
 	if err != nil {
 		return nil, err
 	}
 	s, ok := args[0].(string)
 	if !ok {
-		return nil, t.errorf(f, "InvalidArgument", "parse-date: argument 1 is %s, want a string", describe(args[0]))
+		return nil, t.errorf(f, "InvalidArgument", "parse-date: argument 1 is %s, want a string", value.Describe(args[0]))
 	}
 	toks, err := t.datePattern(f, call, args)
 	if err != nil {

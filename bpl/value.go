@@ -2,22 +2,21 @@ package bpl
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // copyData returns a deep copy of a data list, so that changing what a
 // script got from a literal never changes the code.
-// A list read with a brain4it tag is kept, not copied (see value_tags.go).
-func copyData(l *kafkabpl.List) *kafkabpl.List {
-	c := &kafkabpl.List{}
+// A list read with a brain4it tag is kept, not copied (see value.Parse).
+func copyData(l *value.List) *value.List {
+	c := &value.List{}
 	for i := range l.Len() {
 		v := l.At(i)
-		if sub, ok := v.(*kafkabpl.List); ok && !isTagged(sub) {
+		if sub, ok := v.(*value.List); ok && !sub.Tagged() {
 			v = copyData(sub)
 		}
 		c.AppendNamed(l.Name(i), v)
@@ -28,13 +27,13 @@ func copyData(l *kafkabpl.List) *kafkabpl.List {
 // contains reports whether v is target or holds it at any depth: putting
 // v into target would then make a list that contains itself, which no
 // printer or comparison could finish.
-func contains(v any, target *kafkabpl.List) bool {
-	l, ok := v.(*kafkabpl.List)
+func contains(v any, target *value.List) bool {
+	l, ok := v.(*value.List)
 	if !ok {
 		return false
 	}
-	seen := map[*kafkabpl.List]bool{}
-	stack := []*kafkabpl.List{l}
+	seen := map[*value.List]bool{}
+	stack := []*value.List{l}
 	for len(stack) > 0 {
 		l := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -46,7 +45,7 @@ func contains(v any, target *kafkabpl.List) bool {
 		}
 		seen[l] = true
 		for _, e := range l.Values() {
-			if sub, ok := e.(*kafkabpl.List); ok {
+			if sub, ok := e.(*value.List); ok {
 				stack = append(stack, sub)
 			}
 		}
@@ -68,7 +67,7 @@ func truthy(v any) bool {
 		return v != 0
 	case string:
 		return strings.EqualFold(v, "true")
-	case *kafkabpl.List:
+	case *value.List:
 		return v.Len() > 0
 	}
 	return true
@@ -83,15 +82,15 @@ const maxText = 1 << 26
 // text is toText for builtins: an InvalidArgument exception when the text
 // would be longer than maxText.
 func (t *task) text(f *frame, fn string, v any) (string, error) {
-	if l, ok := v.(*kafkabpl.List); ok && textSize(l, map[*kafkabpl.List]int{}) > maxText {
-		return "", t.errorf(f, "InvalidArgument", "%s: %s is too large to write as text (over %d bytes)", fn, describe(v), maxText)
+	if l, ok := v.(*value.List); ok && textSize(l, map[*value.List]int{}) > maxText {
+		return "", t.errorf(f, "InvalidArgument", "%s: %s is too large to write as text (over %d bytes)", fn, value.Describe(v), maxText)
 	}
 	return toText(v), nil
 }
 
 // textSize is a lower bound of the length of l in BPL text, computed once
 // per shared sublist; it saturates above maxText.
-func textSize(l *kafkabpl.List, memo map[*kafkabpl.List]int) int {
+func textSize(l *value.List, memo map[*value.List]int) int {
 	if n, ok := memo[l]; ok {
 		return n
 	}
@@ -103,7 +102,7 @@ func textSize(l *kafkabpl.List, memo map[*kafkabpl.List]int) int {
 			n += len(name) + 6 // "name" =>
 		}
 		switch v := v.(type) {
-		case *kafkabpl.List:
+		case *value.List:
 			n += textSize(v, memo)
 		case string:
 			n += len(v) + 2
@@ -132,55 +131,20 @@ func toText(v any) string {
 	case int64:
 		return strconv.FormatInt(v, 10) // as Format writes it, without its buffer
 	}
-	return formatValue(v)
+	return value.Format(v)
 }
 
 // atomText is toText for values that are not lists or functions.
 func atomText(v any) (string, bool) {
 	switch v.(type) {
-	case *kafkabpl.List, kafkabpl.Callable:
+	case *value.List, value.Callable:
 		return "", false
 	}
 	return toText(v), true
 }
 
-// describe names a value in an error message, briefly: a message never
-// prints a whole list.
-func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case *kafkabpl.List:
-		if v.Len() == 1 {
-			return "a list of 1 element"
-		}
-		return fmt.Sprintf("a list of %d elements", v.Len())
-	case kafkabpl.Callable:
-		return "a function"
-	case kafkabpl.Reference:
-		return "the reference " + short(string(v))
-	case string:
-		return "the string " + short(kafkabpl.Format(v))
-	case []byte:
-		return fmt.Sprintf("a byte array of %d bytes", len(v))
-	}
-	return short(kafkabpl.Format(v))
-}
-
-// short cuts s to at most 40 characters.
-func short(s string) string {
-	n := 0
-	for i := range s {
-		if n == 40 {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
-}
-
 // pair is two lists being compared.
-type pair struct{ a, b *kafkabpl.List }
+type pair struct{ a, b *value.List }
 
 // equal compares values as brain4it does: numbers by value (1 = 1.0; NaN
 // = NaN, as Java's Double.equals has it), lists element by element (and
@@ -216,14 +180,14 @@ func equal(a, b any, names bool, seen map[pair]bool) bool {
 	case []byte:
 		y, ok := b.([]byte)
 		return ok && bytes.Equal(x, y)
-	case kafkabpl.Reference:
-		y, ok := b.(kafkabpl.Reference)
+	case value.Reference:
+		y, ok := b.(value.Reference)
 		return ok && x == y
 	case *Function:
 		y, ok := b.(*Function)
 		return ok && (x == y || equal(x.def, y.def, names, seen))
-	case *kafkabpl.List:
-		y, ok := b.(*kafkabpl.List)
+	case *value.List:
+		y, ok := b.(*value.List)
 		if !ok || x.Len() != y.Len() {
 			return false
 		}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // brain4it's tags for shared and cyclic lists: read, printed, round-tripped.
@@ -40,9 +40,9 @@ func TestTags(t *testing.T) {
 
 func TestTagsRun(t *testing.T) {
 	in := New(nil)
-	in.Define("lib", func(context.Context, *kafkabpl.List) (any, error) { return "called", nil })
+	in.Define("lib", func(context.Context, *value.List) (any, error) { return "called", nil })
 	_, _, err := run(t, in, "(print 1)\n(print (<@1>))")
-	var syn *kafkabpl.SyntaxError
+	var syn *value.SyntaxError
 	if !errors.As(err, &syn) || syn.Line != 2 {
 		t.Errorf("a link to no list: %v, want a SyntaxError on line 2", err)
 	}
@@ -61,7 +61,7 @@ func TestTagsRun(t *testing.T) {
 	if err := in.Run(context.Background(), "t", `(quote (<#1> 1 <@1>))`, func(v any) { last = v }); err != nil {
 		t.Fatal(err)
 	}
-	if s := kafkabpl.Format(last); s != "(<#1> 1 <@1>)" {
+	if s := value.Format(last); s != "(<#1> 1 <@1>)" {
 		t.Errorf("callback value prints %s", s)
 	}
 }

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // client is the tests' own brain4it client: it speaks the protocol as
@@ -82,7 +81,7 @@ func (c *client) do(method, path, body string, hdr ...string) response {
 	}
 	r := response{status: resp.StatusCode, header: resp.Header, text: string(b)}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") && len(b) > 0 {
-		if vs, err := bpl.Parse(string(b)); err == nil && len(vs) == 1 {
+		if vs, err := value.Parse(string(b)); err == nil && len(vs) == 1 {
 			r.value = vs[0]
 		}
 	}
@@ -104,7 +103,7 @@ func (c *client) ok(method, path, body string, hdr ...string) string {
 func (c *client) fails(method, path, body, typ, msg string, hdr ...string) string {
 	c.t.Helper()
 	r := c.do(method, path, body, hdr...)
-	l, _ := r.value.(*kafkabpl.List)
+	l, _ := r.value.(*value.List)
 	if r.status != http.StatusInternalServerError || l == nil || l.Len() == 0 || l.At(0) != typ {
 		c.t.Fatalf("%s %s %q: want 500 %s, got HTTP %d %s", method, path, body, typ, r.status, r.text)
 	}
@@ -126,11 +125,11 @@ type monitor struct {
 // watch opens a monitor stream on module for fns, with interval ms.
 func (c *client) watch(ctx context.Context, module string, interval int, fns ...string) *monitor {
 	c.t.Helper()
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for _, fn := range fns {
 		l.Append(fn)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/"+module, strings.NewReader(kafkabpl.Format(l)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/"+module, strings.NewReader(value.Format(l)))
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -152,7 +151,7 @@ func (c *client) watch(ctx context.Context, module string, interval int, fns ...
 	if !sc.Scan() {
 		c.t.Fatalf("watch %s: no session id: %v", module, sc.Err())
 	}
-	vs, err := bpl.Parse(sc.Text())
+	vs, err := value.Parse(sc.Text())
 	if err != nil || len(vs) != 1 {
 		c.t.Fatalf("watch %s: first line %q is not a session id", module, sc.Text())
 	}
@@ -193,29 +192,29 @@ func (m *monitor) next(t testing.TB, d time.Duration) change {
 			if line == "" {
 				continue // a ping
 			}
-			vs, err := bpl.Parse(line)
+			vs, err := value.Parse(line)
 			l, _ := firstList(vs)
 			if err != nil || l == nil || l.Len() != 3 {
 				t.Fatalf("monitor line %q is not (fn value time)", line)
 			}
 			fn, _ := l.At(0).(string)
 			st, _ := l.At(2).(int64)
-			return change{fn: fn, value: l.At(1), text: kafkabpl.Format(l.At(1)), serverTime: st}
+			return change{fn: fn, value: l.At(1), text: value.Format(l.At(1)), serverTime: st}
 		case <-timer.C:
 			t.Fatalf("no monitor change in %v", d)
 		}
 	}
 }
 
-func firstList(vs []any) (*kafkabpl.List, bool) {
+func firstList(vs []any) (*value.List, bool) {
 	if len(vs) != 1 {
 		return nil, false
 	}
-	l, ok := vs[0].(*kafkabpl.List)
+	l, ok := vs[0].(*value.List)
 	return l, ok
 }
 
-func itoa(n int) string { return kafkabpl.Format(int64(n)) }
+func itoa(n int) string { return value.Format(int64(n)) }
 
 // headerNames sends a request on a connection of its own and returns the
 // answer's header names as they were written on the wire (net/http's

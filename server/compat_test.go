@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The tests in this file hold what brain4it's own clients (the web
@@ -61,7 +61,7 @@ func TestMonitorEndedAtTheRoot(t *testing.T) {
 	if ch := mon.next(t, 10*time.Second); ch.fn != "@v" || ch.text != "1" {
 		t.Fatalf("first line: %+v", ch)
 	}
-	if got := anon.ok("POST", "/", kafkabpl.Format(mon.id), MonitorHeader, "0"); got != `"unwatched"` {
+	if got := anon.ok("POST", "/", value.Format(mon.id), MonitorHeader, "0"); got != `"unwatched"` {
 		t.Fatalf("unwatch at the root: %s", got)
 	}
 	timer := time.NewTimer(10 * time.Second)
@@ -96,28 +96,28 @@ func TestErrorsSayWhichCall(t *testing.T) {
 		{`(throw ("Mine" "message" => "m" "code" => "mine"))`, "Mine", `"mine"`},
 	} {
 		r := c.do("POST", "/m", tc.body)
-		l, _ := r.value.(*kafkabpl.List)
+		l, _ := r.value.(*value.List)
 		if r.status != 500 || l == nil {
 			t.Fatalf("%s: want a 500 exception list, got %d %s", tc.body, r.status, r.text)
 		}
 		code, ok := l.Get("code")
 		if tc.code == "" {
 			// whatever failed, the code is a call of the body
-			if cl, _ := code.(*kafkabpl.List); !ok || cl == nil || !strings.Contains(tc.body, kafkabpl.Format(cl)) {
+			if cl, _ := code.(*value.List); !ok || cl == nil || !strings.Contains(tc.body, value.Format(cl)) {
 				t.Errorf("%s: code %v is not a call of the body (answer %s)", tc.body, code, r.text)
 			}
 			continue
 		}
-		if l.At(0) != tc.typ || !ok || kafkabpl.Format(code) != tc.code {
+		if l.At(0) != tc.typ || !ok || value.Format(code) != tc.code {
 			t.Errorf("%s: want type %s and code %s, got %s", tc.body, tc.typ, tc.code, r.text)
 		}
 	}
 	r := c.do("POST", "/m/@bad", "")
-	if l, _ := r.value.(*kafkabpl.List); r.status != 500 || l == nil || l.At(0) != "Inner" || l.Index("code") >= 0 {
+	if l, _ := r.value.(*value.List); r.status != 500 || l == nil || l.At(0) != "Inner" || l.Index("code") >= 0 {
 		t.Errorf("exterior error: want Inner without code, got %d %s", r.status, r.text)
 	}
 	r = c.do("POST", "/m", "(+ 1")
-	if l, _ := r.value.(*kafkabpl.List); r.status != 500 || l == nil || l.Index("code") >= 0 {
+	if l, _ := r.value.(*value.List); r.status != 500 || l == nil || l.Index("code") >= 0 {
 		t.Errorf("parse error: want no code, got %d %s", r.status, r.text)
 	}
 	// a try handler's exception value is the script's, without the code

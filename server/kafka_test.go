@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The example module: its start spawns a kafka-poll loop against an
@@ -47,14 +48,14 @@ func TestKafkaTemperatureModule(t *testing.T) {
 	defer lib.Close(context.Background())
 	send := func(v string) {
 		t.Helper()
-		p, err := lib.Functions()["kafka-producer"](ctx, kafkabpl.NewList(cluster.Servers()))
+		p, err := lib.Functions()["kafka-producer"](ctx, value.NewList(cluster.Servers()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lib.Functions()["kafka-send"](ctx, kafkabpl.NewList(p, "temperature", v)); err != nil {
+		if _, err := lib.Functions()["kafka-send"](ctx, value.NewList(p, "temperature", v)); err != nil {
 			t.Fatal(err)
 		}
-		lib.Functions()["kafka-destroy"](ctx, kafkabpl.NewList(p))
+		lib.Functions()["kafka-destroy"](ctx, value.NewList(p))
 	}
 	// the consumer reads from the latest offset once it has joined its
 	// group: send until a reading arrives
@@ -104,32 +105,32 @@ func TestKafkaTemperatureModule(t *testing.T) {
 	// layouts (dimensions and widget places) and a polling interval
 	dmon := c.watch(ctx, "temperature", 0, "@dashboards")
 	ch := dmon.next(t, 10*time.Second)
-	dashboards, ok := ch.value.(*kafkabpl.List)
+	dashboards, ok := ch.value.(*value.List)
 	if ch.fn != "@dashboards" || !ok || dashboards.Len() == 0 || dashboards.Name(0) == "" {
 		t.Fatalf("@dashboards: %s", ch.text)
 	}
-	db := dashboards.At(0).(*kafkabpl.List)
+	db := dashboards.At(0).(*value.List)
 	widgets, _ := db.Get("widgets")
 	layouts, _ := db.Get("layouts")
 	if _, ok := db.Get("polling-interval"); !ok {
 		t.Fatalf("no polling-interval: %s", ch.text)
 	}
-	layout := layouts.(*kafkabpl.List).At(0).(*kafkabpl.List)
+	layout := layouts.(*value.List).At(0).(*value.List)
 	dims, _ := layout.Get("dimensions")
-	if dl, ok := dims.(*kafkabpl.List); !ok || dl.Len() != 2 {
+	if dl, ok := dims.(*value.List); !ok || dl.Len() != 2 {
 		t.Fatalf("dimensions: %s", ch.text)
 	}
 	places, _ := layout.Get("widgets")
-	for _, p := range places.(*kafkabpl.List).Values() {
-		place := p.(*kafkabpl.List)
+	for _, p := range places.(*value.List).Values() {
+		place := p.(*value.List)
 		name, _ := place.At(0).(string)
-		def, ok := widgets.(*kafkabpl.List).Get(name)
+		def, ok := widgets.(*value.List).Get(name)
 		if !ok || (place.Len() != 3 && place.Len() != 5) {
-			t.Fatalf("widget place %s", kafkabpl.Format(place))
+			t.Fatalf("widget place %s", value.Format(place))
 		}
-		typ, _ := def.(*kafkabpl.List).Get("type")
-		get, _ := def.(*kafkabpl.List).Get("get-value")
-		ref, isRef := get.(kafkabpl.Reference)
+		typ, _ := def.(*value.List).Get("type")
+		get, _ := def.(*value.List).Get("get-value")
+		ref, isRef := get.(value.Reference)
 		if typ == nil || !isRef {
 			t.Fatalf("widget %s: type %v, get-value %v", name, typ, get)
 		}

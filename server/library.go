@@ -13,6 +13,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // functions are brain4it's ModuleLibrary, bound to m: module-name,
@@ -20,12 +21,12 @@ import (
 // module-snapshots, module-delete, module-notify (and its alias
 // module-publish), module-monitor and remote-call. Each is documented
 // where it is defined.
-func (m *Module) functions() map[string]kafkabpl.Func {
+func (m *Module) functions() map[string]value.Func {
 	fs := m.moduleFunctions()
 	for name, f := range fs {
-		fs[name] = func(ctx context.Context, args *kafkabpl.List) (any, error) {
+		fs[name] = func(ctx context.Context, args *value.List) (any, error) {
 			v, err := f(ctx, args)
-			if err != nil && kafkabpl.ErrorType(err) == "KafkaError" {
+			if err != nil && value.ErrorType(err) == "Exception" {
 				err = ioError{err} // a store's or module's error, not Kafka's
 			}
 			return v, err
@@ -42,8 +43,8 @@ func (e ioError) Error() string         { return strings.TrimPrefix(e.err.Error(
 func (e ioError) Unwrap() error         { return e.err }
 func (e ioError) ExceptionType() string { return "IOException" }
 
-func (m *Module) moduleFunctions() map[string]kafkabpl.Func {
-	return map[string]kafkabpl.Func{
+func (m *Module) moduleFunctions() map[string]value.Func {
+	return map[string]value.Func{
 		"module-name":      m.fnName,
 		"module-start":     m.fnStart,
 		"module-stop":      m.fnStop,
@@ -62,11 +63,11 @@ func (m *Module) moduleFunctions() map[string]kafkabpl.Func {
 // argError is the error of a bad argument: it names the function, the
 // argument and the value.
 func argError(fn, arg string, v any) error {
-	return fmt.Errorf("%w: %s: %s must be a string, got %s", kafkabpl.ErrInvalidArgument, fn, arg, kafkabpl.Format(v))
+	return fmt.Errorf("%w: %s: %s must be a string, got %s", kafkabpl.ErrInvalidArgument, fn, arg, value.Format(v))
 }
 
 // optString reads the optional string argument at i ("" when absent or null).
-func optString(fn, arg string, args *kafkabpl.List, i int) (string, error) {
+func optString(fn, arg string, args *value.List, i int) (string, error) {
 	if i >= args.Len() || args.At(i) == nil {
 		return "", nil
 	}
@@ -78,10 +79,10 @@ func optString(fn, arg string, args *kafkabpl.List, i int) (string, error) {
 }
 
 // (module-name) gives the module's name.
-func (m *Module) fnName(context.Context, *kafkabpl.List) (any, error) { return m.name, nil }
+func (m *Module) fnName(context.Context, *value.List) (any, error) { return m.name, nil }
 
 // (module-start) runs the module's start code: "Module NAME started.".
-func (m *Module) fnStart(ctx context.Context, _ *kafkabpl.List) (any, error) {
+func (m *Module) fnStart(ctx context.Context, _ *value.List) (any, error) {
 	if err := m.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func offCaller(ctx context.Context, f func() error) error {
 }
 
 // (module-stop) stops the module (see Module.Stop): "Module NAME stopped.".
-func (m *Module) fnStop(ctx context.Context, _ *kafkabpl.List) (any, error) {
+func (m *Module) fnStop(ctx context.Context, _ *value.List) (any, error) {
 	if err := offCaller(ctx, func() error { return m.Stop(context.WithoutCancel(ctx)) }); err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func (m *Module) fnStop(ctx context.Context, _ *kafkabpl.List) (any, error) {
 
 // (module-init) stops the module and empties its scope: "Module NAME
 // initialized.".
-func (m *Module) fnInit(ctx context.Context, _ *kafkabpl.List) (any, error) {
+func (m *Module) fnInit(ctx context.Context, _ *value.List) (any, error) {
 	err := offCaller(ctx, func() error {
 		m.life.Lock()
 		defer m.life.Unlock()
@@ -130,7 +131,7 @@ func (m *Module) fnInit(ctx context.Context, _ *kafkabpl.List) (any, error) {
 // (module-save [snapshot [backup]]) saves the scope as the snapshot (head
 // by default); with backup true an older one of the name is kept as
 // NAME_yyyyMMddHHmmss. "Module NAME saved.".
-func (m *Module) fnSave(ctx context.Context, args *kafkabpl.List) (any, error) {
+func (m *Module) fnSave(ctx context.Context, args *value.List) (any, error) {
 	name, err := optString("module-save", "snapshot_name", args, 0)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func (m *Module) fnSave(ctx context.Context, args *kafkabpl.List) (any, error) {
 	if args.Len() > 1 {
 		b, ok := args.At(1).(bool)
 		if !ok && args.At(1) != nil {
-			return nil, fmt.Errorf("%w: module-save: backup must be a boolean, got %s", kafkabpl.ErrInvalidArgument, kafkabpl.Format(args.At(1)))
+			return nil, fmt.Errorf("%w: module-save: backup must be a boolean, got %s", kafkabpl.ErrInvalidArgument, value.Format(args.At(1)))
 		}
 		backup = b
 	}
@@ -151,7 +152,7 @@ func (m *Module) fnSave(ctx context.Context, args *kafkabpl.List) (any, error) {
 
 // (module-load [snapshot]) replaces the scope with the snapshot (head by
 // default): "Module NAME loaded.".
-func (m *Module) fnLoad(_ context.Context, args *kafkabpl.List) (any, error) {
+func (m *Module) fnLoad(_ context.Context, args *value.List) (any, error) {
 	name, err := optString("module-load", "snapshot_name", args, 0)
 	if err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func (m *Module) fnLoad(_ context.Context, args *kafkabpl.List) (any, error) {
 // (module-snapshots [pattern]) lists the snapshots whose name matches
 // pattern (* is any text), each ("name" => n "last-modified" => ms
 // "length" => bytes).
-func (m *Module) fnSnapshots(_ context.Context, args *kafkabpl.List) (any, error) {
+func (m *Module) fnSnapshots(_ context.Context, args *value.List) (any, error) {
 	pattern, err := optString("module-snapshots", "snapshot_pattern", args, 0)
 	if err != nil {
 		return nil, err
@@ -174,9 +175,9 @@ func (m *Module) fnSnapshots(_ context.Context, args *kafkabpl.List) (any, error
 	if err != nil {
 		return nil, err
 	}
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for _, s := range snaps {
-		l.Append((&kafkabpl.List{}).AppendNamed("name", s.Name).
+		l.Append((&value.List{}).AppendNamed("name", s.Name).
 			AppendNamed("last-modified", s.LastModified.UnixMilli()).
 			AppendNamed("length", s.Length))
 	}
@@ -185,7 +186,7 @@ func (m *Module) fnSnapshots(_ context.Context, args *kafkabpl.List) (any, error
 
 // (module-delete pattern) deletes the matching snapshots: "Snapshots
 // deleted.".
-func (m *Module) fnDelete(_ context.Context, args *kafkabpl.List) (any, error) {
+func (m *Module) fnDelete(_ context.Context, args *value.List) (any, error) {
 	if args.Len() < 1 {
 		return nil, fmt.Errorf("%w: module-delete: want a snapshot_pattern", kafkabpl.ErrInvalidArgument)
 	}
@@ -201,8 +202,8 @@ func (m *Module) fnDelete(_ context.Context, args *kafkabpl.List) (any, error) {
 
 // (module-notify "@fn"...) makes the monitors watching those exterior
 // functions evaluate them at once, and gives how many were told.
-func (m *Module) fnNotify(fn string) kafkabpl.Func {
-	return func(_ context.Context, args *kafkabpl.List) (any, error) {
+func (m *Module) fnNotify(fn string) value.Func {
+	return func(_ context.Context, args *value.List) (any, error) {
 		if args.Len() < 1 {
 			return nil, fmt.Errorf("%w: %s: want one function name at least", kafkabpl.ErrInvalidArgument, fn)
 		}
@@ -231,7 +232,7 @@ type remoteMonitor struct {
 // function_name value server_time) with each value it sends: "registered".
 // A null listener stops it: "unregistered". The watches end when the
 // module stops.
-func (m *Module) fnMonitor(ctx context.Context, args *kafkabpl.List) (any, error) {
+func (m *Module) fnMonitor(ctx context.Context, args *value.List) (any, error) {
 	const fn = "module-monitor"
 	var pos []any
 	interval, key := int64(0), ""
@@ -242,7 +243,7 @@ func (m *Module) fnMonitor(ctx context.Context, args *kafkabpl.List) (any, error
 		case "polling-interval":
 			n, ok := v.(int64)
 			if !ok && v != nil {
-				return nil, fmt.Errorf("%w: %s: polling-interval must be an integer, got %s", kafkabpl.ErrInvalidArgument, fn, kafkabpl.Format(v))
+				return nil, fmt.Errorf("%w: %s: polling-interval must be an integer, got %s", kafkabpl.ErrInvalidArgument, fn, value.Format(v))
 			}
 			interval = n
 		case "access-key":
@@ -278,9 +279,9 @@ func (m *Module) fnMonitor(ctx context.Context, args *kafkabpl.List) (any, error
 	if pos[3] == nil {
 		return "unregistered", nil
 	}
-	listener, ok := pos[3].(kafkabpl.Callable)
+	listener, ok := pos[3].(value.Callable)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s: listener must be a function, got %s", kafkabpl.ErrInvalidArgument, fn, kafkabpl.Format(pos[3]))
+		return nil, fmt.Errorf("%w: %s: listener must be a function, got %s", kafkabpl.ErrInvalidArgument, fn, value.Format(pos[3]))
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	rm := &remoteMonitor{cancel: cancel, done: make(chan struct{})}
@@ -309,8 +310,8 @@ func (m *Module) fnMonitor(ctx context.Context, args *kafkabpl.List) (any, error
 
 // followMonitor reads one monitor stream and calls listener for each
 // change, until the stream or ctx ends.
-func (m *Module) followMonitor(ctx context.Context, url, fn, key string, interval int64, listener kafkabpl.Callable) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(kafkabpl.Format(kafkabpl.NewList(fn))))
+func (m *Module) followMonitor(ctx context.Context, url, fn, key string, interval int64, listener value.Callable) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(value.Format(value.NewList(fn))))
 	if err != nil {
 		return err
 	}
@@ -331,11 +332,11 @@ func (m *Module) followMonitor(ctx context.Context, url, fn, key string, interva
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
-		vs, err := bpl.Parse(sc.Text())
+		vs, err := value.Parse(sc.Text())
 		if err != nil || len(vs) != 1 {
 			continue
 		}
-		l, ok := vs[0].(*kafkabpl.List)
+		l, ok := vs[0].(*value.List)
 		if !ok || l.Len() < 2 {
 			continue
 		}
@@ -344,7 +345,7 @@ func (m *Module) followMonitor(ctx context.Context, url, fn, key string, interva
 			st = l.At(2)
 		}
 		cctx, cancel := evalContext(ctx, m.srv.cfg.MaxEvalTime)
-		if _, err := bpl.SafeCall(cctx, listener, kafkabpl.NewList(l.At(0), l.At(1), st)); err != nil {
+		if _, err := bpl.SafeCall(cctx, listener, value.NewList(l.At(0), l.At(1), st)); err != nil {
 			fmt.Fprintf(m.srv.logWriter(m.name), "module-monitor %s %s: the listener failed: %v\n", url, fn, err)
 		}
 		cancel()
@@ -376,24 +377,24 @@ func (m *Module) closeRemotes() {
 // be a URL string, or "SERVER:@fn" with SERVER a name of the module's
 // setup/remote-modules list holding a base URL. A result that is a list is
 // a copy; a remote error raises its exception.
-func (m *Module) fnRemoteCall(ctx context.Context, args *kafkabpl.List) (any, error) {
+func (m *Module) fnRemoteCall(ctx context.Context, args *value.List) (any, error) {
 	const fn = "remote-call"
 	if args.Len() < 1 {
 		return nil, fmt.Errorf("%w: %s: want a function setup", kafkabpl.ErrInvalidArgument, fn)
 	}
-	var setup *kafkabpl.List
+	var setup *value.List
 	switch s := args.At(0).(type) {
 	case string:
 		url, err := m.remoteURL(s)
 		if err != nil {
 			return nil, err
 		}
-		setup = (&kafkabpl.List{}).AppendNamed("url", url)
-	case *kafkabpl.List:
+		setup = (&value.List{}).AppendNamed("url", url)
+	case *value.List:
 		setup = s
 	default:
 		return nil, &bpl.Exception{Type: "InvalidFunctionSetup", Message: "function setup must be a string or a list",
-			Value: kafkabpl.NewList("InvalidFunctionSetup").AppendNamed("message", "function setup must be a string or a list")}
+			Value: value.NewList("InvalidFunctionSetup").AppendNamed("message", "function setup must be a string or a list")}
 	}
 	var data any
 	switch args.Len() {
@@ -401,7 +402,7 @@ func (m *Module) fnRemoteCall(ctx context.Context, args *kafkabpl.List) (any, er
 	case 2:
 		data = args.At(1)
 	default:
-		l := &kafkabpl.List{}
+		l := &value.List{}
 		for i := 1; i < args.Len(); i++ {
 			l.AppendNamed(args.Name(i), args.At(i))
 		}
@@ -436,13 +437,13 @@ func (m *Module) fnRemoteCall(ctx context.Context, args *kafkabpl.List) (any, er
 	if err != nil {
 		return nil, err
 	}
-	if l, ok := v.(*kafkabpl.List); ok {
+	if l, ok := v.(*value.List); ok {
 		// a copy, made holding the list's monitor
 		text, err := target.Interp().FormatValue(ctx, l)
 		if err != nil {
 			return nil, err
 		}
-		vs, err := bpl.Parse(text)
+		vs, err := value.Parse(text)
 		if err == nil && len(vs) == 1 {
 			return vs[0], nil
 		}
@@ -450,9 +451,9 @@ func (m *Module) fnRemoteCall(ctx context.Context, args *kafkabpl.List) (any, er
 	return v, nil
 }
 
-func getList(l *kafkabpl.List, name string) (*kafkabpl.List, bool) {
+func getList(l *value.List, name string) (*value.List, bool) {
 	v, _ := l.Get(name)
-	r, ok := v.(*kafkabpl.List)
+	r, ok := v.(*value.List)
 	return r, ok
 }
 
@@ -461,13 +462,13 @@ func (m *Module) remoteURL(s string) (string, error) {
 	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
 		return s, nil
 	}
-	bad := &bpl.Exception{Type: "InvalidURL", Message: s, Value: kafkabpl.NewList("InvalidURL").AppendNamed("message", s)}
+	bad := &bpl.Exception{Type: "InvalidURL", Message: s, Value: value.NewList("InvalidURL").AppendNamed("message", s)}
 	server, rest, ok := strings.Cut(s, ":")
 	if !ok {
 		return "", bad
 	}
 	setup, _ := m.Interp().Global(SetupVar)
-	sl, _ := setup.(*kafkabpl.List)
+	sl, _ := setup.(*value.List)
 	rms, _ := getList(sl, "remote-modules")
 	bv, _ := rms.Get(server)
 	base, ok := bv.(string)
@@ -481,10 +482,10 @@ func (m *Module) remoteURL(s string) (string, error) {
 }
 
 // networkCall POSTs data to an exterior function's URL.
-func networkCall(ctx context.Context, url string, headers *kafkabpl.List, data any) (any, error) {
+func networkCall(ctx context.Context, url string, headers *value.List, data any) (any, error) {
 	var body io.Reader
 	if data != nil {
-		body = strings.NewReader(bpl.Format(data))
+		body = strings.NewReader(value.Format(data))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 40*time.Second)
 	defer cancel()
@@ -500,12 +501,12 @@ func networkCall(ctx context.Context, url string, headers *kafkabpl.List, data a
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, &bpl.Exception{Type: "IOException", Message: err.Error(), Value: kafkabpl.NewList("IOException").AppendNamed("message", err.Error())}
+		return nil, &bpl.Exception{Type: "IOException", Message: err.Error(), Value: value.NewList("IOException").AppendNamed("message", err.Error())}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, DefaultMaxBody))
 	if err != nil {
-		return nil, &bpl.Exception{Type: "IOException", Message: err.Error(), Value: kafkabpl.NewList("IOException").AppendNamed("message", err.Error())}
+		return nil, &bpl.Exception{Type: "IOException", Message: err.Error(), Value: value.NewList("IOException").AppendNamed("message", err.Error())}
 	}
 	ct := resp.Header.Get("Content-Type")
 	if ct != "" && !strings.Contains(ct, "text/plain") {
@@ -513,7 +514,7 @@ func networkCall(ctx context.Context, url string, headers *kafkabpl.List, data a
 	}
 	var v any
 	if len(bytes.TrimSpace(b)) > 0 {
-		vs, err := bpl.Parse(string(b))
+		vs, err := value.Parse(string(b))
 		if err != nil {
 			return nil, err
 		}
@@ -524,7 +525,7 @@ func networkCall(ctx context.Context, url string, headers *kafkabpl.List, data a
 	if resp.StatusCode == http.StatusOK {
 		return v, nil
 	}
-	if l, ok := v.(*kafkabpl.List); ok && l.Len() > 0 {
+	if l, ok := v.(*value.List); ok && l.Len() > 0 {
 		typ, _ := l.At(0).(string)
 		msg, _ := l.Get("message")
 		ms, _ := msg.(string)
@@ -534,5 +535,5 @@ func networkCall(ctx context.Context, url string, headers *kafkabpl.List, data a
 	if s, ok := v.(string); ok {
 		msg = s
 	}
-	return nil, &bpl.Exception{Type: "IOException", Message: msg, Value: kafkabpl.NewList("IOException").AppendNamed("message", msg)}
+	return nil, &bpl.Exception{Type: "IOException", Message: msg, Value: value.NewList("IOException").AppendNamed("message", msg)}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The variables of a module's scope that the server reads, as brain4it's.
@@ -132,9 +133,9 @@ func (m *Module) Eval(ctx context.Context, code any) (any, error) {
 
 // EvalText reads src (one or more BPL values) and evaluates each in turn as
 // Eval does, giving the last value. A syntax error is a
-// *kafkabpl.SyntaxError.
+// *value.SyntaxError.
 func (m *Module) EvalText(ctx context.Context, src string) (any, error) {
-	vs, err := bpl.Parse(src)
+	vs, err := value.Parse(src)
 	if err != nil {
 		return nil, err
 	}
@@ -158,8 +159,8 @@ func (m *Module) runVar(ctx context.Context, name string) error {
 	ctx, cancel := evalContext(ctx, startStopTime)
 	defer cancel()
 	var err error
-	if c, ok := code.(kafkabpl.Callable); ok {
-		_, err = bpl.SafeCall(ctx, c, &kafkabpl.List{})
+	if c, ok := code.(value.Callable); ok {
+		_, err = bpl.SafeCall(ctx, c, &value.List{})
 	} else {
 		_, err = in.SafeEval(ctx, code)
 	}
@@ -212,10 +213,10 @@ func (m *Module) stopLocked(ctx context.Context) error {
 // Init replaces the module's scope with scope (nil empties it), as PUT
 // /module with a list does; the module keeps scope. kafka-servers is set
 // again when the server knows its servers (Config.Servers).
-func (m *Module) Init(scope *kafkabpl.List) {
+func (m *Module) Init(scope *value.List) {
 	in := m.Interp()
 	if scope != nil {
-		makeFunctions(in, scope, map[*kafkabpl.List]bool{})
+		makeFunctions(in, scope, map[*value.List]bool{})
 	}
 	in.ReplaceScope(scope)
 	m.ensureServers(in)
@@ -225,13 +226,13 @@ func (m *Module) Init(scope *kafkabpl.List) {
 // by the function value it defines: read from a snapshot or a request
 // body, a function is such a list, which brain4it calls as it is and this
 // evaluator must evaluate first.
-func makeFunctions(in *bpl.Interp, l *kafkabpl.List, seen map[*kafkabpl.List]bool) {
+func makeFunctions(in *bpl.Interp, l *value.List, seen map[*value.List]bool) {
 	if seen[l] {
 		return
 	}
 	seen[l] = true
 	for i, v := range l.Values() {
-		sub, ok := v.(*kafkabpl.List)
+		sub, ok := v.(*value.List)
 		if !ok {
 			continue
 		}
@@ -244,15 +245,15 @@ func makeFunctions(in *bpl.Interp, l *kafkabpl.List, seen map[*kafkabpl.List]boo
 }
 
 // functionValue evaluates a list (function (params) body...).
-func functionValue(in *bpl.Interp, l *kafkabpl.List) (any, bool) {
-	if l.Len() < 2 || l.At(0) != kafkabpl.Reference("function") {
+func functionValue(in *bpl.Interp, l *value.List) (any, bool) {
+	if l.Len() < 2 || l.At(0) != value.Reference("function") {
 		return nil, false
 	}
-	if _, ok := l.At(1).(*kafkabpl.List); !ok {
+	if _, ok := l.At(1).(*value.List); !ok {
 		return nil, false
 	}
 	fv, err := in.SafeEval(context.Background(), l)
-	if _, ok := fv.(kafkabpl.Callable); !ok || err != nil {
+	if _, ok := fv.(value.Callable); !ok || err != nil {
 		return nil, false
 	}
 	return fv, true
@@ -260,7 +261,7 @@ func functionValue(in *bpl.Interp, l *kafkabpl.List) (any, bool) {
 
 // importValue is a value from a request body, with its functions made.
 func (m *Module) importValue(v any) any {
-	l, ok := v.(*kafkabpl.List)
+	l, ok := v.(*value.List)
 	if !ok {
 		return v
 	}
@@ -268,7 +269,7 @@ func (m *Module) importValue(v any) any {
 	if fv, ok := functionValue(in, l); ok {
 		return fv
 	}
-	makeFunctions(in, l, map[*kafkabpl.List]bool{})
+	makeFunctions(in, l, map[*value.List]bool{})
 	return l
 }
 
@@ -313,13 +314,13 @@ func (m *Module) Load(name string) error {
 	if err != nil {
 		return err
 	}
-	vs, err := bpl.Parse(string(b))
+	vs, err := value.Parse(string(b))
 	if err != nil {
 		return fmt.Errorf("module %s: snapshot %s: %w", m.name, name, err)
 	}
-	var scope *kafkabpl.List
+	var scope *value.List
 	if len(vs) == 1 {
-		scope, _ = vs[0].(*kafkabpl.List)
+		scope, _ = vs[0].(*value.List)
 	}
 	if scope == nil && !(len(vs) == 1 && vs[0] == nil) {
 		return fmt.Errorf("module %s: snapshot %s does not hold one list", m.name, name)
@@ -368,17 +369,17 @@ func (m *Module) unwatch(s *session, fns []string) {
 }
 
 // requestContext is brain4it's ctx list of an exterior function call.
-func requestContext(remoteAddr string, remotePort int64, headers *kafkabpl.List) *kafkabpl.List {
+func requestContext(remoteAddr string, remotePort int64, headers *value.List) *value.List {
 	if headers == nil {
-		headers = &kafkabpl.List{}
+		headers = &value.List{}
 	}
 	// brain4it's order; response-headers is an empty list, not null, so
 	// that (set ctx/response-headers/content-type ...) works
-	return (&kafkabpl.List{}).
+	return (&value.List{}).
 		AppendNamed("remote-address", remoteAddr).
 		AppendNamed("remote-port", remotePort).
 		AppendNamed("request-headers", headers).
-		AppendNamed("response-headers", &kafkabpl.List{})
+		AppendNamed("response-headers", &value.List{})
 }
 
 // ErrNotExterior is wrapped by CallExterior's error when the path names no
@@ -391,7 +392,7 @@ var ErrNotExterior = errors.New("server: not an exterior function")
 // remote-port) and data is left out when nil. It is capped at
 // MaxEvalTime. The error wraps ErrNotExterior when fnPath names no
 // function, else it is a *bpl.Exception.
-func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *kafkabpl.List, data any) (any, error) {
+func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *value.List, data any) (any, error) {
 	parts, err := ParsePath(strings.TrimPrefix(fnPath, "/"))
 	if err != nil || !exterior(parts) {
 		return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
@@ -403,7 +404,7 @@ func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *kafkab
 	if err != nil {
 		return nil, err
 	}
-	if l, ok := v.(*kafkabpl.List); ok {
+	if l, ok := v.(*value.List); ok {
 		// (function ...) written inside a data list, as brain4it's
 		// scopes hold them: brain4it calls it as it is
 		if fv, ok := functionValue(in, l); ok {
@@ -414,7 +415,7 @@ func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *kafkab
 	if !ok || fn == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
 	}
-	args := kafkabpl.NewList(reqCtx)
+	args := value.NewList(reqCtx)
 	if data != nil {
 		args.Append(data)
 	}

@@ -2,14 +2,13 @@ package server
 
 import (
 	"context"
-	"github.com/brain4it/kafkabpl/bpl"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // A restart with a data directory keeps the modules, their functions and
@@ -105,7 +104,7 @@ func TestModuleFunctions(t *testing.T) {
 	if in.Busy() != 0 {
 		t.Fatalf("module-stop left %d executors", in.Busy())
 	}
-	if _, err := lib.Functions()["kafka-producer"](context.Background(), kafkabpl.NewList("127.0.0.1:1")); err == nil {
+	if _, err := lib.Functions()["kafka-producer"](context.Background(), value.NewList("127.0.0.1:1")); err == nil {
 		t.Fatal("the stopped module's library still makes handles")
 	}
 	if got := c.ok("POST", "/m", "(module-start)"); got != `"Module m started."` {
@@ -174,7 +173,7 @@ func TestParsePath(t *testing.T) {
 			t.Errorf("%s: %v", in, err)
 			continue
 		}
-		l := &kafkabpl.List{}
+		l := &value.List{}
 		for _, p := range parts {
 			if n, ok := p.(int); ok {
 				l.Append(int64(n))
@@ -182,7 +181,7 @@ func TestParsePath(t *testing.T) {
 				l.Append(p)
 			}
 		}
-		if got := kafkabpl.Format(l); got != want {
+		if got := value.Format(l); got != want {
 			t.Errorf("%s = %s, want %s", in, got, want)
 		}
 	}
@@ -214,7 +213,7 @@ func TestDestroyEndsExecutorsAndHandles(t *testing.T) {
 		t.Fatal("stop did not run")
 	}
 	vs, _ := parseOne(p)
-	if ok, err := lib.Functions()["kafka-destroy"](context.Background(), kafkabpl.NewList(vs)); err == nil && ok != false {
+	if ok, err := lib.Functions()["kafka-destroy"](context.Background(), value.NewList(vs)); err == nil && ok != false {
 		t.Fatalf("the handle %s outlived its module", p)
 	}
 	if srv.Module("other").Interp().Busy() != 1 {
@@ -230,4 +229,4 @@ func parseOne(s string) (any, error) {
 	return vs[0], nil
 }
 
-var bplParse = bpl.Parse
+var bplParse = value.Parse

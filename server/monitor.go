@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // A monitor stream, as brain4it's MonitorService serves it: POST /module
@@ -112,7 +112,7 @@ func newSessionID() string {
 
 // watch serves a monitor stream until the client goes, the session is
 // unwatched or the server shuts down.
-func (s *Server) watch(w http.ResponseWriter, r *http.Request, m *Module, fnList *kafkabpl.List, interval int) error {
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, m *Module, fnList *value.List, interval int) error {
 	var fns []string
 	for _, v := range fnList.Values() {
 		if fn, ok := v.(string); ok {
@@ -143,7 +143,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, m *Module, fnList
 		}
 		return nil
 	}
-	if err := send(kafkabpl.Format(sess.id) + "\n"); err != nil {
+	if err := send(value.Format(sess.id) + "\n"); err != nil {
 		return nil
 	}
 
@@ -185,7 +185,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, m *Module, fnList
 }
 
 // monitorLine evaluates fn and gives its line when its value changed.
-func (s *Server) monitorLine(ctx context.Context, m *Module, fn string, reqCtx *kafkabpl.List, last map[string]string) (string, bool) {
+func (s *Server) monitorLine(ctx context.Context, m *Module, fn string, reqCtx *value.List, last map[string]string) (string, bool) {
 	serverTime := time.Now().UnixMilli()
 	ctx, cancel := context.WithTimeout(ctx, monitorEvalTime)
 	defer cancel()
@@ -204,7 +204,7 @@ func (s *Server) monitorLine(ctx context.Context, m *Module, fn string, reqCtx *
 		return "", false
 	}
 	last[fn] = text
-	return "(" + kafkabpl.Format(fn) + " " + text + " " + strconv.FormatInt(serverTime, 10) + ")\n", true
+	return "(" + value.Format(fn) + " " + text + " " + strconv.FormatInt(serverTime, 10) + ")\n", true
 }
 
 // unwatch ends a monitor session; brain4it answers "unwatched" whether or

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // The headers of brain4it's protocol.
@@ -151,7 +151,7 @@ func (s *Server) checkAccess(t Target, key string) error {
 			if text, ok := v.(string); ok && text == key {
 				return nil
 			}
-			if _, ok := v.(string); !ok && kafkabpl.Format(v) == key {
+			if _, ok := v.(string); !ok && value.Format(v) == key {
 				return nil
 			}
 		}
@@ -191,12 +191,12 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listModules is GET /'s list.
-func (s *Server) listModules() *kafkabpl.List {
-	l := &kafkabpl.List{}
+func (s *Server) listModules() *value.List {
+	l := &value.List{}
 	for _, m := range s.Modules() {
 		if md, ok := m.Interp().Global(MetadataVar); ok {
-			if mdl, ok := md.(*kafkabpl.List); ok {
-				l.Append(kafkabpl.NewList(m.name, mdl))
+			if mdl, ok := md.(*value.List); ok {
+				l.Append(value.NewList(m.name, mdl))
 				continue
 			}
 		}
@@ -222,7 +222,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 		return s.sendResult(w, r.Context(), nil, nil, nil)
 	}
 	if t.Parts == nil {
-		scope, _ := data.(*kafkabpl.List)
+		scope, _ := data.(*value.List)
 		var result string
 		m := s.Module(t.Module)
 		if m == nil {
@@ -336,7 +336,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	switch data := data.(type) {
-	case *kafkabpl.List:
+	case *value.List:
 		interval, err := strconv.Atoi(strings.TrimSpace(monitor))
 		if err != nil {
 			return fmt.Errorf("monitor header: want milliseconds, got %q", monitor)
@@ -379,7 +379,7 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil || !isBPL(r) {
 		return body, err
 	}
-	vs, err := bpl.Parse(body)
+	vs, err := value.Parse(body)
 	if err != nil || len(vs) == 0 {
 		return nil, err
 	}
@@ -387,8 +387,8 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 // contextList is brain4it's request context of an exterior call.
-func (s *Server) contextList(r *http.Request) *kafkabpl.List {
-	headers := &kafkabpl.List{}
+func (s *Server) contextList(r *http.Request) *value.List {
+	headers := &value.List{}
 	for name, vs := range r.Header {
 		headers.AppendNamed(strings.ToLower(name), strings.Join(vs, ","))
 	}
@@ -402,11 +402,11 @@ func (s *Server) contextList(r *http.Request) *kafkabpl.List {
 
 // sendResult writes a result: BPL text unless reqCtx's response-headers
 // name another content-type (application/json, text/xml or other text).
-func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Module, v any, reqCtx *kafkabpl.List) error {
+func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Module, v any, reqCtx *value.List) error {
 	ct := ""
 	if reqCtx != nil {
 		if rh, ok := reqCtx.Get("response-headers"); ok {
-			if rhl, ok := rh.(*kafkabpl.List); ok {
+			if rhl, ok := rh.(*value.List); ok {
 				if c, ok := rhl.Get("content-type"); ok {
 					ct, _ = c.(string)
 				}
@@ -475,7 +475,7 @@ func (s *Server) sendError(w http.ResponseWriter, m *Module, err error) {
 	if errors.Is(err, ErrBodyTooLarge) {
 		code = http.StatusRequestEntityTooLarge
 	}
-	text := bpl.Format(ExceptionList(err))
+	text := value.Format(ExceptionList(err))
 	h := w.Header()
 	setHeader(h, ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	h.Set("Content-Type", bplContentType)
@@ -487,9 +487,9 @@ func (s *Server) sendError(w http.ResponseWriter, m *Module, err error) {
 // ExceptionList is err as brain4it's exception list, ("Type" "message" =>
 // m): a BPL exception's own list; SecurityException, ParseException and
 // IOException for the server's errors.
-func ExceptionList(err error) *kafkabpl.List {
+func ExceptionList(err error) *value.List {
 	var ex *bpl.Exception
-	var syn *kafkabpl.SyntaxError
+	var syn *value.SyntaxError
 	typ, msg := "Exception", err.Error()
 	switch {
 	case errors.As(err, &ex):
@@ -507,25 +507,25 @@ func ExceptionList(err error) *kafkabpl.List {
 	case errors.Is(err, bpl.ErrPath):
 		typ = "InvalidReference"
 	default:
-		if t := kafkabpl.ErrorType(err); t != "" && t != "KafkaError" {
+		if t := value.ErrorType(err); t != "KafkaError" {
 			typ = t
 		}
 	}
-	return kafkabpl.NewList(typ).AppendNamed("message", msg)
+	return value.NewList(typ).AppendNamed("message", msg)
 }
 
 // withCode is the exception's list with a "code" element naming the
 // innermost call that raised it, as brain4it's server answers a failed
 // evaluation: ("boom" "code" => (throw "boom")). The list is a copy; one
 // that has a code of its own (a thrown exception value) is kept as it is.
-func withCode(ex *bpl.Exception) *kafkabpl.List {
+func withCode(ex *bpl.Exception) *value.List {
 	if ex.Code == nil {
 		return ex.Value
 	}
 	if _, ok := ex.Value.Get("code"); ok {
 		return ex.Value
 	}
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for name, v := range ex.Value.All() {
 		if name == "" {
 			l.Append(v)
@@ -544,7 +544,7 @@ func stripSource(err error) error {
 	if !errors.As(err, &ex) {
 		return err
 	}
-	l := &kafkabpl.List{}
+	l := &value.List{}
 	for name, v := range ex.Value.All() {
 		switch name {
 		case "":
@@ -555,7 +555,7 @@ func stripSource(err error) error {
 		}
 	}
 	if l.Len() == 0 {
-		l = kafkabpl.NewList(ex.Type).AppendNamed("message", ex.Message)
+		l = value.NewList(ex.Type).AppendNamed("message", ex.Message)
 	}
 	return &bpl.Exception{Type: ex.Type, Message: ex.Message, Value: l}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // Defaults of Config.
@@ -193,7 +193,7 @@ func (s *Server) sortedLocked() []*Module {
 // CreateModule creates a module named name (letters, digits and _) with
 // scope (nil: empty) and saves its head snapshot. The error wraps
 // ErrModule when the name is invalid or taken, ErrShutdown after Shutdown.
-func (s *Server) CreateModule(ctx context.Context, name string, scope *kafkabpl.List) (*Module, error) {
+func (s *Server) CreateModule(ctx context.Context, name string, scope *value.List) (*Module, error) {
 	if !validModuleName(name) {
 		return nil, fmt.Errorf("%w: invalid module name: %q (letters, digits and _ only)", ErrModule, name)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 func TestEndpoints(t *testing.T) {
@@ -207,7 +207,7 @@ func TestRunawayEvalIsCancelled(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	// a panic in a library function is an exception, not a crash
-	m.Interp().Define("boom", func(context.Context, *kafkabpl.List) (any, error) { panic("boom") })
+	m.Interp().Define("boom", func(context.Context, *value.List) (any, error) { panic("boom") })
 	if _, err := m.EvalText(context.Background(), "(boom)"); err == nil || !strings.Contains(err.Error(), "InternalError") {
 		t.Fatalf("panic: %v", err)
 	}
@@ -256,7 +256,7 @@ func TestMonitor(t *testing.T) {
 		t.Fatal("no ping")
 	}
 	// unwatch ends the stream
-	if got := c.ok("POST", "/m", kafkabpl.Format(mon.id), MonitorHeader, "0"); got != `"unwatched"` {
+	if got := c.ok("POST", "/m", value.Format(mon.id), MonitorHeader, "0"); got != `"unwatched"` {
 		t.Fatalf("unwatch: %s", got)
 	}
 	for {

@@ -4,7 +4,7 @@ import (
 	"encoding/xml"
 	"strings"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // xmlChildren is the name of the element holding a tag's children, as
@@ -23,7 +23,7 @@ func formatXML(v any) string {
 }
 
 func writeXML(b *strings.Builder, v any, sep *bool) {
-	l, ok := v.(*kafkabpl.List)
+	l, ok := v.(*value.List)
 	if !ok {
 		if *sep {
 			b.WriteByte(' ')
@@ -49,7 +49,7 @@ func writeXML(b *strings.Builder, v any, sep *bool) {
 	b.WriteString(">")
 	*sep = false
 	if c, ok := l.Get(xmlChildren); ok {
-		if cl, ok := c.(*kafkabpl.List); ok {
+		if cl, ok := c.(*value.List); ok {
 			for _, e := range cl.Values() {
 				writeXML(b, e, sep)
 			}
@@ -68,5 +68,5 @@ func xmlText(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return kafkabpl.Format(v)
+	return value.Format(v)
 }

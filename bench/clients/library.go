@@ -9,6 +9,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // libClient is the library's Go API: Library.Send and Library.Poll.
@@ -92,10 +93,10 @@ type fnClient struct{}
 
 func (*fnClient) name() string { return "fn" }
 
-type fns map[string]kafkabpl.Func
+type fns map[string]value.Func
 
 func (f fns) call(ctx context.Context, name string, args ...any) (any, error) {
-	return f[name](ctx, kafkabpl.NewList(args...))
+	return f[name](ctx, value.NewList(args...))
 }
 
 func (*fnClient) produce(ctx context.Context, p *params, topic string) error {
@@ -107,7 +108,7 @@ func (*fnClient) produce(ctx context.Context, p *params, topic string) error {
 		return err
 	}
 	for i := 0; i < p.records; i += p.batch {
-		msgs := kafkabpl.NewList(make([]any, 0, p.batch)...) // room for the call, as kgo's records get
+		msgs := value.NewList(make([]any, 0, p.batch)...) // room for the call, as kgo's records get
 		for j := range p.batch {
 			msgs.AppendNamed(p.keys[i+j], p.valueAny)
 		}
@@ -129,7 +130,7 @@ func (*fnClient) sendOne(ctx context.Context, p *params, topic string) error {
 		return err
 	}
 	for i := range p.sends {
-		msg := kafkabpl.NewList().AppendNamed(p.keys[i], p.valueAny)
+		msg := value.NewList().AppendNamed(p.keys[i], p.valueAny)
 		if n, err := f.call(ctx, "kafka-send", id, topic, msg); err != nil || n != int64(1) {
 			return fmt.Errorf("send %d: %v, %v", i, n, err)
 		}
@@ -142,7 +143,7 @@ func (*fnClient) consume(ctx context.Context, p *params, topic, group string, ch
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)
 	f := fns(lib.Functions())
-	cfg := kafkabpl.NewList()
+	cfg := value.NewList()
 	for k, v := range consumerConfig(p, topic, group) {
 		cfg.AppendNamed(k, v)
 	}
@@ -170,7 +171,7 @@ func (*fnClient) consume(ctx context.Context, p *params, topic, group string, ch
 // checkPolled checks a kafka-poll result, ("topic" => (messages)), each
 // message its value named by its key.
 func checkPolled(chk *checker, topic string, res any) (int, error) {
-	l, ok := res.(*kafkabpl.List)
+	l, ok := res.(*value.List)
 	if !ok {
 		return 0, fmt.Errorf("kafka-poll gave %T", res)
 	}
@@ -181,7 +182,7 @@ func checkPolled(chk *checker, topic string, res any) (int, error) {
 }
 
 func checkMessages(chk *checker, topic string, v any) (int, error) {
-	msgs, ok := v.(*kafkabpl.List)
+	msgs, ok := v.(*value.List)
 	if !ok {
 		return 0, fmt.Errorf("messages: %T", v)
 	}
@@ -245,7 +246,7 @@ func (*scriptClient) run(ctx context.Context, p *params, src string, globals map
 	}
 	if chk != nil {
 		topic := globals["topic"].(string)
-		in.Define("bench-check", func(_ context.Context, args *kafkabpl.List) (any, error) {
+		in.Define("bench-check", func(_ context.Context, args *value.List) (any, error) {
 			if args.Len() != 1 {
 				return nil, errors.New("bench-check: want the messages")
 			}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -211,11 +212,11 @@ func verifyWindows(ctx context.Context, p *params, w *winParams, out string) err
 		}
 		for it := fs.RecordIter(); !it.Done(); {
 			r := it.Next()
-			vs, err := kafkabpl.Parse(string(r.Value))
-			var l *kafkabpl.List
+			vs, err := value.Parse(string(r.Value))
+			var l *value.List
 			ok := len(vs) == 1
 			if ok {
-				l, ok = vs[0].(*kafkabpl.List)
+				l, ok = vs[0].(*value.List)
 			}
 			if err != nil || !ok {
 				return fmt.Errorf("%s: result %q is not a list (%v)", out, r.Value, err)
@@ -384,7 +385,7 @@ func countWindows(ctx context.Context, sess *kgo.GroupTransactSession, out, chan
 }
 
 // intField is l's integer named name, or -1.
-func intField(l *kafkabpl.List, name string) int64 {
+func intField(l *value.List, name string) int64 {
 	v, _ := l.Get(name)
 	if n, ok := v.(int64); ok {
 		return n

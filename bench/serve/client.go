@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // errNotLoopback is returned for a server URL whose host is not a loopback
@@ -140,11 +140,11 @@ type change struct {
 // id. The session ends with unwatch or when ctx ends.
 func (c *client) watch(ctx context.Context, module string, fns ...string) (*watcher, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	list := kafkabpl.NewList()
+	list := value.NewList()
 	for _, f := range fns {
 		list.Append(f)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/"+module, strings.NewReader(kafkabpl.Format(list)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/"+module, strings.NewReader(value.Format(list)))
 	if err != nil {
 		cancel()
 		return nil, err
@@ -168,7 +168,7 @@ func (c *client) watch(ctx context.Context, module string, fns ...string) (*watc
 		w.close()
 		return nil, fmt.Errorf("monitor %s: reading the session id: %w", module, err)
 	}
-	v, err := kafkabpl.Parse(line)
+	v, err := value.Parse(line)
 	if err != nil || len(v) != 1 {
 		w.close()
 		return nil, fmt.Errorf("monitor %s: first line %q is not a session id: %w", module, line, errProtocol)
@@ -193,11 +193,11 @@ func (w *watcher) next() (change, error) {
 		if strings.TrimSpace(line) == "" {
 			continue // a ping
 		}
-		v, err := kafkabpl.Parse(line)
+		v, err := value.Parse(line)
 		if err != nil {
 			return change{}, fmt.Errorf("monitor line %q: %w", line, err)
 		}
-		l, ok := v[0].(*kafkabpl.List)
+		l, ok := v[0].(*value.List)
 		if len(v) != 1 || !ok || l.Len() != 3 {
 			return change{}, fmt.Errorf("monitor line %q is not (\"@fn\" value server-time): %w", line, errProtocol)
 		}
@@ -215,6 +215,6 @@ func (w *watcher) close() {
 // unwatch asks the server to end session id: a POST with the monitor
 // header whose body is the quoted id. brain4it answers "unwatched".
 func (c *client) unwatch(ctx context.Context, module, id string) error {
-	_, err := c.ok(ctx, http.MethodPost, "/"+module, kafkabpl.Format(id), `"unwatched"`, "monitor", "0")
+	_, err := c.ok(ctx, http.MethodPost, "/"+module, value.Format(id), `"unwatched"`, "monitor", "0")
 	return err
 }

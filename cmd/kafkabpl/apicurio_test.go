@@ -13,6 +13,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
@@ -58,7 +59,7 @@ func TestApicurio(t *testing.T) {
 				pcfg[k], ccfg[k] = v, v
 			}
 			p := mustT(t)(lib.Create(ctx, kafkabpl.Producer, pcfg))
-			v, err := kafkabpl.Parse(tt.value)
+			v, err := value.Parse(tt.value)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +93,7 @@ func TestApicurio(t *testing.T) {
 			topic = "apicurio-bpl-" + format + "-" + run
 			p := mustT(t)(lib.Create(ctx, kafkabpl.Producer, map[string]any{"servers": c.Servers(), "schema-registry-url": url,
 				"value-serializer": serde[format], "value-schema": schemas[format]}))
-			v, _ := kafkabpl.Parse(`("device" => "d1" "temperature" => 21.5 "count" => 1)`)
+			v, _ := value.Parse(`("device" => "d1" "temperature" => 21.5 "count" => 1)`)
 			if _, err := lib.Send(ctx, p, []string{topic}, []kafkabpl.Message{{Value: v[0]}}); err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +108,7 @@ func TestApicurio(t *testing.T) {
 		v1 := `{"type":"record","name":"User","fields":[{"name":"name","type":"string"}]}`
 		v2 := `{"type":"record","name":"User","fields":[{"name":"name","type":"string"},{"name":"age","type":"int","default":-1}]}`
 		p := mustT(t)(lib.Create(ctx, kafkabpl.Producer, map[string]any{"servers": c.Servers(), "schema-registry-url": url, "value-serializer": "Avro", "value-schema": v1}))
-		v, _ := kafkabpl.Parse(`("name" => "ann")`)
+		v, _ := value.Parse(`("name" => "ann")`)
 		if _, err := lib.Send(ctx, p, []string{topic}, []kafkabpl.Message{{Value: v[0]}}); err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func pollOne(t *testing.T, ctx context.Context, lib *kafkabpl.Library, c string)
 				if err := r.Err(); err != nil {
 					t.Fatal(err)
 				}
-				return kafkabpl.Format(r.Value())
+				return value.Format(r.Value())
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -242,7 +243,7 @@ func testRealLag(t *testing.T, lib *kafkabpl.Library, ctx context.Context, a, se
 		t.Errorf("after polling %d and committing: total lag %d, want %d", polled, g.TotalLag, 10-polled)
 	}
 	if g.State != "Stable" || len(g.Members) != 1 {
-		t.Fatalf("group %s", kafkabpl.Format(g.List()))
+		t.Fatalf("group %s", value.Format(g.List()))
 	}
 	m := g.Members[0]
 	if m.ClientID != "kafkabpl" || !strings.HasPrefix(m.MemberID, "kafkabpl-") || m.Host == "" ||
@@ -257,7 +258,7 @@ func testRealLag(t *testing.T, lib *kafkabpl.Library, ctx context.Context, a, se
 	noErr(t, lib.Commit(ctx, cons))
 	member := fmt.Sprintf(`("member-id" => %q "client-id" => "kafkabpl" "host" => %q "assignment" => (%q => (0 1)))`, m.MemberID, m.Host, topic)
 	lag := `"lag" => ("rk-lagged" => (("partition" => 0 "committed" => 6 "end" => 6 "lag" => 0) ("partition" => 1 "committed" => 4 "end" => 4 "lag" => 0))) "total-lag" => 0`
-	if got, want := kafkabpl.Format(describe().List()), `("group" => "rk-g-lag" "state" => "Stable" "members" => (`+member+`) `+lag+`)`; got != want {
+	if got, want := value.Format(describe().List()), `("group" => "rk-g-lag" "state" => "Stable" "members" => (`+member+`) `+lag+`)`; got != want {
 		t.Errorf("describe-group caught up:\n got  %s\n want %s", got, want)
 	}
 	listed := ok[[]kafkabpl.GroupListing](t)(lib.ListGroups(ctx, servers))
@@ -266,7 +267,7 @@ func testRealLag(t *testing.T, lib *kafkabpl.Library, ctx context.Context, a, se
 	}
 
 	ok[bool](t)(lib.Destroy(ctx, cons))
-	if got, want := kafkabpl.Format(describe().List()), `("group" => "rk-g-lag" "state" => "Empty" "members" => () `+lag+`)`; got != want {
+	if got, want := value.Format(describe().List()), `("group" => "rk-g-lag" "state" => "Empty" "members" => () `+lag+`)`; got != want {
 		t.Errorf("describe-group after the consumer left:\n got  %s\n want %s", got, want)
 	}
 	listed = ok[[]kafkabpl.GroupListing](t)(lib.ListGroups(ctx, a))
@@ -342,7 +343,7 @@ func testRealRecreatedTopic(t *testing.T, servers, topic string, autoCreate bool
 	noErr(t, lib.Commit(ctx, c))
 	g := ok[*kafkabpl.GroupInfo](t)(lib.DescribeGroup(ctx, a, group))
 	if g.TotalLag != 0 || len(g.Lag) != 1 || len(g.Lag[0].Partitions) != partitions {
-		t.Errorf("group after re-creation: %s, want lag 0 on %d partitions", kafkabpl.Format(g.List()), partitions)
+		t.Errorf("group after re-creation: %s, want lag 0 on %d partitions", value.Format(g.List()), partitions)
 	}
 	if sub := ok[[]string](t)(lib.Subscribe(ctx, c, []string{topic})); !slices.Equal(sub, []string{topic}) {
 		t.Errorf("subscription %q", sub)

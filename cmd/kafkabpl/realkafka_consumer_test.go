@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // TestRealKafka's consumer subtests: subscribe is deterministic, commit
@@ -190,7 +191,7 @@ func testRealGroup(t *testing.T, servers string) {
 		}
 		g, err := lib.DescribeGroup(ctx, a, group)
 		if err == nil {
-			last = kafkabpl.Format(g.List())
+			last = value.Format(g.List())
 			if g.State == "Stable" && len(g.Members) == 2 {
 				m := map[string][]int32{}
 				for _, mem := range g.Members {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -35,8 +36,8 @@ func testRealErrors(t *testing.T, servers string) {
 		n, err := lib.Send(ctx, prod, []string{topic}, textMessages("x"))
 		took := time.Since(start)
 		t.Logf("%s: %v after %v", what, err, took.Round(time.Millisecond))
-		if err == nil || n != 0 || kafkabpl.ErrorType(err) != kind || !errors.Is(err, reason) {
-			t.Errorf("%s: delivered %d, %v (%s), want a %s error wrapping %v", what, n, err, kafkabpl.ErrorType(err), kind, reason)
+		if err == nil || n != 0 || value.ErrorType(err) != kind || !errors.Is(err, reason) {
+			t.Errorf("%s: delivered %d, %v (%s), want a %s error wrapping %v", what, n, err, value.ErrorType(err), kind, reason)
 		}
 		if took > 10*time.Second {
 			t.Errorf("%s: failed after %v", what, took)
@@ -63,8 +64,8 @@ func testRealErrors(t *testing.T, servers string) {
 	// broker's reason; none is created.
 	_, err := lib.CreateTopics(ctx, a, []string{"rk-rf3-a", "rk-rf3-b"}, kafkabpl.TopicOptions{ReplicationFactor: 3})
 	t.Logf("replication factor 3: %v", err)
-	if !errors.Is(err, kerr.InvalidReplicationFactor) || kafkabpl.ErrorType(err) != "KafkaError" {
-		t.Errorf("replication factor 3 on 1 broker: %v (%s)", err, kafkabpl.ErrorType(err))
+	if !errors.Is(err, kerr.InvalidReplicationFactor) || value.ErrorType(err) != "KafkaError" {
+		t.Errorf("replication factor 3 on 1 broker: %v (%s)", err, value.ErrorType(err))
 	}
 	for _, want := range []string{`kafka-create-topics: 2 of 2 topics failed; topic "rk-rf3-a"`, `topic "rk-rf3-b"`, "INVALID_REPLICATION_FACTOR", "only 1 broker(s) are registered"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -95,8 +96,8 @@ func testRealErrors(t *testing.T, servers string) {
 		}
 		empty++
 	}
-	t.Logf("auto-offset-reset none: %d empty polls of 1 s, then after %v: %v (%s)", empty, time.Since(start).Round(time.Millisecond), pollErr, kafkabpl.ErrorType(pollErr))
-	if pollErr == nil || kafkabpl.ErrorType(pollErr) != "KafkaError" || !strings.Contains(pollErr.Error(), `kafka-poll: topic "rk-none" partition 0`) || !strings.Contains(pollErr.Error(), "no prior committed offset") {
+	t.Logf("auto-offset-reset none: %d empty polls of 1 s, then after %v: %v (%s)", empty, time.Since(start).Round(time.Millisecond), pollErr, value.ErrorType(pollErr))
+	if pollErr == nil || value.ErrorType(pollErr) != "KafkaError" || !strings.Contains(pollErr.Error(), `kafka-poll: topic "rk-none" partition 0`) || !strings.Contains(pollErr.Error(), "no prior committed offset") {
 		t.Errorf("auto-offset-reset none with nothing committed: %v after %v, want a KafkaError naming the partition", pollErr, time.Since(start))
 	}
 	// The partition has no position until a seek gives it one, and no

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -156,8 +157,8 @@ func testRealStreamExactlyOnce(t *testing.T, servers string) {
 		t.Errorf("status: %+v, want produced 282, dropped 30, dead-lettered 1, skipped 0, 1 transaction or more, none aborted", *st)
 	}
 	where := fmt.Sprintf(`topic %q partition %d offset %d: `, in, poison.Partition, poison.Offset)
-	if st.LastError == nil || !strings.HasPrefix(st.LastError.Error(), where) || kafkabpl.ErrorType(st.LastError) != "DeserializationError" {
-		t.Errorf("last error %v (%s), want one starting %q, a DeserializationError", st.LastError, kafkabpl.ErrorType(st.LastError), where)
+	if st.LastError == nil || !strings.HasPrefix(st.LastError.Error(), where) || value.ErrorType(st.LastError) != "DeserializationError" {
+		t.Errorf("last error %v (%s), want one starting %q, a DeserializationError", st.LastError, value.ErrorType(st.LastError), where)
 	}
 
 	checkDoubled(t, readCommitted(t, ctx, addrs, out, 270), 300)

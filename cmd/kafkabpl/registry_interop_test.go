@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 // TestRegistryInterop exchanges schema registry records with Confluent's
@@ -59,7 +60,7 @@ func TestRegistryInterop(t *testing.T) {
 						if err := r.Err(); err != nil {
 							t.Fatalf("record %d: %v", r.Offset(), err)
 						}
-						got = append(got, kafkabpl.Format(r.Value()))
+						got = append(got, value.Format(r.Value()))
 					}
 				}
 			}
@@ -76,7 +77,7 @@ func TestRegistryInterop(t *testing.T) {
 			}
 			var msgs []kafkabpl.Message
 			for _, w := range want {
-				v, err := kafkabpl.Parse(w)
+				v, err := value.Parse(w)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/value"
 )
 
 var runUsage = usage{
@@ -102,7 +103,7 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	}
 	runErr := in.Run(ctx, file, src, func(v any) {
 		if v != nil {
-			fmt.Fprintln(stdout, kafkabpl.Format(v))
+			fmt.Fprintln(stdout, value.Format(v))
 		}
 	})
 	// What the script started goes on after its last expression, until
@@ -119,7 +120,7 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	closeErr := lib.Close(context.WithoutCancel(ctx))
 
 	var ex *bpl.Exception
-	var syn *kafkabpl.SyntaxError
+	var syn *value.SyntaxError
 	switch {
 	case errors.As(runErr, &ex):
 		fmt.Fprintf(stderr, "error: %s\n", ex.Error())
@@ -132,7 +133,7 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 		return exitFail
 	case closeErr != nil || len(failed) > 0:
 		for _, err := range failed {
-			fmt.Fprintf(stderr, "error: %s: %v (%s: at the end of the run)\n", kafkabpl.ErrorType(err), err, file)
+			fmt.Fprintf(stderr, "error: %s: %v (%s: at the end of the run)\n", value.ErrorType(err), err, file)
 		}
 		if closeErr != nil {
 			printCloseErrors(stderr, file, closeErr)
@@ -174,6 +175,6 @@ func printCloseErrors(w io.Writer, file string, err error) {
 		errs = joined.Unwrap()
 	}
 	for _, err := range errs {
-		fmt.Fprintf(w, "error: %s: %v (%s: at the end of the run)\n", kafkabpl.ErrorType(err), err, file)
+		fmt.Fprintf(w, "error: %s: %v (%s: at the end of the run)\n", value.ErrorType(err), err, file)
 	}
 }

@@ -1,4 +1,4 @@
-package kafkabpl
+package value
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // List is the BPL list: an ordered sequence of values, each of which may
@@ -31,6 +32,11 @@ type List struct {
 	// it. Only changes make it, so that reading a list from several
 	// goroutines stays safe.
 	byName map[string]int
+
+	// tagged is whether Parse read the list with one of brain4it's
+	// declaration tags (see tags.go): it is shared on purpose, and may
+	// contain itself.
+	tagged bool
 }
 
 // indexFrom is the length from which Put indexes a list's names: below
@@ -46,6 +52,40 @@ type Reference string
 func NewList(values ...any) *List {
 	return &List{values: values}
 }
+
+// ListOf returns a list of values named by names, for code that builds a
+// list's slices itself (a decoder, a poll). The list takes both slices:
+// the caller must not change them afterwards. names is nil when no element
+// is named, else as long as values ("" for an unnamed element); ListOf
+// panics otherwise.
+func ListOf(values []any, names []string) *List {
+	l := &List{}
+	l.Reset(values, names)
+	return l
+}
+
+// Reset makes l hold values named by names, as [ListOf] does, dropping
+// what it held: for a List that lives inside a larger allocation.
+func (l *List) Reset(values []any, names []string) {
+	if names != nil && len(names) != len(values) {
+		panic("value: ListOf or Reset with " + strconv.Itoa(len(names)) + " names for " + strconv.Itoa(len(values)) + " values")
+	}
+	*l = List{values: values, names: names}
+}
+
+// Grow makes room for n more elements, so that the next n appends do not
+// allocate.
+func (l *List) Grow(n int) {
+	l.values = slices.Grow(l.values, n)
+	if l.names != nil {
+		l.names = slices.Grow(l.names, n)
+	}
+}
+
+// Tagged reports whether [Parse] read l with one of brain4it's declaration
+// tags, (<#1> ...): such a list is meant to be shared where its links
+// (<@1>) appear, and may contain itself.
+func (l *List) Tagged() bool { return l != nil && l.tagged }
 
 // Len returns the number of elements.
 func (l *List) Len() int {
@@ -226,28 +266,56 @@ func (l *List) Values() []any {
 	return l.values
 }
 
+// Names returns the elements' names as a slice, "" for an unnamed one, or
+// nil when no element was ever named; the caller may keep it but must not
+// modify it.
+func (l *List) Names() []string {
+	if l == nil {
+		return nil
+	}
+	return l.names
+}
+
 // String returns the list in canonical BPL text, as [Format] prints it.
 func (l *List) String() string { return Format(l) }
 
 // Equal reports whether l and o hold the same names and values, in order.
 // Values compare by Go type and content: int64(1) and float64(1) differ.
-func (l *List) Equal(o *List) bool {
+// Lists that contain themselves (read with brain4it's tags) compare
+// without end.
+func (l *List) Equal(o *List) bool { return l.equal(o, nil) }
+
+// pair is two lists being compared.
+type pair struct{ a, b *List }
+
+// equal is Equal; seen holds the pairs of tagged lists being compared, so
+// that a cycle is compared once.
+func (l *List) equal(o *List, seen map[pair]bool) bool {
 	if l.Len() != o.Len() {
 		return false
 	}
+	if l.Tagged() || o.Tagged() {
+		if seen[pair{l, o}] {
+			return true
+		}
+		if seen == nil {
+			seen = map[pair]bool{}
+		}
+		seen[pair{l, o}] = true
+	}
 	for i := range l.Len() {
-		if l.Name(i) != o.Name(i) || !equalValues(l.values[i], o.values[i]) {
+		if l.Name(i) != o.Name(i) || !equalValues(l.values[i], o.values[i], seen) {
 			return false
 		}
 	}
 	return true
 }
 
-func equalValues(a, b any) bool {
+func equalValues(a, b any, seen map[pair]bool) bool {
 	switch a := a.(type) {
 	case *List:
 		b, ok := b.(*List)
-		return ok && a.Equal(b)
+		return ok && a.equal(b, seen)
 	case []byte:
 		b, ok := b.([]byte)
 		return ok && bytes.Equal(a, b)
@@ -260,13 +328,14 @@ func equalValues(a, b any) bool {
 	return false // functions and foreign values are never equal
 }
 
-// toValue converts a Go input into a BPL value: BPL values pass through;
+// FromGo converts a Go input into a BPL value: BPL values pass through;
 // int, int32, float32 and the other sized numbers widen to int64 or
 // float64; []any and []string become lists; map[string]any becomes a
-// named list in sorted key order.
-func toValue(v any) (any, error) {
+// named list in sorted key order. Anything else, and an unsigned number
+// above math.MaxInt64, is an error wrapping [ErrInvalidArgument].
+func FromGo(v any) (any, error) {
 	switch v := v.(type) {
-	case nil, bool, int64, float64, string, []byte, *List, Callable, Reference, *streamOutputs, *stateResult:
+	case nil, bool, int64, float64, string, []byte, *List, Callable, Reference:
 		return v, nil
 	case int:
 		return int64(v), nil
@@ -303,7 +372,7 @@ func toValue(v any) (any, error) {
 	case []any:
 		l := &List{values: make([]any, len(v))}
 		for i, e := range v {
-			bv, err := toValue(e)
+			bv, err := FromGo(e)
 			if err != nil {
 				return nil, err
 			}
@@ -313,7 +382,7 @@ func toValue(v any) (any, error) {
 	case map[string]any:
 		l := &List{}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			bv, err := toValue(v[k])
+			bv, err := FromGo(v[k])
 			if err != nil {
 				return nil, err
 			}

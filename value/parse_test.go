@@ -1,4 +1,4 @@
-package kafkabpl
+package value
 
 import (
 	"errors"
@@ -276,6 +276,7 @@ var parseSeeds = []string{
 	`"a\n\r\t\b\f\\\'\"\u00e9\ud83d\ude00"`, "\"raw\ttab\r\xff\"",
 	`("a" => 1 b => (2 3) 1 => x "" => y)`, `(kafka-create-topics a ("t") "partitions" => 3)`,
 	"(do\n  (set x 1)\n  (print x))", "(function (a b) (+ a b))",
+	"(<#1> 1 <@1>)", `((<#1> 8 "n" => 1) (<#2:1> 9) <@2> <@1>)`, "(<@1>)", "<#1>",
 	`(try (throw "E" "m") (ex "E" => (print ex) "*" => null))`,
 	"9223372036854775808", "0x7fffffffffffffff", "(((((1)))))",
 	")", "(", `"`, `"\u12"`, "x => 1", "(=> 1)", "(a => b => c)", "((a) => 1)", "(a =>)",

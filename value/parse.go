@@ -1,4 +1,4 @@
-package kafkabpl
+package value
 
 import (
 	"fmt"
@@ -69,6 +69,12 @@ func (e *SyntaxError) Unwrap() error { return ErrInvalidArgument }
 //     token is an error, but for a quoted path part. There are no
 //     comments: (### "text") is a call.
 //   - Lists may nest at most 10000 deep.
+//   - brain4it's tags for shared lists are read as brain4it reads them: a
+//     list whose first element is a declaration tag, (<#1> 1 2), is that
+//     list without the tag, and a link, <@1>, later in the same top-level
+//     value is that same list. Such a list is [List.Tagged], and may
+//     contain itself ((<#1> 1 <@1>)): check [Cyclic] before following one
+//     without end. [Format] writes the tags back.
 func Parse(src string) ([]any, error) { return ParseLines(src, nil) }
 
 // ParseLines is [Parse] for evaluators that report source lines: it calls
@@ -76,6 +82,28 @@ func Parse(src string) ([]any, error) { return ParseLines(src, nil) }
 // 1-based line of the list's opening parenthesis. The list is still being
 // filled when line is called; keep the pointer, not its contents.
 func ParseLines(src string, line func(l *List, line int)) ([]any, error) {
+	if !strings.Contains(src, "<") {
+		return parse(src, line)
+	}
+	// There may be tags: their errors name the line of their list.
+	lines := map[*List]int{}
+	vs, err := parse(src, func(l *List, n int) {
+		lines[l] = n
+		if line != nil {
+			line(l, n)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := resolveTags(vs, func(l *List) int { return lines[l] }); err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+// parse reads src's values, tags as references.
+func parse(src string, line func(l *List, line int)) ([]any, error) {
 	p := &parser{src: src, line: 1, onList: line}
 	vs := []any{}
 	for {

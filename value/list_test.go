@@ -1,4 +1,4 @@
-package kafkabpl
+package value
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func TestListEqual(t *testing.T) {
 
 func TestToValue(t *testing.T) {
 	in := map[string]any{"b": []any{1, int32(2), float32(1.5), []string{"s"}}, "a": uint8(7)}
-	v, err := toValue(in)
+	v, err := FromGo(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestToValue(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 	for _, bad := range []any{struct{}{}, uint64(math.MaxUint64), []any{make(chan int)}, map[string]any{"x": func() {}}} {
-		if _, err := toValue(bad); err == nil {
+		if _, err := FromGo(bad); err == nil {
 			t.Errorf("%T converted", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package kafkabpl
+package value
 
 import (
 	"context"
@@ -131,7 +131,7 @@ func TestFormatParse(t *testing.T) {
 			}
 			continue
 		}
-		if !equalValues(v, vs[0]) {
+		if !equalValues(v, vs[0], nil) {
 			t.Errorf("Parse(Format(%#v)) = %#v", v, vs[0])
 		}
 	}
