@@ -548,39 +548,27 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		kgo.WithHooks(hooks),
 		kgo.Dialer(hooks.dialer.DialContext), // TLS, and the dial timeout: see brokerDialer
 		kgo.RetryTimeout(c.requestTimeout),
-		// kgo's backoff starts at 250 ms and doubles to 5 s; Java's starts
-		// at 100 ms and stops at 1 s. A fetch or produce to a killed
-		// broker fails until its partitions move (Kafka fences it after
-		// 9 s), and each failure doubles the wait, so kgo's came back up
-		// to 4 s after the partitions had moved. 500 ms by default, half
-		// of Java's cap; while a broker that was reached refuses
-		// connections, a tenth of retry-backoff for a request's first
-		// retry and retry-backoff without doubling after (see backoff),
-		// and the dialer asks for metadata every 100 ms (see brokerDialer).
+		// Java's clients' backoff rather than kgo's (250 ms doubling to
+		// 5 s): a request to a killed broker fails until its partitions
+		// move, and a long doubled wait delays the retry that succeeds.
+		// retry-backoff is 500 ms by default; during an outage, see
+		// backoff and brokerDialer.
 		kgo.RetryBackoffFn(backoff(c.retryBackoff, c.retryBackoffMax, hooks.dialer.refusing)),
-		// A retried request is bounded by its time (RetryTimeout above),
-		// as Java's are, not by a count: kgo's default of 20 tries lasted
-		// about 9 s at this backoff, less than a coordinator's failover
-		// (9 to 13 s), so a consumer's heartbeat gave up, its group
-		// session ended, and every partition stalled until it rejoined.
+		// Retries are bounded by their time (RetryTimeout above), as
+		// Java's are, not by a count: a count can run out before a
+		// coordinator's failover ends, and a group session with it.
 		kgo.RequestRetries(math.MaxInt32),
-		// kgo waits 5 s between metadata requests by default, so a
-		// first send to a topic the broker is still creating (on first
-		// use) paused 5 s. Java's clients ask again 100 ms after each
-		// answer while a leader is unknown (their backoff grows only when
-		// a metadata request fails), and so does this: a partition's new
-		// leader is seen within 100 ms of its move. The cost is the same
-		// as Java's: ten metadata requests a second per client, to live
-		// brokers, while one is down; none otherwise.
+		// Metadata is asked again 100 ms after an answer that leaves a
+		// leader unknown, as Java's clients do (kgo waits 5 s): a moved
+		// partition, or a topic being created on first use, is seen
+		// within 100 ms. The cost, only while a leader is unknown: ten
+		// metadata requests a second per client.
 		kgo.MetadataMinAge(metadataRefreshEvery),
-		// Java's producer lets a broker hold an acks=all produce for
-		// request.timeout.ms (30 s) while it waits for the ISR; kgo's
-		// default is 10 s. When a killed node was a follower, the
-		// leader waits for the ISR to shrink, which took over 10 s in
-		// the fault suite: the broker answered REQUEST_TIMED_OUT at 10
-		// s, and the retry waited again, a second after Java's ack. At
-		// least a second: kgo refuses less than 100 ms, and a broker
-		// given less to gather acks would time out under any load.
+		// As long as Java's producer lets a broker hold an acks=all
+		// produce (request.timeout.ms), not kgo's 10 s: a leader whose
+		// follower was killed holds the produce until the ISR shrinks.
+		// At least a second: kgo refuses less than 100 ms, and a broker
+		// given less to gather acks times out under any load.
 		kgo.ProduceRequestTimeout(max(c.requestTimeout, time.Second)),
 	}
 	if c.logLevel != kgo.LogLevelNone && c.clientLog != nil {
@@ -613,13 +601,11 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 //
 // While outage reports true (a broker that was reached refuses
 // connections: see brokerDialer), a request's first retry waits a tenth of
-// first and every later one first, without doubling. kgo sends a retried
-// metadata request to the next broker in turn, the dead one included:
-// the doubled waits after each refusal (100, 200, 400 ms) held back the
-// metadata that showed a killed broker's partitions moved, and so did
-// the 100 ms wait after the one refusal it usually meets, before the next
-// broker answered. Java's clients ask the least loaded connected node for
-// metadata instead. The cost: one more refused dial per request.
+// first and every later one first, without doubling: kgo sends a retried
+// metadata request to the next broker in turn, the dead one included, and
+// the doubled waits after each refusal would hold back the metadata that
+// shows the dead broker's partitions moved. The cost: one more refused
+// dial per request.
 func backoff(first, most time.Duration, outage func() bool) func(tries int) time.Duration {
 	return func(tries int) time.Duration {
 		d := first

@@ -19,27 +19,26 @@ import (
 // some tens of milliseconds after the controller moved it, answers
 // UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER; kgo then asks again
 // only after a fixed second (kgo v1.22.3 consumer.go:2200-2216), Java's
-// consumer after retry.backoff.ms (100 ms). In the fault suite that second
-// was most of kafkabpl's consumer's lag behind Java's after a broker was
-// killed.
+// consumer after retry.backoff.ms (100 ms): that second would leave the
+// consumer behind Java's after every leader move (BENCHMARKS.md, "Failover
+// beside Java's client").
 //
 // So when kgo reads an OffsetForLeaderEpoch answer, the consumer checks
 // 25 ms later, itself, the positions of its partitions led by the broker
 // that answered, and asks again while that broker is not ready, the wait
 // doubling to 100 ms (Java's), for up to a second (kgo asks again then).
-// The first waits are shorter than Java's because a leader is usually
-// ready within tens of milliseconds: in the fault suite, waiting 100 ms
-// at once put the consumer about 50 ms behind Java's. The cost is two or
-// three small requests more, to the new leader, after a leader moved, and,
-// when kgo's own check had succeeded, the fetch kgo then sent to that
-// leader, which setting the positions cancels and kgo sends again (about
-// 40 ms in the fault suite): kgo's hooks do not show whether its answer was
-// good, so the consumer cannot tell that case apart.
+// The first waits are shorter than Java's because a new leader is usually
+// ready within tens of milliseconds. The cost is two or three small
+// requests more, to the new leader, after a leader moved, and, when kgo's
+// own check had succeeded, the fetch kgo then sent to that leader, which
+// setting the positions cancels and kgo sends again: kgo's hooks do not
+// show whether its answer was good, so the consumer cannot tell that case
+// apart.
 //
 // A position the leader confirms (its log holds every record before it)
 // is set again on kgo's client without an epoch, so that kgo fetches
-// there at once instead of waiting out its second. A position the leader does not confirm is left
-// to kgo, whose check then decides.
+// there at once instead of waiting out its second. A position the leader
+// does not confirm is left to kgo, whose check then decides.
 //
 // Setting a position is safe only where it changes nothing: the position
 // is set to where the partition is, and only for a partition that is
