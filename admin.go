@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -152,4 +153,23 @@ func metadataRequest(ctx context.Context, h *handle, topics []string, create boo
 		return nil, h.requestError(ctx, err)
 	}
 	return resp, nil
+}
+
+// List returns the cluster as describe-cluster shows it: ("cluster-id" =>
+// "kfake" "controller" => 2 "brokers" => (("id" => 0 "host" =>
+// "127.0.0.1" "port" => 9092) ...)).
+func (c *ClusterInfo) List() *value.List {
+	brokers := &value.List{}
+	for _, b := range c.Brokers {
+		bl := &value.List{}
+		bl.AppendNamed("id", int64(b.ID))
+		bl.AppendNamed("host", b.Host)
+		bl.AppendNamed("port", int64(b.Port))
+		brokers.Append(bl)
+	}
+	l := &value.List{}
+	l.AppendNamed("cluster-id", c.ClusterID)
+	l.AppendNamed("controller", int64(c.Controller))
+	l.AppendNamed("brokers", brokers)
+	return l
 }

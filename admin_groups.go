@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -215,4 +216,70 @@ func groupInfo(l kadm.DescribedGroupLag) *GroupInfo {
 		info.Lag = append(info.Lag, tl)
 	}
 	return info
+}
+
+// List returns the group as describe-group shows it:
+//
+//	("group" => "g" "state" => "Stable"
+//	 "members" => (("member-id" => "m" "client-id" => "kafkabpl" "host" => "/127.0.0.1"
+//	                "assignment" => ("t" => (0 1))) ...)
+//	 "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
+//	 "total-lag" => 4)
+//
+// A partition the group has committed nothing to shows "committed" =>
+// null; one whose lag could not be computed shows "lag" => null and an
+// "error" element after it saying why.
+func (g *GroupInfo) List() *value.List {
+	members := &value.List{}
+	for _, m := range g.Members {
+		assigned := &value.List{}
+		for _, a := range m.Assignment {
+			assigned.AppendNamed(a.Topic, int32List(a.Partitions))
+		}
+		ml := &value.List{}
+		ml.AppendNamed("member-id", m.MemberID)
+		ml.AppendNamed("client-id", m.ClientID)
+		ml.AppendNamed("host", m.Host)
+		ml.AppendNamed("assignment", assigned)
+		members.Append(ml)
+	}
+	lag := &value.List{}
+	for _, t := range g.Lag {
+		parts := &value.List{}
+		for _, p := range t.Partitions {
+			pl := &value.List{}
+			pl.AppendNamed("partition", int64(p.Partition))
+			pl.AppendNamed("committed", offsetValue(p.Committed))
+			pl.AppendNamed("end", offsetValue(p.End))
+			pl.AppendNamed("lag", offsetValue(p.Lag))
+			if p.Err != nil {
+				pl.AppendNamed("error", p.Err.Error())
+			}
+			parts.Append(pl)
+		}
+		lag.AppendNamed(t.Topic, parts)
+	}
+	l := &value.List{}
+	l.AppendNamed("group", g.Group)
+	l.AppendNamed("state", g.State)
+	l.AppendNamed("members", members)
+	l.AppendNamed("lag", lag)
+	l.AppendNamed("total-lag", g.TotalLag)
+	return l
+}
+
+// offsetValue is an offset or lag in BPL: null when unknown (-1).
+func offsetValue(n int64) any {
+	if n < 0 {
+		return nil
+	}
+	return n
+}
+
+func int32List(ns []int32) *value.List {
+	vals := make([]any, len(ns))
+	for i, n := range ns {
+		vals[i] = int64(n)
+	}
+	return value.ListOf(vals, nil)
 }

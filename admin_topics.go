@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -529,4 +530,20 @@ func topicsFailure(topics []string, done map[string]bool, failed map[string]erro
 		fmt.Fprintf(&b, "; %s: %s", no, strings.Join(nos, ", "))
 	}
 	return &topicsError{msg: b.String(), errs: errs}
+}
+
+// List returns the topic's description as describe-topics shows it under
+// the topic's name: ("partitions" => (("partition" => 0 "leader" => 1
+// "replicas" => (1 2 0) "isr" => (1 2 0)) ...)).
+func (t *TopicInfo) List() *value.List {
+	parts := &value.List{}
+	for _, p := range t.Partitions {
+		l := &value.List{}
+		l.AppendNamed("partition", int64(p.Partition))
+		l.AppendNamed("leader", int64(p.Leader))
+		l.AppendNamed("replicas", int32List(p.Replicas))
+		l.AppendNamed("isr", int32List(p.ISR))
+		parts.Append(l)
+	}
+	return (&value.List{}).AppendNamed("partitions", parts)
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -251,4 +252,174 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 		return v, newError(name, err)
 	}
 	return v, nil
+}
+
+// List returns the poll as BPL shows it: ("topic" => (messages) ...). With
+// the default poll-format "values" a message is its value, named by its key
+// when the key is not null; with "records" it is ("topic" => t "partition"
+// => p "offset" => o "timestamp" => ms "key" => k "value" => v "headers" =>
+// ("h" => "v" ...)). A record that could not be deserialized is always in
+// the records form, with its raw key and value and an "error" element
+// saying why.
+//
+// Keys and values read as text are copies, made in one buffer per topic:
+// a message kept after the poll holds its own text (and its neighbours'
+// in that buffer), never the fetched batch, which can be megabytes.
+func (p *Polled) List() *value.List {
+	if len(p.Topics) == 1 {
+		// The usual poll, one topic: its lists take one allocation.
+		one := &struct {
+			out, msgs value.List
+			value     [1]any
+			name      [1]string
+		}{}
+		fillMessages(&one.msgs, p.Topics[0].Records)
+		one.value[0], one.name[0] = &one.msgs, p.Topics[0].Topic
+		one.out.Reset(one.value[:], one.name[:])
+		return &one.out
+	}
+	vals, names := make([]any, len(p.Topics)), make([]string, len(p.Topics))
+	for i, t := range p.Topics {
+		msgs := &value.List{}
+		fillMessages(msgs, t.Records)
+		vals[i], names[i] = msgs, t.Topic
+	}
+	return value.ListOf(vals, names)
+}
+
+// fillMessages makes msgs, an empty list, one topic's records as
+// kafka-poll gives them. Keys and values read by the String deserializer
+// (the default) are copied into one buffer, and the values' interfaces
+// point into one slice of strings (see boxInPlace), so that a poll of n
+// such messages makes four allocations rather than four per message.
+// Other deserializers, and the records form, decode each record on its
+// own.
+func fillMessages(msgs *value.List, recs []Record) {
+	vals := make([]any, len(recs))
+	var names []string // nil until a record has a key
+	size := 0
+	for i := range recs {
+		r := &recs[i]
+		if r.cfg.pollRecords {
+			continue // in the records form: Record.List copies its own
+		}
+		if r.cfg.keyDeser == serdeString {
+			size += len(r.r.Key)
+		}
+		if r.cfg.valDeser == serdeString {
+			size += len(r.r.Value)
+		}
+	}
+	arena := newTextArena(size)
+	// texts holds the names, then the String values (boxed in place).
+	var texts []string
+	for i := range recs {
+		r := &recs[i]
+		if r.cfg.pollRecords || r.Err() != nil {
+			vals[i] = r.List()
+			continue
+		}
+		if texts == nil {
+			texts = make([]string, 2*len(recs))
+		}
+		switch {
+		case r.r.Value == nil:
+		case r.cfg.valDeser == serdeString:
+			v := &texts[len(recs)+i]
+			*v = arena.text(r.r.Value)
+			boxInPlace(&vals[i], v)
+		default:
+			vals[i] = r.Value()
+		}
+		if r.r.Key == nil {
+			continue
+		}
+		if names == nil {
+			names = texts[:len(recs):len(recs)]
+		}
+		if r.cfg.keyDeser == serdeString {
+			names[i] = arena.text(r.r.Key)
+		} else {
+			names[i] = keyName(r.Key())
+		}
+	}
+	msgs.Reset(vals, names)
+}
+
+// keyName is the text a key names its message with.
+func keyName(k any) string {
+	switch k := k.(type) {
+	case string:
+		return k
+	case []byte:
+		return string(k)
+	}
+	return value.Format(k)
+}
+
+// List returns the record in its BPL records form (see [Polled.List]).
+// A stream's BPL transform gets one per input, so it is built in two
+// allocations, the text and the rest, not one per element (see
+// boxInPlace); headers, rare, take their own.
+func (r *Record) List() *value.List {
+	one := &struct {
+		l, headers value.List
+		values     [8]any
+		names      [8]string
+		ints       [3]int64  // partition, offset, timestamp
+		texts      [3]string // topic, key, value
+	}{}
+	l := &one.l
+	vals, names := one.values[:0], one.names[:0]
+	// add appends an element named name and returns where its value goes.
+	add := func(name string) *any {
+		vals, names = append(vals, nil), append(names, name)
+		return &vals[len(vals)-1]
+	}
+	size := 0
+	if r.cfg.keyDeser == serdeString {
+		size += len(r.r.Key)
+	}
+	if r.cfg.valDeser == serdeString {
+		size += len(r.r.Value)
+	}
+	arena := newTextArena(size)
+	failed := r.Err() != nil
+	// text appends name => the text of b, as the String deserializer
+	// reads it (and not when the record failed: its raw bytes then).
+	text := func(name string, slot int, b []byte, s *serde) {
+		switch {
+		case b == nil:
+			add(name)
+		case s == serdeString && !failed:
+			one.texts[slot] = arena.text(b)
+			boxInPlace(add(name), &one.texts[slot])
+		default:
+			*add(name) = r.decoded(s, b)
+		}
+	}
+	integer := func(name string, slot int, v int64) {
+		one.ints[slot] = v
+		boxInPlace(add(name), &one.ints[slot])
+	}
+	one.texts[0] = r.r.Topic
+	boxInPlace(add("topic"), &one.texts[0])
+	integer("partition", 0, int64(r.r.Partition))
+	integer("offset", 1, r.r.Offset)
+	integer("timestamp", 2, r.r.Timestamp.UnixMilli())
+	text("key", 1, r.r.Key, r.cfg.keyDeser)
+	text("value", 2, r.r.Value, r.cfg.valDeser)
+	for _, h := range r.r.Headers {
+		var v any
+		if h.Value != nil {
+			v = string(h.Value)
+		}
+		one.headers.AppendNamed(h.Key, v)
+	}
+	*add("headers") = &one.headers
+	l.Reset(vals, names)
+	if failed {
+		l.AppendNamed("error", r.Err().Error())
+	}
+	return l
 }

@@ -8,47 +8,12 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// List returns the topic's description as describe-topics shows it under
-// the topic's name: ("partitions" => (("partition" => 0 "leader" => 1
-// "replicas" => (1 2 0) "isr" => (1 2 0)) ...)).
-func (t *TopicInfo) List() *value.List {
-	parts := &value.List{}
-	for _, p := range t.Partitions {
-		l := &value.List{}
-		l.AppendNamed("partition", int64(p.Partition))
-		l.AppendNamed("leader", int64(p.Leader))
-		l.AppendNamed("replicas", int32List(p.Replicas))
-		l.AppendNamed("isr", int32List(p.ISR))
-		parts.Append(l)
-	}
-	return (&value.List{}).AppendNamed("partitions", parts)
-}
-
 // topicsList is describe-topics' result: ("t" => ("partitions" => ...) ...).
 func topicsList(infos []TopicInfo) *value.List {
 	l := &value.List{}
 	for i := range infos {
 		l.AppendNamed(infos[i].Topic, infos[i].List())
 	}
-	return l
-}
-
-// List returns the cluster as describe-cluster shows it: ("cluster-id" =>
-// "kfake" "controller" => 2 "brokers" => (("id" => 0 "host" =>
-// "127.0.0.1" "port" => 9092) ...)).
-func (c *ClusterInfo) List() *value.List {
-	brokers := &value.List{}
-	for _, b := range c.Brokers {
-		bl := &value.List{}
-		bl.AppendNamed("id", int64(b.ID))
-		bl.AppendNamed("host", b.Host)
-		bl.AppendNamed("port", int64(b.Port))
-		brokers.Append(bl)
-	}
-	l := &value.List{}
-	l.AppendNamed("cluster-id", c.ClusterID)
-	l.AppendNamed("controller", int64(c.Controller))
-	l.AppendNamed("brokers", brokers)
 	return l
 }
 
@@ -59,72 +24,6 @@ func groupsList(gs []GroupListing) *value.List {
 		l.AppendNamed(g.Group, g.State)
 	}
 	return l
-}
-
-// List returns the group as describe-group shows it:
-//
-//	("group" => "g" "state" => "Stable"
-//	 "members" => (("member-id" => "m" "client-id" => "kafkabpl" "host" => "/127.0.0.1"
-//	                "assignment" => ("t" => (0 1))) ...)
-//	 "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
-//	 "total-lag" => 4)
-//
-// A partition the group has committed nothing to shows "committed" =>
-// null; one whose lag could not be computed shows "lag" => null and an
-// "error" element after it saying why.
-func (g *GroupInfo) List() *value.List {
-	members := &value.List{}
-	for _, m := range g.Members {
-		assigned := &value.List{}
-		for _, a := range m.Assignment {
-			assigned.AppendNamed(a.Topic, int32List(a.Partitions))
-		}
-		ml := &value.List{}
-		ml.AppendNamed("member-id", m.MemberID)
-		ml.AppendNamed("client-id", m.ClientID)
-		ml.AppendNamed("host", m.Host)
-		ml.AppendNamed("assignment", assigned)
-		members.Append(ml)
-	}
-	lag := &value.List{}
-	for _, t := range g.Lag {
-		parts := &value.List{}
-		for _, p := range t.Partitions {
-			pl := &value.List{}
-			pl.AppendNamed("partition", int64(p.Partition))
-			pl.AppendNamed("committed", offsetValue(p.Committed))
-			pl.AppendNamed("end", offsetValue(p.End))
-			pl.AppendNamed("lag", offsetValue(p.Lag))
-			if p.Err != nil {
-				pl.AppendNamed("error", p.Err.Error())
-			}
-			parts.Append(pl)
-		}
-		lag.AppendNamed(t.Topic, parts)
-	}
-	l := &value.List{}
-	l.AppendNamed("group", g.Group)
-	l.AppendNamed("state", g.State)
-	l.AppendNamed("members", members)
-	l.AppendNamed("lag", lag)
-	l.AppendNamed("total-lag", g.TotalLag)
-	return l
-}
-
-// offsetValue is an offset or lag in BPL: null when unknown (-1).
-func offsetValue(n int64) any {
-	if n < 0 {
-		return nil
-	}
-	return n
-}
-
-func int32List(ns []int32) *value.List {
-	vals := make([]any, len(ns))
-	for i, n := range ns {
-		vals[i] = int64(n)
-	}
-	return value.ListOf(vals, nil)
 }
 
 // addAdminFunctions adds the admin functions to the BPL table.

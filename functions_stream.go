@@ -265,31 +265,3 @@ func (lib *Library) bplStreamStatus(ctx context.Context, l *value.List) (any, er
 	}
 	return st.List(), nil
 }
-
-// List returns the status as kafka-stream-status shows it: ("state" =>
-// "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
-// "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n
-// "reinits" => n "last-error" => "..." or null), and for a stateful
-// stream "store" => the store's status (see [StoreStatus.List]).
-func (st *StreamStatus) List() *value.List {
-	l := &value.List{}
-	l.AppendNamed("state", string(st.State))
-	l.AppendNamed("processed", st.Processed)
-	l.AppendNamed("produced", st.Produced)
-	l.AppendNamed("dropped", st.Dropped)
-	l.AppendNamed("skipped", st.Skipped)
-	l.AppendNamed("dead-lettered", st.DeadLettered)
-	l.AppendNamed("lag", st.Lag)
-	l.AppendNamed("transactions", st.Transactions)
-	l.AppendNamed("aborted", st.Aborted)
-	l.AppendNamed("reinits", st.Reinits)
-	var last any
-	if st.LastError != nil {
-		last = st.LastError.Error()
-	}
-	l.AppendNamed("last-error", last)
-	if st.Store != nil {
-		l.AppendNamed("store", st.Store.List())
-	}
-	return l
-}
