@@ -111,7 +111,7 @@ func (lib *Library) adminTarget(target any) (*handle, func(), error) {
 	if closed {
 		return nil, nil, errorf(ErrClosed, "library closed")
 	}
-	cfg, err := parseConfig(target, nil)
+	cfg, err := parseConfig(target)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -371,17 +371,49 @@ var configSpellings = func() []string {
 	return out
 }()
 
-// parseConfig reads a BPL-style config: a server string ("host:port", or
-// several joined by commas), a list of server strings, or a named list of
-// keys. extra holds named arguments given beside the config (as
-// kafka-consumer takes them); they override the config's own keys.
-func parseConfig(v any, extra *value.List) (*config, error) {
-	return parseConfigAs(kafkaDialect, v, extra, nil)
+// Config is a config in two parts, as the BPL forms that take config keys
+// as named arguments give it ((kafka-consumer servers "group-id" => g),
+// (kafka-stream config "from" => t ... "linger" => 5)). Every method that
+// takes a config takes a Config too.
+type Config struct {
+	// Base is a config as [Library.Create] takes it: a server string, a
+	// list of server strings, or a named list of keys.
+	Base any
+	// Keys are more config keys, a named list; each replaces what Base
+	// says of the same key.
+	Keys *value.List
+	// Brain4it reads the config as brain4it's Java Kafka library reads
+	// its kafka-producer's and kafka-consumer's: with its consumer
+	// defaults (no auto-commit, 10 records a poll, a 10 s session), and
+	// a key it does not know is a warning in the library's log, not an
+	// error, as brain4it ignores it. [Library.Create]'s errors and
+	// warnings then name kafka-producer or kafka-consumer.
+	Brain4it bool
 }
 
-// parseConfigAs is parseConfig in dialect d; under brain4it's, an unknown
-// key is passed to warn (with the closest known key) and ignored.
+// dialect is whose defaults the config is read with.
+func (c Config) dialect() dialect {
+	if c.Brain4it {
+		return brain4itDialect
+	}
+	return kafkaDialect
+}
+
+// parseConfig reads a BPL-style config: a server string ("host:port", or
+// several joined by commas), a list of server strings, a named list of
+// keys, or a [Config].
+func parseConfig(v any) (*config, error) {
+	return parseConfigAs(kafkaDialect, v, nil, nil)
+}
+
+// parseConfigAs is parseConfig in dialect d, with extra holding keys given
+// beside the config that override its own; under brain4it's dialect, an
+// unknown key is passed to warn (with the closest known key) and ignored.
+// A Config's own fields replace d and extra.
 func parseConfigAs(d dialect, v any, extra *value.List, warn func(msg string)) (*config, error) {
+	if c, ok := v.(Config); ok {
+		return parseConfigAs(c.dialect(), c.Base, c.Keys, warn)
+	}
 	v, err := value.FromGo(v)
 	if err != nil {
 		return nil, errorf(ErrInvalidConfig, "config: %v", err)

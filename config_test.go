@@ -25,7 +25,7 @@ func balancerNames(c *config) string {
 func sameType(a, b any) bool { return reflect.TypeOf(a) == reflect.TypeOf(b) }
 
 func TestConfigDefaults(t *testing.T) {
-	c, err := parseConfig("localhost:9092", nil)
+	c, err := parseConfig("localhost:9092")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%s default = %v, want %v", ch.name, ch.got, ch.want)
 		}
 	}
-	c2, _ := parseConfig("localhost:9092", nil)
+	c2, _ := parseConfig("localhost:9092")
 	if c2.group == c.group {
 		t.Error("two consumers got the same fresh group")
 	}
@@ -128,7 +128,7 @@ func TestConfigSpellings(t *testing.T) {
 		if tt.key == "bootstrap.servers" || tt.key == "servers" {
 			cfg = map[string]any{tt.key: tt.value}
 		}
-		c, err := parseConfig(cfg, nil)
+		c, err := parseConfig(cfg)
 		if err != nil {
 			t.Errorf("%s => %v: %v", tt.key, tt.value, err)
 			continue
@@ -174,7 +174,7 @@ func TestConfigErrors(t *testing.T) {
 		{[]any{"h:1", 5}, `config "servers"`},
 	}
 	for _, tt := range tests {
-		_, err := parseConfig(tt.cfg, nil)
+		_, err := parseConfig(tt.cfg)
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want InvalidConfig containing %q", value.Format(tt.cfg), err, tt.want)
 		}
@@ -210,7 +210,7 @@ func TestRetryBackoff(t *testing.T) {
 			t.Errorf("backoff(%d) gave one wait 50 times: no jitter", tt.tries)
 		}
 	}
-	c, err := parseConfig(map[string]any{"servers": "h:1", "retry.backoff.ms": 50, "retry.backoff.max.ms": 400}, nil)
+	c, err := parseConfig(map[string]any{"servers": "h:1", "retry.backoff.ms": 50, "retry.backoff.max.ms": 400})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestConfigNeverPrintsPassword(t *testing.T) {
 		[]any{"PLAIN", "u", secret},
 		secret,
 	} {
-		_, err := parseConfig(map[string]any{"servers": "h:1", "sasl": sasl}, nil)
+		_, err := parseConfig(map[string]any{"servers": "h:1", "sasl": sasl})
 		if err == nil {
 			t.Fatalf("%v: no error", sasl)
 		}
@@ -237,7 +237,7 @@ func TestConfigNeverPrintsPassword(t *testing.T) {
 			t.Errorf("error shows the password: %v", err)
 		}
 	}
-	_, err := parseConfig(map[string]any{"servers": "h:1", "sasl": map[string]any{"mechanism": "PLAIN", "username": "u", "password": 12345678}}, nil)
+	_, err := parseConfig(map[string]any{"servers": "h:1", "sasl": map[string]any{"mechanism": "PLAIN", "username": "u", "password": 12345678}})
 	if err == nil || strings.Contains(err.Error(), "12345678") {
 		t.Errorf("a non-string password: %v", err)
 	}
@@ -246,7 +246,7 @@ func TestConfigNeverPrintsPassword(t *testing.T) {
 // TestConfigExtra checks kafka-consumer's named arguments overriding the
 // config's own keys.
 func TestConfigExtra(t *testing.T) {
-	c, err := parseConfig(map[string]any{"servers": "h:1", "group": "a"}, value.NewList().AppendNamed("group.id", "b").AppendNamed("linger.ms", 7))
+	c, err := parseConfig(Config{Base: map[string]any{"servers": "h:1", "group": "a"}, Keys: value.NewList().AppendNamed("group.id", "b").AppendNamed("linger.ms", 7)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,10 +266,10 @@ func FuzzParseConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, s string, n int64, b bool, key2 string) {
 		for _, v := range []any{s, n, b, float64(n) / 3, value.NewList(s, n), value.NewList().AppendNamed(s, n), nil} {
 			cfg := value.NewList().AppendNamed("servers", "127.0.0.1:9092").AppendNamed(key, v).AppendNamed(key2, s)
-			if _, err := parseConfig(cfg, nil); err != nil && !errors.Is(err, ErrInvalidConfig) {
+			if _, err := parseConfig(cfg); err != nil && !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("%s: error %v is not InvalidConfig", value.Format(cfg), err)
 			}
-			if _, err := parseConfig(v, nil); err != nil && !errors.Is(err, ErrInvalidConfig) {
+			if _, err := parseConfig(v); err != nil && !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("%s: error %v is not InvalidConfig", value.Format(v), err)
 			}
 		}

@@ -158,7 +158,7 @@ func (lib *Library) bplCreate(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lib.create(ctx, a.fn, Kind(strings.ToLower(kind)), a.pos[1], nil, kafkaDialect)
+	return lib.Create(ctx, Kind(strings.ToLower(kind)), a.pos[1])
 }
 
 // bplKindCreate is brain4it's (kafka-producer servers "key" => value ...):
@@ -170,7 +170,7 @@ func (lib *Library) bplKindCreate(fn string, kind Kind) Func {
 		if err != nil {
 			return nil, err
 		}
-		return lib.create(ctx, fn, kind, a.pos[0], a.named, brain4itDialect)
+		return lib.Create(ctx, kind, Config{Base: a.pos[0], Keys: a.named, Brain4it: true})
 	}
 }
 
@@ -180,7 +180,10 @@ func (lib *Library) bplDestroy(fn string) Func {
 		if err != nil {
 			return nil, err
 		}
-		ok, err := lib.destroy(ctx, fn, id)
+		ok, err := lib.Destroy(ctx, id)
+		if e, isErr := err.(*Error); isErr && e.Func != fn {
+			err = &Error{Func: fn, Err: e.Err} // kafka-delete-app's, not kafka-destroy's
+		}
 		// brain4it's kafka-delete-app says true for an id it does not
 		// know (already deleted, say); kafka-destroy says false.
 		return ok || fn == "kafka-delete-app", err

@@ -26,7 +26,7 @@ func (lib *Library) bplSend(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sent, err := lib.send(ctx, id, topics, n, msgAt)
+	sent, err := lib.SendEach(ctx, id, topics, n, msgAt)
 	return int64(sent), err
 }
 

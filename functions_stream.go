@@ -76,7 +76,7 @@ func (lib *Library) bplStream(ctx context.Context, l *value.List) (any, error) {
 	if err := a.readStateArgs(&spec, stateful, transform); err != nil {
 		return nil, err
 	}
-	return lib.stream(ctx, "kafka-stream", a.pos[0], config, spec)
+	return lib.Stream(ctx, Config{Base: a.pos[0], Keys: config}, spec)
 }
 
 // strValue reads a named argument's string.

@@ -76,16 +76,14 @@ type List = value.List
 // whose config names "topics" subscribes at once (see [Library.Subscribe]),
 // which asks the brokers for the topics' end offsets.
 func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, error) {
-	return lib.create(ctx, "kafka-create", kind, config, nil, kafkaDialect)
-}
-
-// create makes a handle for BPL function fn; extra holds config keys
-// given as named arguments, read in dialect d.
-func (lib *Library) create(ctx context.Context, fn string, kind Kind, config any, extra *value.List, d dialect) (string, error) {
+	fn := "kafka-create"
+	if c, ok := config.(Config); ok && c.Brain4it {
+		fn = "kafka-" + string(kind) // brain4it's kafka-producer or kafka-consumer
+	}
 	if kind != Producer && kind != Consumer && kind != Admin {
 		return "", newError(fn, errorf(ErrInvalidArgument, "kind %q: want \"producer\", \"consumer\" or \"admin\"", string(kind)))
 	}
-	cfg, err := parseConfigAs(d, config, extra, func(msg string) { lib.log(fn, "warning: "+msg) })
+	cfg, err := parseConfigAs(kafkaDialect, config, nil, func(msg string) { lib.log(fn, "warning: "+msg) })
 	if err != nil {
 		return "", newError(fn, err)
 	}
@@ -135,17 +133,12 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 // sends and commits in flight finish first. Any later use of the id fails
 // with [ErrUnknownHandle].
 func (lib *Library) Destroy(ctx context.Context, id string) (bool, error) {
-	return lib.destroy(ctx, "kafka-destroy", id)
-}
-
-// destroy is Destroy, its error worded for BPL function fn.
-func (lib *Library) destroy(ctx context.Context, fn, id string) (bool, error) {
 	h := lib.remove(id)
 	if h == nil {
 		return false, nil
 	}
 	if err := h.close(ctx); err != nil {
-		return true, newError(fn, err)
+		return true, newError("kafka-destroy", err)
 	}
 	return true, nil
 }

@@ -76,11 +76,17 @@ type Header struct {
 // why the others failed; it wraps [ErrTimeout] when the brokers could not
 // be reached in time, or the Kafka error (see kerr) the brokers returned.
 func (lib *Library) Send(ctx context.Context, id string, topics []string, messages []Message) (int, error) {
-	return lib.send(ctx, id, topics, len(messages), func(i int) (Message, error) { return messages[i], nil })
+	return lib.SendEach(ctx, id, topics, len(messages), func(i int) (Message, error) { return messages[i], nil })
 }
 
-// send is Send of n messages that msgAt reads, one at a time.
-func (lib *Library) send(ctx context.Context, id string, topics []string, n int, msgAt func(i int) (Message, error)) (int, error) {
+// SendEach is [Library.Send] of n messages that message(i) gives, for
+// messages kept in a form of their own (a BPL list): Send asks for each
+// once, in order, as it makes its record, and spares the caller a slice
+// of n Messages. An error that message returns fails the call before
+// anything is sent, as a message the serializers cannot encode does, and
+// is the call's error, under kafka-send's name.
+func (lib *Library) SendEach(ctx context.Context, id string, topics []string, n int, message func(i int) (Message, error)) (int, error) {
+	msgAt := message
 	h, err := lib.acquire(id, Producer)
 	if err != nil {
 		return 0, newError("kafka-send", err)

@@ -212,13 +212,13 @@ func TestRegistryConfig(t *testing.T) {
 		{map[string]any{"schema.registry.ssl.truststore.location": "x"}, `"schema-registry-tls"`},
 	} {
 		tt.cfg["servers"] = "localhost:9092"
-		_, err := parseConfig(tt.cfg, nil)
+		_, err := parseConfig(tt.cfg)
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: %v, want %q", tt.cfg, err, tt.want)
 		}
 	}
 	c, err := parseConfig(map[string]any{"servers": "localhost:9092", "value.serializer": "KafkaAvroSerializer", "schema.registry.url": "http://localhost:8081",
-		"value.subject.name.strategy": "topic-record", "value-schema": userV1, "basic.auth.user.info": "u:secret"}, nil)
+		"value.subject.name.strategy": "topic-record", "value-schema": userV1, "basic.auth.user.info": "u:secret"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func BenchmarkRecordsAvro(b *testing.B) {
 		{"Avro", map[string]any{"servers": "127.0.0.1:9092", "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": benchAvroSchema}, value},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			cfg, err := parseConfig(tt.cfg, nil)
+			cfg, err := parseConfig(tt.cfg)
 			if err != nil {
 				b.Fatal(err)
 			}

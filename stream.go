@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
-	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -214,16 +213,11 @@ type batchCounts struct {
 // cannot be created) fails the stream, whatever OnError says: it is not a
 // fault of the input, and the transaction it was in is aborted.
 func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (string, error) {
-	return lib.stream(ctx, "kafka-stream", config, nil, spec)
-}
-
-// stream is Stream for BPL function fn, with config keys given as named
-// arguments in extra.
-func (lib *Library) stream(_ context.Context, fn string, config any, extra *value.List, spec StreamSpec) (string, error) {
+	const fn = "kafka-stream"
 	if err := spec.check(); err != nil {
 		return "", newError(fn, err)
 	}
-	cfg, err := parseConfig(config, extra)
+	cfg, err := parseConfig(config)
 	if err != nil {
 		return "", newError(fn, err)
 	}

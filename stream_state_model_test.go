@@ -32,7 +32,7 @@ type storeModel struct {
 
 func newStoreModel(t *testing.T, spec *StreamSpec) *storeModel {
 	t.Helper()
-	cfg, err := parseConfig(map[string]any{"servers": "127.0.0.1:1", "group": "g"}, nil)
+	cfg, err := parseConfig(map[string]any{"servers": "127.0.0.1:1", "group": "g"})
 	if err != nil {
 		t.Fatal(err)
 	}
