@@ -419,7 +419,7 @@ func (lib *Library) forgetTopics(ctx context.Context, topics []string) {
 			if h.kind == Consumer {
 				h.cons.forget(topics)
 			} else {
-				h.cl.PurgeTopicsFromClient(topics...)
+				h.client().PurgeTopicsFromClient(topics...)
 			}
 		})
 	}

@@ -31,6 +31,11 @@ const (
 
 // handle is one live client. Its kgo client is safe for concurrent use; what
 // the handle adds on top (a consumer's subscription) has its own locks.
+//
+// cl and adm are set before the handle is registered and never change,
+// except a stream's: its run goroutine replaces them, under stream.mu, when
+// it re-initializes its producer (see stream.reinit). Code that may run
+// beside that goroutine reads the client with client().
 type handle struct {
 	id   string
 	kind Kind
@@ -47,6 +52,17 @@ type handle struct {
 
 	cons   *consumerState // consumers only
 	stream *stream        // streams only
+}
+
+// client returns the handle's kgo client, safely beside a stream's run
+// goroutine.
+func (h *handle) client() *kgo.Client {
+	if h.stream == nil {
+		return h.cl
+	}
+	h.stream.mu.Lock()
+	defer h.stream.mu.Unlock()
+	return h.cl
 }
 
 // newID returns a fresh handle id: the kind's letter and 32 hex digits.

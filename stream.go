@@ -472,7 +472,7 @@ func (s *stream) reinit(cause error) error {
 	if err != nil {
 		return wrapf(errKafka, err, "re-initialize the producer after %v", cause)
 	}
-	s.mu.Lock()
+	s.mu.Lock() // the handle's client is read beside this goroutine (see handle.client)
 	s.sess, s.cl = sess, sess.Client()
 	s.h.cl, s.h.adm = s.cl, kadm.NewClient(s.cl)
 	s.h.net.dialer.setClient(s.cl)
