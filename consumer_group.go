@@ -353,7 +353,7 @@ func (h *handle) leaveGroup(ctx context.Context) (detached bool, err error) {
 	cl := h.cl // read here: a stream's reinit replaces it once this returns
 	member, _ := cl.GroupMetadata()
 	left := make(chan error, 1)
-	go func() { left <- cl.LeaveGroupContext(ctx) }()
+	h.bg.Go(fmt.Sprintf("%s %s leaving its group", h.kind, h.id), func() { left <- cl.LeaveGroupContext(ctx) })
 	var lerr error
 	select {
 	case lerr = <-left:

@@ -52,6 +52,11 @@ type handle struct {
 
 	cons   *consumerState // consumers only
 	stream *stream        // streams only
+
+	// bg is the library's, for what outlives a call on the handle (its
+	// close during a rebalance, say); nil for an admin call's own
+	// handle, which starts none.
+	bg *background
 }
 
 // client returns the handle's kgo client, safely beside a stream's run
@@ -130,12 +135,18 @@ func (lib *Library) add(h *handle) bool {
 }
 
 // remove unregisters id and returns its handle, or nil if it was unknown.
-// From then on acquire fails, so only calls already in flight remain.
+// From then on acquire fails, so only calls already in flight remain. The
+// destroy that removes a handle counts as background work, from here,
+// where Close cannot have begun waiting, until the caller ends it with
+// lib.bg.end(destroying(h)).
 func (lib *Library) remove(id string) *handle {
 	lib.mu.Lock()
 	defer lib.mu.Unlock()
 	h := lib.handles[id]
-	delete(lib.handles, id)
+	if h != nil {
+		delete(lib.handles, id)
+		lib.bg.start(destroying(h))
+	}
 	return h
 }
 

@@ -240,6 +240,7 @@ func (lib *Library) stream(_ context.Context, fn string, config any, extra *List
 	if err != nil {
 		return "", newError(fn, err)
 	}
+	s.h.bg = &lib.bg
 	if !lib.add(s.h) {
 		s.cl.Close()
 		return "", newError(fn, errorf(ErrClosed, "library closed"))
@@ -464,7 +465,7 @@ func (s *stream) reinit(cause error) error {
 		s.store.forget() // the new client's group assigns the partitions anew; they are restored again
 	}
 	if detached, _ := s.h.leaveGroup(s.workCtx); detached {
-		go old.Close()
+		s.h.bg.Go(fmt.Sprintf("the close of stream %s's replaced client, held until its group's rebalance is over", s.h.id), old.Close)
 	} else {
 		old.Close()
 	}

@@ -29,6 +29,7 @@ func TestStreamReinitDuringDeleteTopics(t *testing.T) {
 	id := func(context.Context, *Record) ([]StreamOutput, error) { return nil, nil }
 	s := must[*stream](t)(newStream(cfg, StreamSpec{From: []string{"in"}, To: "out", Transform: id}, func(string) {}))
 	close(s.done) // as if run had returned: destroy stops the stream at once
+	s.h.bg = &lib.bg
 	if !lib.add(s.h) {
 		t.Fatal("library closed")
 	}
