@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
@@ -408,27 +407,31 @@ func trueKeys(done map[string]bool) []string {
 //
 // It waits for that until ctx ends, and no longer: a consumer busy
 // subscribing on an unreachable cluster must not hold the admin call past
-// its request-timeout. What is left then finishes in the background.
+// its request-timeout. What is left then finishes in the background, and
+// Close waits for it.
 func (lib *Library) forgetTopics(ctx context.Context, topics []string) {
 	if len(topics) == 0 {
 		return
 	}
-	var wg sync.WaitGroup
-	for _, h := range lib.liveHandles() {
-		wg.Go(func() {
+	hs := lib.liveHandles()
+	forgot := make(chan struct{}, len(hs)) // room for all: the sends never block
+	for _, h := range hs {
+		lib.bg.Go(fmt.Sprintf("%s %s forgetting deleted topics", h.kind, h.id), func() {
+			defer func() { forgot <- struct{}{} }()
 			defer h.calls.Done()
 			if h.kind == Consumer {
 				h.cons.forget(topics)
 			} else {
-				h.cl.PurgeTopicsFromClient(topics...)
+				h.client().PurgeTopicsFromClient(topics...)
 			}
 		})
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
+	for range hs {
+		select {
+		case <-forgot:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

@@ -350,9 +350,10 @@ func (cs *consumerState) leave(ctx context.Context) (detached bool, err error) {
 func (h *handle) leaveGroup(ctx context.Context) (detached bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.requestTimeout)
 	defer cancel()
-	member, _ := h.cl.GroupMetadata()
+	cl := h.cl // read here: a stream's reinit replaces it once this returns
+	member, _ := cl.GroupMetadata()
 	left := make(chan error, 1)
-	go func() { left <- h.cl.LeaveGroupContext(ctx) }()
+	h.bg.Go(fmt.Sprintf("%s %s leaving its group", h.kind, h.id), func() { left <- cl.LeaveGroupContext(ctx) })
 	var lerr error
 	select {
 	case lerr = <-left:

@@ -51,6 +51,7 @@ type brokerDialer struct {
 	closing atomic.Bool
 	stop    chan struct{} // closed by close: the watch ends
 	once    sync.Once
+	watches sync.WaitGroup // the watch's goroutine, which close waits for
 
 	mu          sync.Mutex
 	reached     map[string]bool // addresses that accepted a connection
@@ -87,10 +88,15 @@ func newBrokerDialer(c *config) *brokerDialer {
 func (d *brokerDialer) setClient(cl *kgo.Client) { d.client.Store(cl) }
 
 // close makes refusals final from now on (see brokerDialer), and ends the
-// watch for metadata, if one runs.
+// watch for metadata, if one runs, waiting for its goroutine to return: it
+// returns at once when told. closing is set under d.mu, where failed
+// starts a watch only while it is unset, so none starts after the Wait.
 func (d *brokerDialer) close() {
+	d.mu.Lock()
 	d.closing.Store(true)
+	d.mu.Unlock()
 	d.once.Do(func() { close(d.stop) })
+	d.watches.Wait()
 }
 
 // DialContext has the signature of kgo.Dialer's function.
@@ -146,10 +152,12 @@ func (d *brokerDialer) failed(addr string, err error) error {
 	if refresh {
 		d.lastRefresh = time.Now()
 	}
-	watch := reached && !d.watching
 	if reached {
 		d.lastRefusal = time.Now()
-		d.watching = true
+		if !d.watching && !d.closing.Load() {
+			d.watching = true
+			d.watches.Go(d.watch)
+		}
 	}
 	d.mu.Unlock()
 	if !reached {
@@ -157,9 +165,6 @@ func (d *brokerDialer) failed(addr string, err error) error {
 	}
 	if refresh {
 		d.refresh()
-	}
-	if watch {
-		go d.watch()
 	}
 	temp := *op
 	temp.Err = refusedForNow{op.Err}

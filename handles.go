@@ -31,6 +31,11 @@ const (
 
 // handle is one live client. Its kgo client is safe for concurrent use; what
 // the handle adds on top (a consumer's subscription) has its own locks.
+//
+// cl and adm are set before the handle is registered and never change,
+// except a stream's: its run goroutine replaces them, under stream.mu, when
+// it re-initializes its producer (see stream.reinit). Code that may run
+// beside that goroutine reads the client with client().
 type handle struct {
 	id   string
 	kind Kind
@@ -47,6 +52,22 @@ type handle struct {
 
 	cons   *consumerState // consumers only
 	stream *stream        // streams only
+
+	// bg is the library's, for what outlives a call on the handle (its
+	// close during a rebalance, say); nil for an admin call's own
+	// handle, which starts none.
+	bg *background
+}
+
+// client returns the handle's kgo client, safely beside a stream's run
+// goroutine.
+func (h *handle) client() *kgo.Client {
+	if h.stream == nil {
+		return h.cl
+	}
+	h.stream.mu.Lock()
+	defer h.stream.mu.Unlock()
+	return h.cl
 }
 
 // newID returns a fresh handle id: the kind's letter and 32 hex digits.
@@ -114,12 +135,18 @@ func (lib *Library) add(h *handle) bool {
 }
 
 // remove unregisters id and returns its handle, or nil if it was unknown.
-// From then on acquire fails, so only calls already in flight remain.
+// From then on acquire fails, so only calls already in flight remain. The
+// destroy that removes a handle counts as background work, from here,
+// where Close cannot have begun waiting, until the caller ends it with
+// lib.bg.end(destroying(h)).
 func (lib *Library) remove(id string) *handle {
 	lib.mu.Lock()
 	defer lib.mu.Unlock()
 	h := lib.handles[id]
-	delete(lib.handles, id)
+	if h != nil {
+		delete(lib.handles, id)
+		lib.bg.start(destroying(h))
+	}
 	return h
 }
 

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/brain4it/kafkabpl/value"
@@ -21,6 +24,7 @@ type Library struct {
 	mu      sync.RWMutex
 	handles map[string]*handle
 	closed  bool
+	bg      background // what outlives the calls that started it; Close waits for it
 
 	logMu  sync.Mutex
 	logOut io.Writer
@@ -30,6 +34,70 @@ type Library struct {
 // Its log goes to standard error (see [Library.SetLogOutput]).
 func New() *Library {
 	return &Library{handles: make(map[string]*handle), logOut: os.Stderr}
+}
+
+// background follows the work a Library does on goroutines of its own
+// that can outlive the call that started it, such as the close of a client
+// whose group still rebalances, so that [Library.Close] can wait for it.
+// Its zero value is ready to use.
+type background struct {
+	mu      sync.Mutex
+	running map[string]int // what runs, as Close's error names it
+	idle    chan struct{}  // closed when nothing runs any more
+}
+
+// Go runs f on a goroutine of its own, as what, until f returns.
+func (b *background) Go(what string, f func()) {
+	b.start(what)
+	go func() {
+		defer b.end(what)
+		f()
+	}()
+}
+
+// start counts what as running, until end(what).
+func (b *background) start(what string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.running) == 0 {
+		b.running = map[string]int{}
+		b.idle = make(chan struct{})
+	}
+	b.running[what]++
+}
+
+func (b *background) end(what string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running[what]--; b.running[what] == 0 {
+		delete(b.running, what)
+	}
+	if len(b.running) == 0 {
+		close(b.idle)
+	}
+}
+
+// wait returns once nothing runs, or when ctx ends: then with an error
+// wrapping ctx's that names what still runs.
+func (b *background) wait(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		idle, n := b.idle, len(b.running)
+		b.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-idle: // something may have started since: look again
+		case <-ctx.Done():
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if len(b.running) == 0 {
+				return nil
+			}
+			return fmt.Errorf("gave up waiting for %s: %w", strings.Join(slices.Sorted(maps.Keys(b.running)), "; "), ctx.Err())
+		}
+	}
 }
 
 // SetLogOutput sets where the library writes what a user running scripts
@@ -92,6 +160,7 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 	if err != nil {
 		return "", newError(fn, err)
 	}
+	h.bg = &lib.bg
 	if kind == Consumer && len(cfg.topics) > 0 {
 		if _, err := h.cons.subscribe(ctx, cfg.topics, false); err != nil {
 			h.close(ctx)
@@ -132,19 +201,39 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 // id names no live handle. Polls in flight on the handle return at once;
 // sends and commits in flight finish first. Any later use of the id fails
 // with [ErrUnknownHandle].
+//
+// A consumer or stream destroyed while its group rebalances has left the
+// group when Destroy returns, but franz-go holds its client until the
+// brokers answer the join it has in flight, which they may do only when
+// the rebalance is over (up to the session timeout of a member that died),
+// or until the join times out ("max-poll-interval" and 10 s more): the
+// client's close then finishes in the background, and [Library.Close]
+// waits for it.
 func (lib *Library) Destroy(ctx context.Context, id string) (bool, error) {
 	h := lib.remove(id)
 	if h == nil {
 		return false, nil
 	}
+	defer lib.bg.end(destroying(h))
 	if err := h.close(ctx); err != nil {
 		return true, newError("kafka-destroy", err)
 	}
 	return true, nil
 }
 
+// destroying is what a destroy in flight is, as background work: Close
+// waits for it, as for what it leaves running.
+func destroying(h *handle) string { return fmt.Sprintf("the destroy of %s %s", h.kind, h.id) }
+
 // Close destroys every handle left and makes later calls fail with
 // [ErrClosed]. It returns the errors of the destroys that failed.
+//
+// It returns once the destroys, those in flight included, and every
+// goroutine the library started are done; or once ctx ends, then with an
+// error that wraps ctx's and names what still runs (calling Close again
+// waits for it again). Hazard: a destroy can leave a client closing in the
+// background until the brokers answer its join, or the join times out
+// (see [Library.Destroy]): with a ctx that never ends, Close waits as long.
 func (lib *Library) Close(ctx context.Context) error {
 	lib.mu.Lock()
 	lib.closed = true
@@ -167,6 +256,9 @@ func (lib *Library) Close(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	if err := lib.bg.wait(ctx); err != nil {
+		errs = append(errs, newError("kafka-destroy", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -186,16 +278,22 @@ func (h *handle) close(ctx context.Context) error {
 		if detached, err = h.cons.leave(ctx); detached {
 			// It left the group, but kgo holds the client until the
 			// rebalance it was in is over: close it then.
-			go h.cl.Close()
+			h.bg.Go(h.closingDetached(), h.cl.Close)
 			return err
 		}
 	case Stream:
 		if err = h.stream.stop(ctx); h.stream.detached {
-			go h.cl.Close()
+			h.bg.Go(h.closingDetached(), h.cl.Close)
 			return err
 		}
 	}
 	h.net.dialer.close()
 	h.cl.Close()
 	return err
+}
+
+// closingDetached is what the close of a client that left its group
+// during a rebalance is, as background work.
+func (h *handle) closingDetached() string {
+	return fmt.Sprintf("the close of %s %s's client, held until its group's rebalance is over", h.kind, h.id)
 }

@@ -235,6 +235,7 @@ func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (st
 	if err != nil {
 		return "", newError(fn, err)
 	}
+	s.h.bg = &lib.bg
 	if !lib.add(s.h) {
 		s.cl.Close()
 		return "", newError(fn, errorf(ErrClosed, "library closed"))
@@ -459,7 +460,7 @@ func (s *stream) reinit(cause error) error {
 		s.store.forget() // the new client's group assigns the partitions anew; they are restored again
 	}
 	if detached, _ := s.h.leaveGroup(s.workCtx); detached {
-		go old.Close()
+		s.h.bg.Go(fmt.Sprintf("the close of stream %s's replaced client, held until its group's rebalance is over", s.h.id), old.Close)
 	} else {
 		old.Close()
 	}
@@ -467,7 +468,7 @@ func (s *stream) reinit(cause error) error {
 	if err != nil {
 		return wrapf(errKafka, err, "re-initialize the producer after %v", cause)
 	}
-	s.mu.Lock()
+	s.mu.Lock() // the handle's client is read beside this goroutine (see handle.client)
 	s.sess, s.cl = sess, sess.Client()
 	s.h.cl, s.h.adm = s.cl, kadm.NewClient(s.cl)
 	s.h.net.dialer.setClient(s.cl)

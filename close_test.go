@@ -1,0 +1,137 @@
+package kafkabpl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestCloseWaitsForBackground checks that Library.Close returns only once
+// every goroutine the library started has ended, those a destroy leaves
+// running included: here a consumer and a stream whose group rebalances,
+// waiting for a member that died, when they are destroyed. Each leaves the
+// group at once, but kgo holds its client until its JoinGroup in flight is
+// answered, so the client's close finishes in the background. (kfake never
+// answers the join of a member that left: the join times out, after the
+// rebalance timeout, "max-poll-interval", and kgo's 10 s overhead.) A
+// Close whose context ends first says what still runs.
+//
+// It counts the process's goroutines, so it does not run in parallel with
+// other tests; the in-process cluster's own goroutines are left out of the
+// count.
+func TestCloseWaitsForBackground(t *testing.T) {
+	cluster := newCluster(t, embedded.Partitions(2), embedded.Topics("t", "out"))
+	servers := cluster.Servers()
+	ctx := testCtx(t)
+	before := goroutines(t)
+
+	lib := New()
+	lib.SetLogOutput(nil)
+	config := func(more map[string]any) map[string]any {
+		maps.Copy(more, map[string]any{"servers": servers, "group": "g", "heartbeat-interval": 500, "max-poll-interval": 2000})
+		return more
+	}
+	c := must[string](t)(lib.Create(ctx, Consumer, config(map[string]any{"topics": "t", "auto-offset-reset": "earliest"})))
+	s := must[string](t)(lib.Stream(ctx, config(map[string]any{}),
+		StreamSpec{From: []string{"t"}, To: "out", Transform: func(_ context.Context, r *Record) ([]StreamOutput, error) {
+			return []StreamOutput{{Message: Message{Value: r.Value()}}}, nil
+		}}))
+	// Both are in the group once each has a partition.
+	waitFor(t, "the consumer and the stream to share the group's partitions", func() bool {
+		h, err := lib.acquire(c, Consumer)
+		if err != nil {
+			return false
+		}
+		defer h.calls.Done()
+		if _, err := lib.Poll(ctx, c, 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		h.cons.mu.Lock()
+		defer h.cons.mu.Unlock()
+		return len(h.cons.assigned["t"]) == 1
+	})
+
+	// A member joins and dies, then another joins: the group rebalances
+	// and waits for the dead one until its session ends.
+	raw := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...)))
+	const session = 12 * time.Second
+	ghost := &rawMember{cl: raw, group: "g"}
+	if err := ghost.join(ctx, []string{"t"}, session); err != nil {
+		t.Fatalf("ghost join: %v", err)
+	}
+	var joins sync.WaitGroup
+	joins.Go(func() { (&rawMember{cl: raw, group: "g"}).join(ctx, []string{"t"}, session) })
+	time.Sleep(time.Second) // the join has begun; nothing to wait on that says so
+
+	if ok, err := lib.Destroy(ctx, c); !ok || err != nil {
+		t.Errorf("destroy: %v %v", ok, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	shortErr := lib.Close(short) // destroys the stream, which also leaves in the background
+	cancel()
+	if err := lib.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	closed := time.Now()
+	raw.Close()
+	joins.Wait()
+
+	// What the closes started ends with them; only the cluster's
+	// connections may take a moment more to wind down.
+	var after map[string]string
+	for deadline := time.Now().Add(time.Second); ; {
+		runtime.Gosched()
+		after = goroutines(t)
+		if len(after) == len(before) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(after) != len(before) {
+		var left strings.Builder
+		for _, id := range slices.Sorted(maps.Keys(after)) {
+			if _, ok := before[id]; !ok {
+				left.WriteString(after[id])
+				left.WriteString("\n\n")
+			}
+		}
+		t.Errorf("%d goroutines %v after Close, %d before New; those left:\n%s",
+			len(after), time.Since(closed).Round(time.Millisecond), len(before), left.String())
+	}
+
+	if !errors.Is(shortErr, context.DeadlineExceeded) || !errors.Is(shortErr, ErrTimeout) ||
+		!strings.Contains(shortErr.Error(), c) || !strings.Contains(shortErr.Error(), s) {
+		t.Errorf("Close whose context ended first: %v, want a Timeout wrapping context.DeadlineExceeded naming %s and %s", shortErr, c, s)
+	}
+}
+
+// goroutines returns the stacks of the process's goroutines, by id, as the
+// goroutine profile shows them, leaving out the in-process cluster's (any
+// with a kfake function on its stack).
+func goroutines(t *testing.T) map[string]string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		t.Fatal(err)
+	}
+	gs := map[string]string{}
+	for _, g := range strings.Split(strings.TrimSpace(b.String()), "\n\n") {
+		if strings.Contains(g, "github.com/twmb/franz-go/pkg/kfake.") {
+			continue
+		}
+		id, _, _ := strings.Cut(strings.TrimPrefix(g, "goroutine "), " ")
+		gs[id] = g
+	}
+	return gs
+}
