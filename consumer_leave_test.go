@@ -80,10 +80,11 @@ func TestDestroyDuringRebalance(t *testing.T) {
 	lib := newLib(t)
 	ctx := testCtx(t)
 	// kfake never answers the join the consumer has in flight when it
-	// leaves, so its client closes, in the background, once the join
-	// times out: after max-poll-interval and kgo's 10 s overhead. The
-	// library's Close, at the end of the test, waits for it.
-	a := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "heartbeat-interval": 500, "max-poll-interval": 2000}))
+	// leaves, which would hold kgo's Close until the join timed out
+	// (max-poll-interval, 5 minutes, and 10 s): the client's requests are
+	// ended instead, and the library's Close, at the end of the test,
+	// does not wait for the join.
+	a := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "heartbeat-interval": 500}))
 	sendValues(t, lib, servers, "t", Message{Value: "x"})
 	for n := 0; n == 0; {
 		n = must[*Polled](t)(lib.Poll(ctx, a, time.Second)).Len()

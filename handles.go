@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -49,6 +50,11 @@ type handle struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	calls  sync.WaitGroup
+
+	// stopClient ends the context the kgo client runs on (see
+	// stoppable), failing its requests in flight: a stream's reinit
+	// replaces it with its client.
+	stopClient context.CancelFunc
 
 	cons   *consumerState // consumers only
 	stream *stream        // streams only
@@ -253,3 +259,24 @@ func article(k Kind) string {
 }
 
 func joinServers(servers []string) string { return strings.Join(servers, ",") }
+
+// stoppable adds to a kgo client's opts a context of its own, and returns
+// what ends it. A client that left its group while a rebalance held its
+// join is stopped with it before Close: kgo's Close waits for the join's
+// answer, which the coordinator gives only when the rebalance ends (a dead
+// member's session timeout, or max-poll-interval on some brokers).
+func stoppable(opts []kgo.Opt) ([]kgo.Opt, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	return append(opts[:len(opts):len(opts)], kgo.WithContext(ctx)), cancel
+}
+
+// closeDetached closes cl, a client that left its group while a rebalance
+// held its join, in the background: its context is ended first, so the
+// held join fails at once and the close does not wait for the rebalance.
+// Library.Close waits for it.
+func (h *handle) closeDetached(cl interface{ Close() }, stop context.CancelFunc) {
+	h.bg.Go(fmt.Sprintf("the close of %s %s's client, which left its group during a rebalance", h.kind, h.id), func() {
+		stop()
+		cl.Close()
+	})
+}

@@ -186,8 +186,10 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 		opts = append(opts, h.cons.groupOpts()...)
 	}
 	var err error
+	opts, h.stopClient = stoppable(opts)
 	if h.cl, err = kgo.NewClient(opts...); err != nil {
 		h.cancel()
+		h.stopClient()
 		return nil, wrapf(ErrInvalidConfig, err, "config")
 	}
 	h.net.dialer.setClient(h.cl)
@@ -203,12 +205,11 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 // with [ErrUnknownHandle].
 //
 // A consumer or stream destroyed while its group rebalances has left the
-// group when Destroy returns, but franz-go holds its client until the
+// group when Destroy returns, but franz-go would hold its client until the
 // brokers answer the join it has in flight, which they may do only when
-// the rebalance is over (up to the session timeout of a member that died),
-// or until the join times out ("max-poll-interval" and 10 s more): the
-// client's close then finishes in the background, and [Library.Close]
-// waits for it.
+// the rebalance is over: the client's requests are then ended, and its
+// close finishes in the background, at once; [Library.Close] waits for
+// it.
 func (lib *Library) Destroy(ctx context.Context, id string) (bool, error) {
 	h := lib.remove(id)
 	if h == nil {
@@ -231,9 +232,7 @@ func destroying(h *handle) string { return fmt.Sprintf("the destroy of %s %s", h
 // It returns once the destroys, those in flight included, and every
 // goroutine the library started are done; or once ctx ends, then with an
 // error that wraps ctx's and names what still runs (calling Close again
-// waits for it again). Hazard: a destroy can leave a client closing in the
-// background until the brokers answer its join, or the join times out
-// (see [Library.Destroy]): with a ctx that never ends, Close waits as long.
+// waits for it again).
 func (lib *Library) Close(ctx context.Context) error {
 	lib.mu.Lock()
 	lib.closed = true
@@ -276,24 +275,17 @@ func (h *handle) close(ctx context.Context) error {
 	case Consumer:
 		var detached bool
 		if detached, err = h.cons.leave(ctx); detached {
-			// It left the group, but kgo holds the client until the
-			// rebalance it was in is over: close it then.
-			h.bg.Go(h.closingDetached(), h.cl.Close)
+			h.closeDetached(h.cl, h.stopClient)
 			return err
 		}
 	case Stream:
 		if err = h.stream.stop(ctx); h.stream.detached {
-			h.bg.Go(h.closingDetached(), h.cl.Close)
+			h.closeDetached(h.cl, h.stopClient)
 			return err
 		}
 	}
 	h.net.dialer.close()
 	h.cl.Close()
+	h.stopClient()
 	return err
-}
-
-// closingDetached is what the close of a client that left its group
-// during a rebalance is, as background work.
-func (h *handle) closingDetached() string {
-	return fmt.Sprintf("the close of %s %s's client, held until its group's rebalance is over", h.kind, h.id)
 }

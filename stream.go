@@ -312,17 +312,20 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		)
 		s.opts = opts
+		opts, h.stopClient = stoppable(opts)
 		if s.sess, err = kgo.NewGroupTransactSession(opts...); err == nil {
 			s.cl = s.sess.Client()
 		}
 	} else {
 		opts = append(opts, kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll())
+		opts, h.stopClient = stoppable(opts)
 		s.cl, err = kgo.NewClient(opts...)
 	}
 	if err != nil {
 		s.stopPoll()
 		s.cancelWork()
 		h.cancel()
+		h.stopClient()
 		return nil, wrapf(ErrInvalidConfig, err, "config")
 	}
 	h.cl = s.cl
@@ -459,16 +462,21 @@ func (s *stream) reinit(cause error) error {
 	if s.store != nil {
 		s.store.forget() // the new client's group assigns the partitions anew; they are restored again
 	}
+	oldStop := s.h.stopClient
 	if detached, _ := s.h.leaveGroup(s.workCtx); detached {
-		s.h.bg.Go(fmt.Sprintf("the close of stream %s's replaced client, held until its group's rebalance is over", s.h.id), old.Close)
+		s.h.closeDetached(old, oldStop)
 	} else {
 		old.Close()
+		oldStop()
 	}
-	sess, err := kgo.NewGroupTransactSession(s.opts...)
+	opts, stop := stoppable(s.opts)
+	sess, err := kgo.NewGroupTransactSession(opts...)
 	if err != nil {
+		stop()
 		return wrapf(errKafka, err, "re-initialize the producer after %v", cause)
 	}
 	s.mu.Lock() // the handle's client is read beside this goroutine (see handle.client)
+	s.h.stopClient = stop
 	s.sess, s.cl = sess, sess.Client()
 	s.h.cl, s.h.adm = s.cl, kadm.NewClient(s.cl)
 	s.h.net.dialer.setClient(s.cl)
