@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Format returns v in canonical BPL text, as brain4it prints it: list
@@ -121,10 +122,20 @@ func (p *printer) list(l *List) {
 
 // sharedLists returns, when some list appears more than once in l or in
 // itself, the number of places each list of l appears; nil when none does,
-// as in nearly every list, and at no cost for a list that holds none.
+// as in nearly every list. A list that holds no list costs nothing, and,
+// until a text with tags was read (only tags make a list that contains
+// itself), others cost a walk that allocates nothing, unless they hold
+// enough lists (tens) for the walk's filter to mistake one for another;
+// then a map of them all decides.
 func sharedLists(l *List) map[*List]int {
-	if !slices.ContainsFunc(l.Values(), func(v any) bool { _, ok := v.(*List); return ok }) {
+	if !slices.ContainsFunc(l.Values(), isList) {
 		return nil
+	}
+	if !tagsRead.Load() {
+		var seen addressFilter
+		if !seen.mayRepeat(l) {
+			return nil
+		}
 	}
 	refs := map[*List]int{l: 1}
 	stack := []*List{l}
@@ -147,6 +158,31 @@ func sharedLists(l *List) map[*List]int {
 		return nil
 	}
 	return refs
+}
+
+func isList(v any) bool { _, ok := v.(*List); return ok }
+
+// addressFilter holds lists by a hash of their addresses (Go's heap does
+// not move), 4096 bits: it may say a list is in it when it is not, never
+// the reverse. It is sharedLists' first look, which allocates nothing.
+type addressFilter [64]uint64
+
+// mayRepeat reports whether a list below l may appear twice. l must not
+// contain itself.
+func (f *addressFilter) mayRepeat(l *List) bool {
+	for _, e := range l.values {
+		if sub, ok := e.(*List); ok {
+			h := uint64(uintptr(unsafe.Pointer(sub))) * 0x9E3779B97F4A7C15 >> 52 // 12 bits
+			if f[h/64]&(1<<(h%64)) != 0 {
+				return true
+			}
+			f[h/64] |= 1 << (h % 64)
+			if f.mayRepeat(sub) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Cyclic reports whether v is a list that contains itself at some depth,
