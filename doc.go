@@ -201,7 +201,10 @@
 // delivery.timeout.ms, ...); numbers and booleans may be strings, as in Java
 // properties. All keys are accepted by every kind of handle; those that do
 // not apply are ignored. An unknown key is an [ErrInvalidConfig] error that
-// suggests the closest known key.
+// suggests the closest known key. From Go, a [Config] gives a config and
+// more keys apart, as kafka-consumer's named arguments do, and with
+// Brain4it set reads them as kafka-producer and kafka-consumer do (the
+// column "under kafka-consumer" below).
 //
 //	key                          default              under kafka-consumer  notes
 //	servers                      (required)                                 "host:port", comma-joined, or a list; port 9092 if none
