@@ -22,13 +22,17 @@
 // group offsets under a directory and reloads them on the next Start. Close
 // writes a complete snapshot. Records, group commits and topics (created
 // explicitly or on first use) are also written as they happen, so they
-// survive the process being killed (kill -9). Without
+// survive the process being killed (kill -9). A transaction that a kill
+// left open is aborted by the next Start, which writes the ABORT marker
+// kfake's own recovery leaves out; without it, read_committed readers would
+// skip the producer's later, committed transactions too. Without
 // SyncWrites, written data sits in the operating system's cache: it survives
 // the process dying but not the machine losing power. The directory's format
 // is kfake's.
 package embedded
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -190,6 +194,10 @@ func Start(opts ...Option) (*Cluster, error) {
 			return nil, err
 		}
 		c.lock = lock
+		if err := endCrashAborts(context.Background(), &cfg); err != nil {
+			c.lock.release()
+			return nil, err
+		}
 	}
 
 	kc, err := kfake.NewCluster(cfg.kfakeOptions()...)
