@@ -119,7 +119,7 @@
 //	null                                   nothing is written (a filter)
 //	any other value, lists included        one message to "to", with the input's key
 //	(kafka-output v "topic" => t "key" => k "partition" => p "headers" => (...) "timestamp" => ms)
-//	                                       one message with its own topic, key (null: none), ...
+//	                                       one message with its own topic, key (none given: the input's; null: none), ...
 //	(kafka-outputs a b ...)                several messages, each a value or a kafka-output
 //
 // kafka-output and kafka-outputs return values of their own kind, never

@@ -22,13 +22,23 @@
 // group offsets under a directory and reloads them on the next Start. Close
 // writes a complete snapshot. Records, group commits and topics (created
 // explicitly or on first use) are also written as they happen, so they
-// survive the process being killed (kill -9). Without
+// survive the process being killed (kill -9). A transaction that a kill
+// left open is aborted by the next Start, which writes the ABORT marker
+// kfake's own recovery leaves out; without it, read_committed readers would
+// skip the producer's later, committed transactions too. Without
 // SyncWrites, written data sits in the operating system's cache: it survives
 // the process dying but not the machine losing power. The directory's format
 // is kfake's.
+//
+// Killed group members: the cluster watches its client connections so that
+// a classic group's member that dies, even while its JoinGroup is held,
+// leaves the group within its session timeout, and a member waiting in a
+// rebalance is kept alive, as Kafka does (kfake alone kept such members
+// until the rebalance timeout; see groupconn.go).
 package embedded
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -81,6 +91,7 @@ type config struct {
 	syncWrites bool
 	topics     []string
 	kfakeOpts  []kfake.Opt
+	listen     func(network, addr string) (net.Listener, error) // nil: listen
 
 	registry     bool
 	registryPort int
@@ -159,6 +170,8 @@ func KfakeOptions(opts ...kfake.Opt) Option {
 // concurrent use.
 type Cluster struct {
 	kc        *kfake.Cluster
+	watch     *groupWatch // the listeners' connections
+	watching  bool        // watch.run runs
 	addrs     []string
 	lock      *dirLock
 	registry  *registryServer // nil without SchemaRegistry
@@ -180,7 +193,8 @@ func Start(opts ...Option) (*Cluster, error) {
 		return nil, err
 	}
 
-	c := &Cluster{}
+	c := &Cluster{watch: newGroupWatch()}
+	cfg.listen = c.watch.listen
 	if cfg.dataDir != "" {
 		if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("embedded: data dir: %w", err)
@@ -190,6 +204,10 @@ func Start(opts ...Option) (*Cluster, error) {
 			return nil, err
 		}
 		c.lock = lock
+		if err := endCrashAborts(context.Background(), &cfg); err != nil {
+			c.lock.release()
+			return nil, err
+		}
 	}
 
 	kc, err := kfake.NewCluster(cfg.kfakeOptions()...)
@@ -222,6 +240,8 @@ func Start(opts ...Option) (*Cluster, error) {
 	}
 	// Cached: kfake's ListenAddrs blocks forever once the cluster is closed.
 	c.addrs = kc.ListenAddrs()
+	go c.watch.run(kc, c.addrs)
+	c.watching = true
 	if cfg.registry {
 		r, err := startRegistry(cfg.registryPort, cfg.dataDir)
 		if err != nil {
@@ -306,7 +326,11 @@ func (cfg *config) kfakeOptions() []kfake.Opt {
 	opts := []kfake.Opt{
 		kfake.NumBrokers(cfg.brokers),
 		kfake.DefaultNumPartitions(cfg.partitions),
-		kfake.ListenFn(listen),
+	}
+	if cfg.listen != nil {
+		opts = append(opts, kfake.ListenFn(cfg.listen))
+	} else {
+		opts = append(opts, kfake.ListenFn(listen))
 	}
 	if cfg.port != 0 {
 		ports := make([]int, cfg.brokers)
@@ -368,6 +392,7 @@ func (c *Cluster) Kfake() *kfake.Cluster {
 func (c *Cluster) Close() {
 	c.closeOnce.Do(func() {
 		c.registry.close()
+		c.watch.close(c.watching)
 		c.kc.Close()
 		c.lock.release()
 	})

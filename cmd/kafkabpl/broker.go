@@ -20,7 +20,11 @@ client, kafka-python, kafkabpl). It prints "listening on HOST:PORT,..." on
 stdout once it accepts connections. Like a stock Kafka broker it creates
 topics on first use, with 1 partition. With --data-dir, topics, records and
 committed group offsets survive a restart, and kill -9 too (topics created
-on first use included). Beside it a schema registry speaks Confluent's REST
+on first use included); a transaction a kill left open is aborted at the
+next start, with the abort marker it lacked, so that read_committed readers
+see every committed record. (A directory an earlier kafkabpl restarted
+after such a kill may hide records committed after that restart: start it
+afresh.) Beside it a schema registry speaks Confluent's REST
 API on 127.0.0.1 (port 8081, or a free one if that is taken or --port is 0),
 for the Avro serdes and any registry client; the second line says where,
 "schema registry on http://HOST:PORT". With --data-dir its schemas keep
