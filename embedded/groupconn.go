@@ -192,7 +192,12 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 
 func (c *trackedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	c.settle(false)
+	c.mu.Lock()
+	held := c.unanswer
+	c.mu.Unlock()
+	if held { // most writes answer a produce or a fetch: nothing to settle
+		c.settle(false)
+	}
 	return n, err
 }
 
