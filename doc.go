@@ -168,8 +168,10 @@
 // by the key's bytes; an input with a null key is an error, handled by
 // "on-error"). Windows are timed by the inputs' timestamps: a partition's
 // stream time is the latest timestamp it has read, and a window [start,
-// end) closes when the stream time reaches its end plus the grace (a
-// session's, its last input plus the gap plus the grace). An input whose
+// end) closes when the stream time reaches its end plus the grace. A
+// session holds a key's inputs at most the gap apart, and closes when the
+// stream time passes its last input by more than the gap plus the grace
+// (an input exactly the gap after it still joins it). An input whose
 // windows have all closed is late. The store is held in memory per input
 // partition and in the compacted topic "<group>-<store>-changelog"
 // (created with the input's partition count, or checked against it),

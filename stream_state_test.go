@@ -143,6 +143,9 @@ func windowResults(t *testing.T, lib *Library, servers string, n int) string {
 // TestStreamWindows runs each kind of window on timestamped inputs, one
 // partition so that the order is known: results when windows close, late
 // inputs dropped or dead-lettered, sessions merging.
+// sumMerge merges two sessions' sums.
+func sumMerge(_ context.Context, a, b any) (any, error) { return a.(int64) + b.(int64), nil }
+
 func TestStreamWindows(t *testing.T) {
 	t.Parallel()
 	jsonCfg := map[string]any{"value-serializer": "JSON", "value-deserializer": "JSON"}
@@ -164,14 +167,20 @@ func TestStreamWindows(t *testing.T) {
 		{"hopping", Window{Kind: Hopping, Size: 10 * time.Millisecond, Advance: 5 * time.Millisecond},
 			[]Message{at("a", 1, 1), at("a", 6, 2), at("a", 11, 4), at("a", 40, 0)},
 			"a[-5,5)=1 a[0,10)=3 a[5,15)=6 a[10,20)=4", 0},
-		{"session, merging", Window{Kind: Session, Gap: 10 * time.Millisecond, Grace: 10 * time.Millisecond, Merge: func(_ context.Context, a, b any) (any, error) {
-			return a.(int64) + b.(int64), nil
-		}},
+		{"session, merging", Window{Kind: Session, Gap: 10 * time.Millisecond, Grace: 10 * time.Millisecond, Merge: sumMerge},
 			// Two sessions, [0,0] and [15,15], bridged by 8 into [0,15]
 			// (the grace keeps [0,0] open at stream time 15); then
 			// [40,40] alone.
 			[]Message{at("a", 0, 1), at("a", 15, 2), at("a", 8, 4), at("a", 40, 8), at("a", 100, 0)},
 			"a[0,15)=7 a[40,40)=8", 0},
+		// An input exactly the gap after a session joins it, with or
+		// without grace; one a millisecond later starts another.
+		{"session, exactly the gap apart", Window{Kind: Session, Gap: 10 * time.Millisecond, Merge: sumMerge},
+			[]Message{at("a", 0, 1), at("a", 10, 2), at("a", 21, 4), at("a", 100, 0)},
+			"a[0,10)=3 a[21,21)=4", 0},
+		{"session, exactly the gap apart, with grace", Window{Kind: Session, Gap: 10 * time.Millisecond, Grace: 5 * time.Millisecond, Merge: sumMerge},
+			[]Message{at("a", 0, 1), at("a", 10, 2), at("a", 21, 4), at("a", 100, 0)},
+			"a[0,10)=3 a[21,21)=4", 0},
 		{"tumbling, on update, at least once", Window{Kind: Tumbling, Size: 10 * time.Millisecond, Emit: EmitOnUpdate},
 			[]Message{at("a", 1, 1), at("a", 2, 2), at("a", 12, 4), at("a", 3, 8)},
 			"a[0,10)=1 a[0,10)=3 a[10,20)=4", 1},

@@ -29,9 +29,12 @@ const (
 	// nothing in particular, less than Size): an input is in Size/Advance
 	// of them, rounded up or down.
 	Hopping
-	// Session windows group a key's inputs that come less than Gap apart:
-	// an input joins the key's session within Gap of it, and one that
-	// bridges two sessions merges them (with Merge).
+	// Session windows group a key's inputs that come at most Gap apart:
+	// an input joins the key's session when it is at most Gap before the
+	// session's first input or after its last, and one that bridges two
+	// sessions merges them (with Merge). A session closes once stream time
+	// passes its last input by more than Gap and Grace together: until
+	// then an input could still join it.
 	Session
 )
 
@@ -165,11 +168,13 @@ func (w *Window) check() error {
 	return nil
 }
 
-// closeAt is the stream time at which window w closes.
+// closeAt is the stream time at which window w closes. A time window's
+// end is past its last millisecond; a session's end is its last input,
+// and an input Gap after it still joins it.
 func (w *Window) closeAt(ws *win) int64 {
 	end := ws.end
 	if w.Kind == Session {
-		end = satAdd(end, w.Gap.Milliseconds())
+		end = satAdd(end, w.Gap.Milliseconds()+1)
 	}
 	return satAdd(end, w.Grace.Milliseconds())
 }
