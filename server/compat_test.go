@@ -125,3 +125,30 @@ func TestErrorsSayWhichCall(t *testing.T) {
 		t.Errorf("a handler saw a code: %s", got)
 	}
 }
+
+// TestColonIsPartOfAName: brain4it's paths have one index syntax, a part
+// after / that starts with a digit; a colon is part of a name, so with c
+// = (10 20) and a variable c:1, /m/c:1 reads and writes c:1, not c's
+// second element.
+func TestColonIsPartOfAName(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", `("c" => (10 20) "c:1" => "colon")`)
+	if got := c.ok("GET", "/m/c:1", ""); got != `"colon"` {
+		t.Errorf("GET /m/c:1 = %s, want \"colon\"", got)
+	}
+	if got := c.ok("GET", "/m/c/1", ""); got != "20" {
+		t.Errorf("GET /m/c/1 = %s, want 20", got)
+	}
+	if got := c.ok("PUT", "/m/c:1", `"new"`); got != `"colon"` {
+		t.Errorf("PUT /m/c:1 gave %s, want the old value \"colon\"", got)
+	}
+	if got := c.ok("GET", "/m", ""); got != `("c" => (10 20) "c:1" => "new")` {
+		t.Errorf("after PUT /m/c:1 the scope is %s", got)
+	}
+	if got := c.ok("DELETE", "/m/c:1", ""); got != `"new"` {
+		t.Errorf("DELETE /m/c:1 gave %s", got)
+	}
+	if got := c.ok("GET", "/m", ""); got != `("c" => (10 20))` {
+		t.Errorf("after DELETE /m/c:1 the scope is %s", got)
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,14 +160,28 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
+// ParsePath reads a path as brain4it's PathParser and reader do: : is
+// part of a name, an index is a part after / that starts with a digit.
 func TestParsePath(t *testing.T) {
 	for in, want := range map[string]string{
 		"a":                 `("a")`,
-		"rules:2/predicate": `("rules" 2 "predicate")`,
+		"c:1":               `("c:1")`,
+		"rules:2/predicate": `("rules:2" "predicate")`,
+		"rules/2/predicate": `("rules" 2 "predicate")`,
 		"a/0/b":             `("a" 0 "b")`,
+		"a//b/":             `("a" "b")`,
+		" a/b ":             `("a" "b")`,
+		"/a":                `("a")`,
 		`"@x y"/0`:          `("@x y" 0)`,
-		`a/"b/c":3`:         `("a" "b/c" 3)`,
+		`a/"b/c"/3`:         `("a" "b/c" 3)`,
 		`"q\"uote"`:         `("q\"uote")`,
+		`"a"/"1"`:           `("a" "1")`,
+		`"a\u00e9\n"`:       `("aé\n")`,
+		`a/"b"c"d"`:         `("a" "bcd")`,
+		"-x":                `("-x")`,
+		"a/-1":              `("a" "-1")`,
+		"a=>b":              `("a=>b")`,
+		"<#1":               `("<#1")`,
 	} {
 		parts, err := ParsePath(in)
 		if err != nil {
@@ -185,9 +200,34 @@ func TestParsePath(t *testing.T) {
 			t.Errorf("%s = %s, want %s", in, got, want)
 		}
 	}
-	for _, bad := range []string{"", "a//b", "a:", "a:x", "0/a", `"open`, `a"b`, `"a"x`} {
-		if _, err := ParsePath(bad); err == nil {
-			t.Errorf("%q: no error", bad)
+	for bad, msg := range map[string]string{
+		"":              "",
+		"0/a":           "First element is not a string: 0",
+		"5":             "5",
+		"null":          "null",
+		"true":          "true",
+		"-2.5":          "-2.5",
+		"-1":            "-1",
+		"<@1>":          "<@1>",
+		"=>":            "=>",
+		"a b":           "a b",
+		"a/b c":         "a/b c",
+		"a(b":           "a(b",
+		`"open`:         `/"open`,
+		`a"b`:           `a"b`,
+		`a/b"c"x`:       `a/b"c"x`,
+		"a/1x":          "a/1x",
+		"a/99999999999": "a/99999999999",
+		`"a\q"`:         `/"a\q"`,
+	} {
+		_, err := ParsePath(bad)
+		var pe *PathError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("%q: %v, want a *PathError", bad, err)
+			continue
+		}
+		if pe.message() != msg {
+			t.Errorf("%q: brain4it's message %q, want %q", bad, pe.message(), msg)
 		}
 	}
 }

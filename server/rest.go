@@ -37,8 +37,8 @@ var ErrBodyTooLarge = errors.New("server: request body too large")
 //
 //   - GET / lists the modules, each its name or (name metadata) when it
 //     has a module-metadata list; GET /module gives its scope, GET
-//     /module/path the element path names (rules:2/predicate: / for
-//     names, : for indexes, "quoted names" allowed, URL-decoded);
+//     /module/path the element path names (see ParsePath:
+//     rules/2/predicate, "quoted names" allowed, URL-decoded);
 //   - PUT /module creates the module (empty body) or replaces its scope
 //     (a list body); PUT /module/path sets the element and gives the old
 //     value; DELETE /module destroys it, DELETE /module/path removes the
@@ -490,8 +490,11 @@ func (s *Server) sendError(w http.ResponseWriter, m *Module, err error) {
 func ExceptionList(err error) *value.List {
 	var ex *bpl.Exception
 	var syn *value.SyntaxError
+	var pe *PathError
 	typ, msg := "Exception", err.Error()
 	switch {
+	case errors.As(err, &pe):
+		typ, msg = "InvalidReference", pe.message()
 	case errors.As(err, &ex):
 		if ex.Value != nil {
 			return withCode(ex)

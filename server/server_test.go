@@ -30,27 +30,28 @@ func TestEndpoints(t *testing.T) {
 	if got := c.ok("GET", "/", ""); got != `(("m" ("icon" => "air")) "n")` {
 		t.Fatalf("GET /: %s", got)
 	}
-	// paths: / for names, : and leading digits for indexes, quoted names, URL-decoded
+	// paths: / between parts, a part that starts with a digit an index,
+	// quoted names, URL-decoded
 	for path, want := range map[string]string{
 		"/m/b":                    "1",
-		"/m/rules:1/predicate":    `"x y"`,
 		"/m/rules/1/predicate":    `"x y"`,
 		`/m/"a%20b"`:              "3",
-		"/m/rules:7":              "null",
+		"/m/rules/7":              "null",
 		"/m/module-metadata/icon": `"air"`,
 	} {
 		if got := c.ok("GET", path, ""); got != want {
 			t.Errorf("GET %s = %s, want %s", path, got, want)
 		}
 	}
-	c.fails("GET", "/m/rules:x", "", "IOException", "bad index")
+	c.fails("GET", "/m/rules/1x", "", "InvalidReference", "rules/1x")
+	c.fails("GET", "/m/0/x", "", "InvalidReference", "First element is not a string: 0")
 	c.fails("GET", "/nope", "", "IOException", "not found")
 
 	// PUT and DELETE of a path give the old value
-	if got := c.ok("PUT", "/m/rules:0/p", "(1 2)"); got != "1" {
+	if got := c.ok("PUT", "/m/rules/0/p", "(1 2)"); got != "1" {
 		t.Fatalf("PUT path: %s", got)
 	}
-	if got := c.ok("GET", "/m/rules:0", ""); got != `("p" => (1 2))` {
+	if got := c.ok("GET", "/m/rules/0", ""); got != `("p" => (1 2))` {
 		t.Fatalf("after PUT: %s", got)
 	}
 	if got := c.ok("DELETE", "/m/b", ""); got != "1" {
