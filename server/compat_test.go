@@ -152,3 +152,19 @@ func TestColonIsPartOfAName(t *testing.T) {
 		t.Errorf("after DELETE /m/c:1 the scope is %s", got)
 	}
 }
+
+// TestRequestHeadersHaveHost: an exterior function sees every header of
+// its request in ctx/request-headers, host included, as on brain4it's
+// server (net/http moves Host out of the header map).
+func TestRequestHeadersHaveHost(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @host (function (ctx) ctx/request-headers/host)) (set @names (function (ctx) (names ctx/request-headers)))`)
+	host := strings.TrimPrefix(c.base, "http://")
+	if got := c.ok("POST", "/m/@host", ""); got != value.Format(host) {
+		t.Errorf("ctx/request-headers/host = %s, want %q", got, host)
+	}
+	if got := c.ok("POST", "/m/@names", "", "X-Extra", "1"); !strings.Contains(got, `"x-extra"`) || !strings.Contains(got, `"content-type"`) {
+		t.Errorf("header names %s lack x-extra or content-type", got)
+	}
+}

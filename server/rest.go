@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -386,11 +388,22 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (any, error) {
 	return vs[0], nil
 }
 
-// contextList is brain4it's request context of an exterior call.
+// contextList is brain4it's request context of an exterior call. Its
+// request-headers hold every header the request came with, names in
+// lowercase as brain4it's standalone server reads them, sorted: net/http
+// takes Host (and Transfer-Encoding) out of r.Header, so they are put
+// back from r.Host and r.TransferEncoding, since a function may read
+// ctx/request-headers/host (to write its own URLs) as it can on brain4it.
 func (s *Server) contextList(r *http.Request) *value.List {
 	headers := &value.List{}
-	for name, vs := range r.Header {
-		headers.AppendNamed(strings.ToLower(name), strings.Join(vs, ","))
+	if r.Host != "" {
+		headers.AppendNamed("host", r.Host)
+	}
+	if len(r.TransferEncoding) > 0 {
+		headers.AppendNamed("transfer-encoding", strings.Join(r.TransferEncoding, ","))
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Header)) {
+		headers.AppendNamed(strings.ToLower(name), strings.Join(r.Header[name], ","))
 	}
 	host, port, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
