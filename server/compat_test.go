@@ -168,3 +168,16 @@ func TestRequestHeadersHaveHost(t *testing.T) {
 		t.Errorf("header names %s lack x-extra or content-type", got)
 	}
 }
+
+// TestResponseHeadersStartNull: ctx/response-headers is null until the
+// function sets it, as brain4it's getContextList leaves it; brain4it's
+// modules set the whole list.
+func TestResponseHeadersStartNull(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @ctx (function (ctx) ctx))`)
+	got := c.ok("POST", "/m/@ctx", "")
+	if !strings.HasSuffix(got, `"response-headers" => null)`) || !strings.HasPrefix(got, `("remote-address" => "127.0.0.1" "remote-port" => `) {
+		t.Errorf("ctx = %s, want brain4it's order with response-headers null", got)
+	}
+}

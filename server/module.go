@@ -373,13 +373,15 @@ func requestContext(remoteAddr string, remotePort int64, headers *value.List) *v
 	if headers == nil {
 		headers = &value.List{}
 	}
-	// brain4it's order; response-headers is an empty list, not null, so
-	// that (set ctx/response-headers/content-type ...) works
+	// brain4it's order (its REQUEST_CONTEXT_STRUCTURE), and
+	// response-headers null, as its getContextList leaves it: a function
+	// sets the whole list, (set ctx/response-headers ("content-type" =>
+	// "application/json")), as brain4it's own modules do
 	return (&value.List{}).
 		AppendNamed("remote-address", remoteAddr).
 		AppendNamed("remote-port", remotePort).
 		AppendNamed("request-headers", headers).
-		AppendNamed("response-headers", &value.List{})
+		AppendNamed("response-headers", nil)
 }
 
 // ErrNotExterior is wrapped by CallExterior's error when the path names no

@@ -95,17 +95,17 @@ func TestEndpoints(t *testing.T) {
 		t.Fatalf("POST /m/x: %s", got)
 	}
 	// the content-type the function sets picks the output
-	c.ok("POST", "/m", `(set @json (function (ctx) (set ctx/response-headers/content-type "application/json") ("a" => 1 "b" => (1 2))))`)
+	c.ok("POST", "/m", `(set @json (function (ctx) (set ctx/response-headers ("content-type" => "application/json")) ("a" => 1 "b" => (1 2))))`)
 	r = c.do("POST", "/m/@json", "")
 	if r.text != `{"a":1,"b":[1,2]}` || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 		t.Fatalf("@json: %s %s", r.header.Get("Content-Type"), r.text)
 	}
-	c.ok("POST", "/m", `(set @xml (function (ctx) (set ctx/response-headers/content-type "text/xml") ("p" "class" => "c" "*" => ("hi" ("b" "*" => "there")))))`)
+	c.ok("POST", "/m", `(set @xml (function (ctx) (set ctx/response-headers ("content-type" => "text/xml")) ("p" "class" => "c" "*" => ("hi" ("b" "*" => "there")))))`)
 	r = c.do("POST", "/m/@xml", "")
 	if r.text != `<p class="c">hi<b>there</b></p>` || !strings.HasPrefix(r.header.Get("Content-Type"), "text/xml") {
 		t.Fatalf("@xml: %s %s", r.header.Get("Content-Type"), r.text)
 	}
-	c.ok("POST", "/m", `(set @html (function (ctx) (set ctx/response-headers/content-type "text/html") "<b>hi</b>"))`)
+	c.ok("POST", "/m", `(set @html (function (ctx) (set ctx/response-headers ("content-type" => "text/html")) "<b>hi</b>"))`)
 	if r = c.do("POST", "/m/@html", ""); r.text != "<b>hi</b>" || r.header.Get("Content-Type") != "text/html" {
 		t.Fatalf("@html: %s %s", r.header.Get("Content-Type"), r.text)
 	}
