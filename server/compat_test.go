@@ -181,3 +181,40 @@ func TestResponseHeadersStartNull(t *testing.T) {
 		t.Errorf("ctx = %s, want brain4it's order with response-headers null", got)
 	}
 }
+
+// TestStartIsEvaluated: a module's start and stop hold code, which the
+// server evaluates, as brain4it's Module.start and stop do; a function
+// there evaluates to itself and is not called, as on brain4it, so that a
+// module behaves the same on both servers.
+func TestStartIsEvaluated(t *testing.T) {
+	dir := t.TempDir()
+	srv, c := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	c.ok("PUT", "/code", "")
+	c.ok("POST", "/code", `(set start (quote (set started true))) (set stop (quote (set stopped true)))`)
+	c.ok("PUT", "/fn", "")
+	c.ok("POST", "/fn", `(set start (function () (set started true))) (set stop (function () (set stopped true)))`)
+	for _, m := range []string{"code", "fn"} {
+		if got := c.ok("POST", "/"+m, "(module-start)"); got != `"Module `+m+` started."` {
+			t.Fatalf("module-start: %s", got)
+		}
+		c.ok("POST", "/"+m, "(module-stop)")
+	}
+	if got := c.ok("POST", "/code", "(list started stopped)"); got != "(true true)" {
+		t.Errorf("start and stop code: %s, want both evaluated", got)
+	}
+	if got := c.ok("POST", "/fn", "(list started stopped)"); got != "(null null)" {
+		t.Errorf("start and stop functions: %s, want neither called", got)
+	}
+	// and at a restart
+	c.ok("POST", "/code", "(set started null)")
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, c2 := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	if got := c2.ok("GET", "/code/started", ""); got != "true" {
+		t.Errorf("start at the restart: %s", got)
+	}
+	if got := c2.ok("GET", "/fn/started", ""); got != "null" {
+		t.Errorf("a start function was called at the restart: %s", got)
+	}
+}

@@ -148,27 +148,29 @@ func (m *Module) EvalText(ctx context.Context, src string) (any, error) {
 	return v, nil
 }
 
-// runVar runs the code a variable holds (start or stop): a function value
-// is called without arguments, other code evaluated.
+// runVar evaluates the code a variable holds (start or stop), as
+// brain4it's Module.start and stop do: start => (do (spawn (eval main)))
+// runs that code. A function value is not called, since brain4it
+// evaluates a function to itself and a module must behave the same on
+// both servers; as that is an easy mistake, it is logged.
 func (m *Module) runVar(ctx context.Context, name string) error {
 	in := m.Interp()
 	code, _ := in.Global(name)
 	if code == nil {
 		return nil
 	}
+	if _, ok := code.(value.Callable); ok {
+		m.srv.logf("module %s: %s holds a function, which is not called (brain4it's server does not call it either): write the code itself, as in (set %s (quote (do ...)))", m.name, name, name)
+	}
 	ctx, cancel := evalContext(ctx, startStopTime)
 	defer cancel()
-	var err error
-	if c, ok := code.(value.Callable); ok {
-		_, err = bpl.SafeCall(ctx, c, &value.List{})
-	} else {
-		_, err = in.SafeEval(ctx, code)
-	}
+	_, err := in.SafeEval(ctx, code)
 	return err
 }
 
-// Start runs the module's start code (bounded by 60 s, as brain4it's);
-// the executors it spawns go on. The error says the start failed.
+// Start evaluates the module's start code (bounded by 60 s, as
+// brain4it's); the executors it spawns go on. The error says the start
+// failed.
 func (m *Module) Start(ctx context.Context) error {
 	m.life.Lock()
 	defer m.life.Unlock()
@@ -179,8 +181,8 @@ func (m *Module) Start(ctx context.Context) error {
 }
 
 // Stop stops the module as brain4it's does: it ends the module's own
-// monitors of other modules (module-monitor), runs its stop code (bounded
-// by 60 s), then kills every executor and timer task and destroys every
+// monitors of other modules (module-monitor), evaluates its stop code
+// (bounded by 60 s), then kills every executor and timer task and destroys every
 // Kafka handle the module made, whatever the stop code did. The scope
 // stays: the module can be started again. It must not be called from code
 // running on the module (module-stop does that safely).

@@ -19,11 +19,11 @@ func TestRestartKeepsModules(t *testing.T) {
 	srv, c := newTestServer(t, Config{Store: DirStore{Dir: dir}})
 	c.ok("PUT", "/m", "")
 	c.ok("POST", "/m", `(set starts 0) (set stops 0) (set shared (list 1 2)) (set pair (list shared shared))
-		(set start (function () (set starts (+ starts 1)) (set ticker (spawn (while true (sleep 10))))))
-		(set stop (function () (set stops (+ stops 1))))
+		(set start (quote (do (set starts (+ starts 1)) (set ticker (spawn (while true (sleep 10)))))))
+		(set stop (quote (set stops (+ stops 1))))
 		(set @starts (function (ctx) starts))`)
 	old := srv.Module("m").Interp()
-	c.ok("POST", "/m", "(start)")
+	c.ok("POST", "/m", "(module-start)")
 	if old.Busy() != 1 {
 		t.Fatalf("start spawned %d executors", old.Busy())
 	}
@@ -45,7 +45,7 @@ func TestRestartKeepsModules(t *testing.T) {
 	if got := c2.ok("GET", "/m/stops", ""); got != "1" {
 		t.Fatalf("stops = %s", got)
 	}
-	if got := c2.ok("POST", "/m/@starts", ""); got != "2" { // (start) above, then the server's
+	if got := c2.ok("POST", "/m/@starts", ""); got != "2" { // (module-start) above, then the server's
 		t.Fatalf("starts = %s", got)
 	}
 	if srv2.Module("m").Interp().Busy() != 1 {
@@ -94,7 +94,7 @@ func TestModuleFunctions(t *testing.T) {
 	c.fails("POST", "/m", `(module-notify 3)`, "InvalidArgument", "module-notify")
 
 	// stop kills executors and destroys Kafka handles; start runs again
-	c.ok("POST", "/m", `(set start (function () (set t (spawn (while true (sleep 10)))))) (start)`)
+	c.ok("POST", "/m", `(set start (quote (set t (spawn (while true (sleep 10)))))) (eval start)`)
 	in, lib := srv.Module("m").Interp(), srv.Module("m").Library()
 	if in.Busy() != 1 {
 		t.Fatalf("busy %d", in.Busy())
@@ -239,7 +239,7 @@ func TestDestroyEndsExecutorsAndHandles(t *testing.T) {
 	c.ok("PUT", "/m", "")
 	c.ok("PUT", "/other", "")
 	c.ok("POST", "/other", "(set t (spawn (while true (sleep 10))))")
-	p := c.ok("POST", "/m", `(set stop (function () (set stopped true))) (spawn (while true (sleep 10))) (kafka-producer "127.0.0.1:1")`)
+	p := c.ok("POST", "/m", `(set stop (quote (set stopped true))) (spawn (while true (sleep 10))) (kafka-producer "127.0.0.1:1")`)
 	m := srv.Module("m")
 	in, lib := m.Interp(), m.Library()
 	if in.Busy() != 1 {
