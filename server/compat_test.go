@@ -218,3 +218,59 @@ func TestStartIsEvaluated(t *testing.T) {
 		t.Errorf("a start function was called at the restart: %s", got)
 	}
 }
+
+// TestErrorsAsBrain4its: the server's errors have the type and message
+// brain4it's server gives (its RestService, ModuleManager, Module,
+// MonitorService, FileSystemStore and module functions), as seen
+// against brain4it's standalone server built from its sources, since a
+// client or a try handler may test them.
+func TestErrorsAsBrain4its(t *testing.T) {
+	_, c := newTestServer(t, Config{Store: DirStore{Dir: t.TempDir()}})
+	c.ok("PUT", "/m", "")
+	for _, tc := range []struct {
+		method, path, body, typ, msg string
+		hdr                          []string
+	}{
+		{"PUT", "/m", "", "Exception", "Module m already exists.", nil},
+		{"PUT", "/bad-name", "", "IOException", "Invalid module name: bad-name", nil},
+		{"GET", "/nope", "", "IOException", "Module nope not found.", nil},
+		{"POST", "/nope", "(+ 1 2)", "IOException", "Module nope not found.", nil},
+		{"DELETE", "/nope", "", "IOException", "Module does not exist: nope", nil},
+		{"POST", "/m", "12", "IOException", "Invalid monitor service argument", []string{MonitorHeader, "0"}},
+		{"POST", "/m", `("@x")`, "NumberFormatException", `For input string: "abc"`, []string{MonitorHeader, "abc"}},
+		{"POST", "/m", `("@x")`, "NumberFormatException", `For input string: "99999999999"`, []string{MonitorHeader, "99999999999"}},
+		{"POST", "/", `("@x")`, "IOException", "Module null not found.", []string{MonitorHeader, "0"}},
+		{"POST", "/m", `(module-save "x_")`, "IOException", "Invalid path: m/x_.snp", nil},
+		{"POST", "/m", `(module-save "a-b")`, "IOException", "Invalid path: m/a-b.snp", nil},
+		{"POST", "/m", `(do (set start (quote (throw "boom"))) (module-start))`, "Exception", "Start failed: org.brain4it.lang.BException", nil},
+		{"POST", "/m", `(do (set start (quote (throw "Boom" "msg"))) (module-start))`, "Exception", "Start failed: org.brain4it.lang.BException: msg", nil},
+		{"POST", "/m", `(do (set start null) (set stop (quote (throw "Boom" "msg"))) (module-stop))`, "Exception", "Stop failed: org.brain4it.lang.BException: msg", nil},
+		{"POST", "/m", `(do (set keep 1) (module-init))`, "Exception", "Stop failed: org.brain4it.lang.BException: msg", nil},
+	} {
+		r := c.do(tc.method, tc.path, tc.body, tc.hdr...)
+		l, _ := r.value.(*value.List)
+		if r.status != 500 || l == nil {
+			t.Errorf("%s %s %s: HTTP %d %s", tc.method, tc.path, tc.body, r.status, r.text)
+			continue
+		}
+		m, _ := l.Get("message")
+		if l.At(0) != tc.typ || m != tc.msg {
+			t.Errorf("%s %s %s: %s, want (%q \"message\" => %q)", tc.method, tc.path, tc.body, r.text, tc.typ, tc.msg)
+		}
+	}
+	// a module-init whose stop fails keeps the scope, as brain4it's
+	if got := c.ok("GET", "/m/keep", ""); got != "1" {
+		t.Errorf("the failed module-init emptied the scope: keep = %s", got)
+	}
+	if got := c.ok("POST", "/m", `(module-save "ok.v2_a")`); got != `"Module m saved."` {
+		t.Errorf("module-save of a name brain4it takes: %s", got)
+	}
+	// remote-call of a name that is no exterior function gives null, as a
+	// POST to it does
+	if got := c.ok("POST", "/m", `(remote-call ("module" => "m" "function" => "@none"))`); got != "null" {
+		t.Errorf("remote-call of no function: %s", got)
+	}
+	if got := c.ok("POST", "/m", `(do (set @ctx (function (ctx) ctx)) (remote-call ("function" => "@ctx")))`); got != `("remote-address" => "127.0.0.1" "remote-port" => 0 "request-headers" => null "response-headers" => null)` {
+		t.Errorf("remote-call's request context: %s", got)
+	}
+}

@@ -85,12 +85,12 @@ func TestModuleFunctions(t *testing.T) {
 	}
 	// module-save inside (sync l ...) prints l: the monitor is the
 	// caller's (without that, the save gives up after 30 s)
-	if got := c.ok("POST", "/m", `(set l (list 1)) (sync l (push l 2) (module-save "in-sync"))`); got != `"Module m saved."` {
+	if got := c.ok("POST", "/m", `(set l (list 1)) (sync l (push l 2) (module-save "insync"))`); got != `"Module m saved."` {
 		t.Fatalf("module-save in sync: %s", got)
 	}
-	c.ok("POST", "/m", `(module-delete "in-sync")`)
-	c.fails("POST", "/m", `(module-load "nope")`, "IOException", "no such snapshot")
-	c.fails("POST", "/m", `(module-save "../x")`, "IOException", "invalid snapshot name")
+	c.ok("POST", "/m", `(module-delete "insync")`)
+	c.fails("POST", "/m", `(module-load "nope")`, "FileNotFoundException", "m/nope.snp (No such file or directory)")
+	c.fails("POST", "/m", `(module-save "../x")`, "IOException", "Invalid path: m/../x.snp")
 	c.fails("POST", "/m", `(module-notify 3)`, "InvalidArgument", "module-notify")
 
 	// stop kills executors and destroys Kafka handles; start runs again

@@ -234,7 +234,9 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 			result = "Module " + t.Module + " created."
 		} else {
 			if scope == nil {
-				return fmt.Errorf("%w %s already exists.", ErrModule, t.Module)
+				// brain4it's RestService words it so, as an Exception:
+				// the manager's "create module" met an existing one
+				return moduleError("Exception", "Module "+t.Module+" already exists.")
 			}
 			m.Init(scope)
 			result = "Module " + t.Module + " modified."
@@ -339,19 +341,20 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch data := data.(type) {
 	case *value.List:
-		interval, err := strconv.Atoi(strings.TrimSpace(monitor))
+		interval, err := strconv.ParseInt(monitor, 10, 32)
 		if err != nil {
-			return fmt.Errorf("monitor header: want milliseconds, got %q", monitor)
+			// brain4it reads it with Java's Integer.parseInt, 32 bits
+			return &javaError{typ: "NumberFormatException", msg: `For input string: "` + monitor + `"`}
 		}
 		m, err := s.getModule(t.Module)
 		if err != nil {
 			return err
 		}
-		return s.watch(w, r, m, data, interval)
+		return s.watch(w, r, m, data, int(interval))
 	case string:
 		return s.sendResult(w, r.Context(), nil, s.unwatch(data), nil)
 	}
-	return errors.New("Invalid monitor service argument")
+	return &javaError{typ: "IOException", msg: "Invalid monitor service argument"}
 }
 
 // isBPL reports whether the body is BPL text: no content type, or
@@ -498,12 +501,15 @@ func (s *Server) sendError(w http.ResponseWriter, m *Module, err error) {
 }
 
 // ExceptionList is err as brain4it's exception list, ("Type" "message" =>
-// m): a BPL exception's own list; SecurityException, ParseException and
-// IOException for the server's errors.
+// m): a BPL exception's own list; for the server's errors, the type and
+// message brain4it's server gives (SecurityException, ParseException,
+// InvalidReference, IOException "Module m not found." and the like), or
+// an IOException for those it has none of.
 func ExceptionList(err error) *value.List {
 	var ex *bpl.Exception
 	var syn *value.SyntaxError
 	var pe *PathError
+	var je *javaError
 	typ, msg := "Exception", err.Error()
 	switch {
 	case errors.As(err, &pe):
@@ -517,6 +523,8 @@ func ExceptionList(err error) *value.List {
 		typ = "ParseException"
 	case errors.Is(err, ErrSecurity):
 		typ = "SecurityException"
+	case errors.As(err, &je):
+		typ, msg = je.typ, je.msg
 	case errors.Is(err, ErrModule), errors.Is(err, ErrInvalidPath), errors.Is(err, ErrBodyTooLarge), errors.Is(err, ErrNoSnapshot), errors.Is(err, ErrShutdown):
 		typ = "IOException"
 		msg = strings.TrimPrefix(msg, "server: ")

@@ -18,8 +18,8 @@ func TestEndpoints(t *testing.T) {
 	if got := c.ok("PUT", "/m", ""); got != `"Module m created."` {
 		t.Fatalf("create: %s", got)
 	}
-	c.fails("PUT", "/m", "", "IOException", "already exists")
-	c.fails("PUT", "/bad-name", "", "IOException", "invalid module name")
+	c.fails("PUT", "/m", "", "Exception", "Module m already exists.")
+	c.fails("PUT", "/bad-name", "", "IOException", "Invalid module name: bad-name")
 
 	// a list body replaces the scope, in its order
 	c.ok("PUT", "/m", `("b" => 1 "rules" => (("p" => 1) ("predicate" => "x y")) "a b" => 3 "module-metadata" => ("icon" => "air"))`)
@@ -45,7 +45,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	c.fails("GET", "/m/rules/1x", "", "InvalidReference", "rules/1x")
 	c.fails("GET", "/m/0/x", "", "InvalidReference", "First element is not a string: 0")
-	c.fails("GET", "/nope", "", "IOException", "not found")
+	c.fails("GET", "/nope", "", "IOException", "Module nope not found.")
 
 	// PUT and DELETE of a path give the old value
 	if got := c.ok("PUT", "/m/rules/0/p", "(1 2)"); got != "1" {
@@ -278,8 +278,8 @@ ended:
 	if ch := mon.next(t, 10*time.Second); ch.text != "3" {
 		t.Fatalf("polled: %+v", ch)
 	}
-	c.fails("POST", "/nope", `("@v")`, "IOException", "not found", MonitorHeader, "0")
-	c.fails("POST", "/m", "12", "Exception", "Invalid monitor service argument", MonitorHeader, "0")
+	c.fails("POST", "/nope", `("@v")`, "IOException", "Module nope not found.", MonitorHeader, "0")
+	c.fails("POST", "/m", "12", "IOException", "Invalid monitor service argument", MonitorHeader, "0")
 }
 
 // 50 clients at once on one module, under -race: evaluations, exterior
