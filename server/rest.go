@@ -453,7 +453,11 @@ func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Modul
 		if str, ok := v.(string); ok {
 			return writeText(w, "text/xml; charset=UTF-8", str)
 		}
-		return writeText(w, "text/xml; charset=UTF-8", formatXML(v))
+		text, err := formatXML(v)
+		if err != nil {
+			return err
+		}
+		return writeText(w, "text/xml; charset=UTF-8", text)
 	}
 	if str, ok := v.(string); ok {
 		return writeText(w, ct, str)

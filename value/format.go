@@ -150,9 +150,9 @@ func sharedLists(l *List) map[*List]int {
 }
 
 // Cyclic reports whether v is a list that contains itself at some depth,
-// which only a text read with brain4it's tags makes (see [Parse]). Code
-// that follows lists without end (an encoder, a comparison) checks it
-// first.
+// which only a text read with brain4it's tags or a runtime that marks the
+// list ([List.MarkShared]) makes. Code that would follow lists without end
+// (an encoder) checks it first, when [MayCycle].
 func Cyclic(v any) bool {
 	l, ok := v.(*List)
 	return ok && cyclic(l, map[*List]int{})
