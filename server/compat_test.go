@@ -274,3 +274,36 @@ func TestErrorsAsBrain4its(t *testing.T) {
 		t.Errorf("remote-call's request context: %s", got)
 	}
 }
+
+// TestCyclicLists: (put r "me" r) builds a list that contains itself, as
+// on brain4it's server; it is answered and saved with brain4it's tags,
+// and what cannot hold it (JSON, XML) is an error, not a request that
+// never ends.
+func TestCyclicLists(t *testing.T) {
+	dir := t.TempDir()
+	srv, c := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	c.ok("PUT", "/m", "")
+	const want = `(<#1> 1 "me" => <@1>)`
+	if got := c.ok("POST", "/m", `(do (set r (list 1)) (put r "me" r) r)`); got != want {
+		t.Fatalf("(put r \"me\" r): %s, want %s", got, want)
+	}
+	if got := c.ok("GET", "/m/r/me/me", ""); got != want {
+		t.Errorf("GET /m/r/me/me: %s", got)
+	}
+	c.ok("POST", "/m", `(set @bpl (function (ctx) r))
+		(set @json (function (ctx) (set ctx/response-headers ("content-type" => "application/json")) r))
+		(set @xml (function (ctx) (set ctx/response-headers ("content-type" => "text/xml")) r))`)
+	if got := c.ok("POST", "/m/@bpl", ""); got != want {
+		t.Errorf("@bpl: %s", got)
+	}
+	c.fails("POST", "/m/@json", "", "InvalidArgument", "contains itself")
+	c.fails("POST", "/m/@xml", "", "InvalidArgument", "contains itself")
+	// saved and loaded again as the same cycle
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, c2 := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	if got := c2.ok("POST", "/m", `(=== r (get r "me"))`); got != "true" {
+		t.Errorf("after a restart r is no longer its own element: %s", got)
+	}
+}
