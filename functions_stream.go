@@ -151,6 +151,13 @@ func outputsOf(v, key any) ([]StreamOutput, error) {
 				return nil, errorf(ErrInvalidArgument, "the function returned a list holding a kafka-output: to write several messages, return (kafka-outputs ...)")
 			}
 		}
+		if value.MayCycle() && value.Cyclic(v) {
+			// BPL lets a list contain itself, as brain4it does; a
+			// serializer would follow it without end (the arguments of
+			// kafka-output and the library functions are checked as
+			// they are called)
+			return nil, errorf(ErrInvalidArgument, "the function returned a list that contains itself, which no message can hold")
+		}
 	}
 	return []StreamOutput{{Message: Message{Key: key, Value: v}}}, nil
 }

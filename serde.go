@@ -345,7 +345,7 @@ func decodeBPL(b []byte) (any, error) {
 	if len(vs) != 1 {
 		return nil, fmt.Errorf("want one BPL expression, got %d", len(vs))
 	}
-	if value.TagsRead() && value.Cyclic(vs[0]) {
+	if value.MayCycle() && value.Cyclic(vs[0]) {
 		return nil, errors.New("a list that contains itself")
 	}
 	return vs[0], nil

@@ -39,6 +39,11 @@ const maxStateDepth = 1000
 // converts to one) to dst. Functions and kafka-output values have no
 // encoding: they are refused, naming where in v they are.
 func encodeState(dst []byte, v any) ([]byte, error) {
+	if value.MayCycle() && value.Cyclic(v) {
+		// BPL lets a list contain itself, as brain4it does; no store can
+		// keep one (the depth bound would refuse it less clearly)
+		return nil, errorf(ErrInvalidArgument, "state: a list that contains itself cannot be kept in a store")
+	}
 	return appendState(append(dst, stateVersion), v, 0)
 }
 

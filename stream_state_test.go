@@ -273,6 +273,15 @@ func TestStateCodec(t *testing.T) {
 	if _, err := encodeState(nil, struct{}{}); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("a struct as state: %v", err)
 	}
+	cyc := value.NewList(int64(1))
+	cyc.MarkShared() // as BPL's put marks a list it puts into itself
+	cyc.Append(cyc)
+	if _, err := encodeState(nil, cyc); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "contains itself") {
+		t.Errorf("a list that contains itself as state: %v", err)
+	}
+	if _, err := outputsOf(cyc, "k"); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "contains itself") {
+		t.Errorf("a transform returning a list that contains itself: %v", err)
+	}
 	for _, bad := range [][]byte{nil, {2}, {1}, {1, tagList, 200}, {1, tagString, 5, 'a'}, {1, tagInt}, {1, 99}, {1, tagNull, 0}} {
 		if _, err := decodeState(bad); !errors.Is(err, ErrDeserialization) {
 			t.Errorf("decode %v: %v", bad, err)

@@ -101,8 +101,8 @@ func partOf(l *value.List, p any) any {
 // other parts name, set while holding that list's monitor (see
 // concurrency.go), so code that changes the list inside (sync list ...)
 // never meets it half done. A name missing from that list is appended; an
-// index may be the list's length (appending). A list cannot be put into
-// itself. The errors wrap ErrPath.
+// index may be the list's length (appending). A list may be put into
+// itself, as with put. The errors wrap ErrPath.
 func (in *Interp) PutPath(ctx context.Context, path []any, v any) (any, error) {
 	if len(path) == 1 {
 		name, ok := path[0].(string)
@@ -119,9 +119,7 @@ func (in *Interp) PutPath(ctx context.Context, path []any, v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if contains(v, l) {
-		return nil, fmt.Errorf("%w: a list cannot contain itself", ErrPath)
-	}
+	noteCycle(v, l)
 	unlock, err := in.LockList(ctx, l)
 	if err != nil {
 		return nil, err

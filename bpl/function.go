@@ -272,7 +272,7 @@ func (t *task) callNamed(f *frame, name string, args *value.List) (any, error) {
 // lists without end, so such a list is an InvalidArgument before it gets
 // there.
 func (t *task) cyclicArg(f *frame, fn string, args *value.List) error {
-	if !value.TagsRead() {
+	if !value.MayCycle() {
 		return nil
 	}
 	for i, v := range args.Values() {

@@ -41,7 +41,8 @@
 // integer arithmetic wraps around like Java's long, and / of integers is
 // an integer only when exact (7/2 is 3.5); = compares numbers by value and
 // lists element by element without their names (== compares the names
-// too); and and or give booleans; a list cannot be put into itself. A call
+// too); and and or give booleans; a list may be put into itself, as in
+// brain4it, and then prints with brain4it's tags. A call
 // of a brain4it core function that is not here is an exception
 // (NotImplemented), not data.
 //

@@ -177,7 +177,9 @@ func biGet(t *task, f *frame, call *value.List) (any, error) {
 // (1 2 3) 0 9) is 1. An index past the end appends, with nulls between
 // ((put (1 2) 4 3) makes (1 2 null null 3)), up to maxPad nulls. A key
 // that is a list is a path, as in get: (put l (1 "a") v) puts into the
-// list (get l (1)) gives, an InvalidArgument when that is not a list.
+// list (get l (1)) gives, an InvalidArgument when that is not a list. A
+// list may be put into itself, as in brain4it: (put r "me" r) prints as
+// (<#1> ... "me" => <@1>).
 func biPut(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 3, 3); err != nil {
 		return nil, err
@@ -252,9 +254,7 @@ func (t *task) putIndex(f *frame, fn string, l *value.List, i int, v any) error 
 	if i < 0 || i-l.Len() > maxPad {
 		return t.errorf(f, "InvalidArgument", "%s: index out of range: the list has %s (at most %d nulls are added before an index past its end)", fn, plural(l.Len(), "element"), maxPad)
 	}
-	if contains(v, l) {
-		return t.errorf(f, "InvalidArgument", "%s: a list cannot contain itself", fn)
-	}
+	noteCycle(v, l)
 	for l.Len() < i {
 		l.Append(nil)
 	}
@@ -268,9 +268,7 @@ func (t *task) putIndex(f *frame, fn string, l *value.List, i int, v any) error 
 
 // putName sets the first element of l named name, or appends one.
 func (t *task) putName(f *frame, fn string, l *value.List, name string, v any) error {
-	if contains(v, l) {
-		return t.errorf(f, "InvalidArgument", "%s: a list cannot contain itself", fn)
-	}
+	noteCycle(v, l)
 	l.Put(name, v)
 	return nil
 }
@@ -319,9 +317,7 @@ func biPush(t *task, f *frame, call *value.List) (any, error) {
 		return nil, err
 	}
 	for i := 1; i < args.Len(); i++ {
-		if contains(args.At(i), l) {
-			return nil, t.errorf(f, "InvalidArgument", "push: a list cannot contain itself")
-		}
+		noteCycle(args.At(i), l)
 		l.AppendNamed(args.Name(i), args.At(i))
 	}
 	return l, nil
@@ -539,9 +535,7 @@ func biInsert(t *task, f *frame, call *value.List) (any, error) {
 		}
 	}
 	v := args.At(at)
-	if contains(v, l) {
-		return nil, t.errorf(f, "InvalidArgument", "insert: a list cannot contain itself")
-	}
+	noteCycle(v, l)
 	l.Insert(i, args.Name(at), v)
 	return l, nil
 }

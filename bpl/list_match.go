@@ -23,7 +23,8 @@ import (
 // list of the variables by name. The search stops when action gives true;
 // without action, at the first match. match gives whether it stopped.
 // Null is the empty list. Lists that action changes are searched as they
-// are then.
+// are then. A list within itself is not searched again inside itself,
+// and a pattern that contains itself is an InvalidArgument.
 func biMatch(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, 3); err != nil {
 		return nil, err
@@ -44,16 +45,17 @@ func biMatch(t *task, f *frame, call *value.List) (any, error) {
 	if !ok {
 		return nil, t.errorf(f, "InvalidArgument", "match: the pattern is %s, want a list", value.Describe(pv))
 	}
+	cycles := value.MayCycle()
+	if cycles && value.Cyclic(p) {
+		// its sublists would be matched without end
+		return nil, t.errorf(f, "InvalidArgument", "match: the pattern is a list that contains itself")
+	}
 	m := &matcher{t: t, f: f, action: true}
 	if call.Len() > 3 {
 		m.action = call.At(3)
 	}
 	stop, err := m.try(l, nil, -1, p)
-	type level struct {
-		l *value.List
-		i int
-	}
-	stack := []level{{l, 0}}
+	stack := []matchLevel{{l, 0}}
 	for !stop && err == nil && len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if top.i >= top.l.Len() {
@@ -63,18 +65,35 @@ func biMatch(t *task, f *frame, call *value.List) (any, error) {
 		parent, i := top.l, top.i
 		top.i++
 		child, ok := parent.At(i).(*value.List)
-		if !ok {
-			continue
+		if !ok || cycles && onStack(stack, child) {
+			continue // a list within itself is searched once on each path
 		}
 		if err = t.checkCtx(f); err == nil {
 			stop, err = m.try(child, parent, i, p)
-			stack = append(stack, level{child, 0})
+			stack = append(stack, matchLevel{child, 0})
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return stop, nil
+}
+
+// matchLevel is a list match searches and the index of its next element.
+type matchLevel struct {
+	l *value.List
+	i int
+}
+
+// onStack reports whether l is one of the lists being searched on the
+// way down to the current one.
+func onStack(stack []matchLevel, l *value.List) bool {
+	for _, e := range stack {
+		if e.l == l {
+			return true
+		}
+	}
+	return false
 }
 
 // matcher is one run of match: its action and the variables bound so far.
@@ -241,7 +260,8 @@ func (m *matcher) run(l *value.List, li int, p *value.List, pi int, name string,
 // a list is replaced by its elements (a named one of those replaces the
 // element of that name, as append does). (merge x variables) gives the
 // value of the reference x, or x when it names none; any other value as it
-// is. Null or no variables leave the references as they are.
+// is. Null or no variables leave the references as they are. A list
+// that contains itself has no such copy: it is an InvalidArgument.
 func biMerge(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, 2); err != nil {
 		return nil, err
@@ -262,6 +282,9 @@ func biMerge(t *task, f *frame, call *value.List) (any, error) {
 			return v, nil
 		}
 	case *value.List:
+		if value.MayCycle() && value.Cyclic(x) {
+			return nil, t.errorf(f, "InvalidArgument", "merge: the list contains itself, so its copy would not end")
+		}
 		out := &value.List{}
 		budget := maxConcatElems
 		if err := t.mergeInto(f, x, out, vars, &budget); err != nil {

@@ -371,8 +371,8 @@ func biAppend(t *task, f *frame, call *value.List) (any, error) {
 		if n := l.Len() + o.Len(); n > maxConcatElems {
 			return nil, t.errorf(f, "InvalidArgument", "append: result longer than %d elements", maxConcatElems)
 		}
-		if o != l && contains(o, l) { // l's own elements never hold l
-			return nil, t.errorf(f, "InvalidArgument", "append: a list cannot contain itself")
+		if o != l { // l's own elements make no new cycle in l
+			noteCycle(o, l)
 		}
 	}
 	for _, v := range others {

@@ -24,9 +24,18 @@ func copyData(l *value.List) *value.List {
 	return c
 }
 
-// contains reports whether v is target or holds it at any depth: putting
-// v into target would then make a list that contains itself, which no
-// printer or comparison could finish.
+// noteCycle is called before v is put into l: when v is l or holds it, l
+// is about to contain itself, which brain4it allows ((put r "me" r)). l
+// is then marked (value.List.MarkShared), so that every cycle passes
+// through a marked list, where the printer, comparisons and copyData
+// stop, and library functions look for cycles in their arguments.
+func noteCycle(v any, l *value.List) {
+	if !l.Tagged() && contains(v, l) {
+		l.MarkShared()
+	}
+}
+
+// contains reports whether v is target or holds it at any depth.
 func contains(v any, target *value.List) bool {
 	l, ok := v.(*value.List)
 	if !ok {

@@ -29,12 +29,15 @@ func TestTags(t *testing.T) {
 		{`(set a (quote (<#1> 1 <@1>))) (print a) (== a (quote (<#2> 1 <@2>)))`, `true`},
 		{`(set a (quote (<#1> 1 <@1>))) (size (clone a true))`, `2`},
 		{`(set a (quote (<#1> 1 <@1>))) (match a (quote (1 x?)))`, `true`},
+		{`(set a (quote (<#1> 1 <@1>))) (match a (quote (2)))`, `false`},
 		{`(set a (quote (<#1> 1 (<#2> <@1>)))) (string (get a 1))`, `"(<#1> (1 <@1>))"`},
 	})
 	checkErrors(t, []errorTest{
 		{`(parse "(<@3>)")`, "InvalidArgument", "link tag <@3> names no list tagged <#3> before it", 1},
 		{`(parse "(1 <#3>)")`, "InvalidArgument", "declaration tag <#3> is not the first element of its list", 1},
 		{`(string (quote (<#1> 1 <@1>)) format => "json")`, "InvalidArgument", "a list that contains itself cannot be written in JSON", 1},
+		{`(match (1) (quote (<#1> 1 <@1>)))`, "InvalidArgument", "match: the pattern is a list that contains itself", 1},
+		{`(merge (quote (<#1> 1 <@1>)) ())`, "InvalidArgument", "merge: the list contains itself", 1},
 	})
 }
 

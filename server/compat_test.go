@@ -125,3 +125,185 @@ func TestErrorsSayWhichCall(t *testing.T) {
 		t.Errorf("a handler saw a code: %s", got)
 	}
 }
+
+// TestColonIsPartOfAName: brain4it's paths have one index syntax, a part
+// after / that starts with a digit; a colon is part of a name, so with c
+// = (10 20) and a variable c:1, /m/c:1 reads and writes c:1, not c's
+// second element.
+func TestColonIsPartOfAName(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", `("c" => (10 20) "c:1" => "colon")`)
+	if got := c.ok("GET", "/m/c:1", ""); got != `"colon"` {
+		t.Errorf("GET /m/c:1 = %s, want \"colon\"", got)
+	}
+	if got := c.ok("GET", "/m/c/1", ""); got != "20" {
+		t.Errorf("GET /m/c/1 = %s, want 20", got)
+	}
+	if got := c.ok("PUT", "/m/c:1", `"new"`); got != `"colon"` {
+		t.Errorf("PUT /m/c:1 gave %s, want the old value \"colon\"", got)
+	}
+	if got := c.ok("GET", "/m", ""); got != `("c" => (10 20) "c:1" => "new")` {
+		t.Errorf("after PUT /m/c:1 the scope is %s", got)
+	}
+	if got := c.ok("DELETE", "/m/c:1", ""); got != `"new"` {
+		t.Errorf("DELETE /m/c:1 gave %s", got)
+	}
+	if got := c.ok("GET", "/m", ""); got != `("c" => (10 20))` {
+		t.Errorf("after DELETE /m/c:1 the scope is %s", got)
+	}
+}
+
+// TestRequestHeadersHaveHost: an exterior function sees every header of
+// its request in ctx/request-headers, host included, as on brain4it's
+// server (net/http moves Host out of the header map).
+func TestRequestHeadersHaveHost(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @host (function (ctx) ctx/request-headers/host)) (set @names (function (ctx) (names ctx/request-headers)))`)
+	host := strings.TrimPrefix(c.base, "http://")
+	if got := c.ok("POST", "/m/@host", ""); got != value.Format(host) {
+		t.Errorf("ctx/request-headers/host = %s, want %q", got, host)
+	}
+	if got := c.ok("POST", "/m/@names", "", "X-Extra", "1"); !strings.Contains(got, `"x-extra"`) || !strings.Contains(got, `"content-type"`) {
+		t.Errorf("header names %s lack x-extra or content-type", got)
+	}
+}
+
+// TestResponseHeadersStartNull: ctx/response-headers is null until the
+// function sets it, as brain4it's getContextList leaves it; brain4it's
+// modules set the whole list.
+func TestResponseHeadersStartNull(t *testing.T) {
+	_, c := newTestServer(t, Config{})
+	c.ok("PUT", "/m", "")
+	c.ok("POST", "/m", `(set @ctx (function (ctx) ctx))`)
+	got := c.ok("POST", "/m/@ctx", "")
+	if !strings.HasSuffix(got, `"response-headers" => null)`) || !strings.HasPrefix(got, `("remote-address" => "127.0.0.1" "remote-port" => `) {
+		t.Errorf("ctx = %s, want brain4it's order with response-headers null", got)
+	}
+}
+
+// TestStartIsEvaluated: a module's start and stop hold code, which the
+// server evaluates, as brain4it's Module.start and stop do; a function
+// there evaluates to itself and is not called, as on brain4it, so that a
+// module behaves the same on both servers.
+func TestStartIsEvaluated(t *testing.T) {
+	dir := t.TempDir()
+	srv, c := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	c.ok("PUT", "/code", "")
+	c.ok("POST", "/code", `(set start (quote (set started true))) (set stop (quote (set stopped true)))`)
+	c.ok("PUT", "/fn", "")
+	c.ok("POST", "/fn", `(set start (function () (set started true))) (set stop (function () (set stopped true)))`)
+	for _, m := range []string{"code", "fn"} {
+		if got := c.ok("POST", "/"+m, "(module-start)"); got != `"Module `+m+` started."` {
+			t.Fatalf("module-start: %s", got)
+		}
+		c.ok("POST", "/"+m, "(module-stop)")
+	}
+	if got := c.ok("POST", "/code", "(list started stopped)"); got != "(true true)" {
+		t.Errorf("start and stop code: %s, want both evaluated", got)
+	}
+	if got := c.ok("POST", "/fn", "(list started stopped)"); got != "(null null)" {
+		t.Errorf("start and stop functions: %s, want neither called", got)
+	}
+	// and at a restart
+	c.ok("POST", "/code", "(set started null)")
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, c2 := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	if got := c2.ok("GET", "/code/started", ""); got != "true" {
+		t.Errorf("start at the restart: %s", got)
+	}
+	if got := c2.ok("GET", "/fn/started", ""); got != "null" {
+		t.Errorf("a start function was called at the restart: %s", got)
+	}
+}
+
+// TestErrorsAsBrain4its: the server's errors have the type and message
+// brain4it's server gives (its RestService, ModuleManager, Module,
+// MonitorService, FileSystemStore and module functions), as seen
+// against brain4it's standalone server built from its sources, since a
+// client or a try handler may test them.
+func TestErrorsAsBrain4its(t *testing.T) {
+	_, c := newTestServer(t, Config{Store: DirStore{Dir: t.TempDir()}})
+	c.ok("PUT", "/m", "")
+	for _, tc := range []struct {
+		method, path, body, typ, msg string
+		hdr                          []string
+	}{
+		{"PUT", "/m", "", "Exception", "Module m already exists.", nil},
+		{"PUT", "/bad-name", "", "IOException", "Invalid module name: bad-name", nil},
+		{"GET", "/nope", "", "IOException", "Module nope not found.", nil},
+		{"POST", "/nope", "(+ 1 2)", "IOException", "Module nope not found.", nil},
+		{"DELETE", "/nope", "", "IOException", "Module does not exist: nope", nil},
+		{"POST", "/m", "12", "IOException", "Invalid monitor service argument", []string{MonitorHeader, "0"}},
+		{"POST", "/m", `("@x")`, "NumberFormatException", `For input string: "abc"`, []string{MonitorHeader, "abc"}},
+		{"POST", "/m", `("@x")`, "NumberFormatException", `For input string: "99999999999"`, []string{MonitorHeader, "99999999999"}},
+		{"POST", "/", `("@x")`, "IOException", "Module null not found.", []string{MonitorHeader, "0"}},
+		{"POST", "/m", `(module-save "x_")`, "IOException", "Invalid path: m/x_.snp", nil},
+		{"POST", "/m", `(module-save "a-b")`, "IOException", "Invalid path: m/a-b.snp", nil},
+		{"POST", "/m", `(do (set start (quote (throw "boom"))) (module-start))`, "Exception", "Start failed: org.brain4it.lang.BException", nil},
+		{"POST", "/m", `(do (set start (quote (throw "Boom" "msg"))) (module-start))`, "Exception", "Start failed: org.brain4it.lang.BException: msg", nil},
+		{"POST", "/m", `(do (set start null) (set stop (quote (throw "Boom" "msg"))) (module-stop))`, "Exception", "Stop failed: org.brain4it.lang.BException: msg", nil},
+		{"POST", "/m", `(do (set keep 1) (module-init))`, "Exception", "Stop failed: org.brain4it.lang.BException: msg", nil},
+	} {
+		r := c.do(tc.method, tc.path, tc.body, tc.hdr...)
+		l, _ := r.value.(*value.List)
+		if r.status != 500 || l == nil {
+			t.Errorf("%s %s %s: HTTP %d %s", tc.method, tc.path, tc.body, r.status, r.text)
+			continue
+		}
+		m, _ := l.Get("message")
+		if l.At(0) != tc.typ || m != tc.msg {
+			t.Errorf("%s %s %s: %s, want (%q \"message\" => %q)", tc.method, tc.path, tc.body, r.text, tc.typ, tc.msg)
+		}
+	}
+	// a module-init whose stop fails keeps the scope, as brain4it's
+	if got := c.ok("GET", "/m/keep", ""); got != "1" {
+		t.Errorf("the failed module-init emptied the scope: keep = %s", got)
+	}
+	if got := c.ok("POST", "/m", `(module-save "ok.v2_a")`); got != `"Module m saved."` {
+		t.Errorf("module-save of a name brain4it takes: %s", got)
+	}
+	// remote-call of a name that is no exterior function gives null, as a
+	// POST to it does
+	if got := c.ok("POST", "/m", `(remote-call ("module" => "m" "function" => "@none"))`); got != "null" {
+		t.Errorf("remote-call of no function: %s", got)
+	}
+	if got := c.ok("POST", "/m", `(do (set @ctx (function (ctx) ctx)) (remote-call ("function" => "@ctx")))`); got != `("remote-address" => "127.0.0.1" "remote-port" => 0 "request-headers" => null "response-headers" => null)` {
+		t.Errorf("remote-call's request context: %s", got)
+	}
+}
+
+// TestCyclicLists: (put r "me" r) builds a list that contains itself, as
+// on brain4it's server; it is answered and saved with brain4it's tags,
+// and what cannot hold it (JSON, XML) is an error, not a request that
+// never ends.
+func TestCyclicLists(t *testing.T) {
+	dir := t.TempDir()
+	srv, c := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	c.ok("PUT", "/m", "")
+	const want = `(<#1> 1 "me" => <@1>)`
+	if got := c.ok("POST", "/m", `(do (set r (list 1)) (put r "me" r) r)`); got != want {
+		t.Fatalf("(put r \"me\" r): %s, want %s", got, want)
+	}
+	if got := c.ok("GET", "/m/r/me/me", ""); got != want {
+		t.Errorf("GET /m/r/me/me: %s", got)
+	}
+	c.ok("POST", "/m", `(set @bpl (function (ctx) r))
+		(set @json (function (ctx) (set ctx/response-headers ("content-type" => "application/json")) r))
+		(set @xml (function (ctx) (set ctx/response-headers ("content-type" => "text/xml")) r))`)
+	if got := c.ok("POST", "/m/@bpl", ""); got != want {
+		t.Errorf("@bpl: %s", got)
+	}
+	c.fails("POST", "/m/@json", "", "InvalidArgument", "contains itself")
+	c.fails("POST", "/m/@xml", "", "InvalidArgument", "contains itself")
+	// saved and loaded again as the same cycle
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, c2 := newTestServer(t, Config{Store: DirStore{Dir: dir}})
+	if got := c2.ok("POST", "/m", `(=== r (get r "me"))`); got != "true" {
+		t.Errorf("after a restart r is no longer its own element: %s", got)
+	}
+}

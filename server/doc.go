@@ -16,10 +16,13 @@
 // prints and reads back.
 //
 // A module lives as brain4it's does. Its variables start, stop,
-// module-metadata, access-key and setup mean what they mean there: start
-// runs when the server starts (Server.Start) or module-start is called,
-// stop at shutdown, module-stop and destroy, after which the module's
-// executors are killed and its Kafka handles destroyed. Snapshots of its
+// module-metadata, access-key and setup mean what they mean there: the
+// code start holds is evaluated when the server starts (Server.Start) or
+// module-start is called, stop's at shutdown, module-stop and destroy,
+// after which the module's executors are killed and its Kafka handles
+// destroyed (a function there evaluates to itself and is not called, as
+// on brain4it). The server's errors have brain4it's exception types and
+// messages (see ExceptionList). Snapshots of its
 // scope are kept in a Store (DirStore keeps brain4it's layout,
 // DIR/MODULE/NAME.snp); head is saved on Shutdown and loaded at Start.
 // The module functions of brain4it's ModuleLibrary are defined in every

@@ -55,7 +55,8 @@ func ExampleServer_CreateModule() {
 	if err != nil {
 		panic(err)
 	}
-	v, err := m.EvalText(ctx, `(set start (function () (set ready true))) (module-name)`)
+	// start holds code, which Start evaluates, as brain4it's server does
+	v, err := m.EvalText(ctx, `(set start (quote (set ready true))) (module-name)`)
 	fmt.Println(v, err)
 	fmt.Println(m.Start(ctx))
 	ready, _ := m.Interp().Global("ready")

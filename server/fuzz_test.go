@@ -8,7 +8,7 @@ import (
 // ParsePath never panics, and what it does not read is ErrInvalidPath; what
 // it reads starts with a name.
 func FuzzParsePath(f *testing.F) {
-	for _, s := range []string{"a", "rules:2/predicate", `"@x y"/0`, `a/"b\"c":3`, "a//", ":", `"`, "0", "a:99999999999999999999"} {
+	for _, s := range []string{"a", "c:1", "rules/2/predicate", `"@x y"/0`, `a/"b\"c"/3`, "a//", ":", `"`, "0", "a/99999999999999999999", `"a\u00e9"/x`, "a b", "-1.5", "<@1>"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -14,7 +14,8 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// The example module: its start spawns a kafka-poll loop against an
+// The example module, one expression as brain4it's server reads a body:
+// its start code spawns a kafka-poll loop against an
 // embedded cluster that keeps the latest reading and notifies @temp; a
 // watcher of @temp sees a value sent to Kafka within 1 s (the median of
 // five readings is asserted; each latency is logged). Its @dashboards is
@@ -32,9 +33,11 @@ func TestKafkaTemperatureModule(t *testing.T) {
 	dir := t.TempDir()
 	srv, c := newTestServer(t, Config{Servers: cluster.Servers(), Store: DirStore{Dir: dir}})
 	c.ok("PUT", "/temperature", "")
-	c.ok("POST", "/temperature", string(src))
-	if got := c.ok("POST", "/temperature", "(start)"); got != `"started"` {
-		t.Fatalf("start: %s", got)
+	if got := c.ok("POST", "/temperature", string(src)); got != `"temperature module defined"` {
+		t.Fatalf("the module's file: %s", got)
+	}
+	if got := c.ok("POST", "/temperature", "(module-start)"); got != `"Module temperature started."` {
+		t.Fatalf("module-start: %s", got)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,7 +27,8 @@ func (m *Module) functions() map[string]value.Func {
 	for name, f := range fs {
 		fs[name] = func(ctx context.Context, args *value.List) (any, error) {
 			v, err := f(ctx, args)
-			if err != nil && value.ErrorType(err) == "Exception" {
+			var je *javaError
+			if err != nil && !errors.As(err, &je) && value.ErrorType(err) == "Exception" {
 				err = ioError{err} // a store's or module's error, not Kafka's
 			}
 			return v, err
@@ -81,10 +83,11 @@ func optString(fn, arg string, args *value.List, i int) (string, error) {
 // (module-name) gives the module's name.
 func (m *Module) fnName(context.Context, *value.List) (any, error) { return m.name, nil }
 
-// (module-start) runs the module's start code: "Module NAME started.".
+// (module-start) evaluates the module's start code: "Module NAME
+// started.", or brain4it's Exception "Start failed: ...".
 func (m *Module) fnStart(ctx context.Context, _ *value.List) (any, error) {
 	if err := m.Start(ctx); err != nil {
-		return nil, err
+		return nil, brain4itError(err)
 	}
 	return "Module " + m.name + " started.", nil
 }
@@ -104,26 +107,32 @@ func offCaller(ctx context.Context, f func() error) error {
 	}
 }
 
-// (module-stop) stops the module (see Module.Stop): "Module NAME stopped.".
+// (module-stop) stops the module (see Module.Stop): "Module NAME
+// stopped.", or brain4it's Exception "Stop failed: ...".
 func (m *Module) fnStop(ctx context.Context, _ *value.List) (any, error) {
 	if err := offCaller(ctx, func() error { return m.Stop(context.WithoutCancel(ctx)) }); err != nil {
-		return nil, err
+		return nil, brain4itError(err)
 	}
 	return "Module " + m.name + " stopped.", nil
 }
 
 // (module-init) stops the module and empties its scope: "Module NAME
-// initialized.".
+// initialized.". When its stop code fails, the scope is kept and the
+// error is brain4it's "Stop failed: ...", as brain4it's
+// ModuleInitFunction empties it only after a stop that succeeded.
 func (m *Module) fnInit(ctx context.Context, _ *value.List) (any, error) {
 	err := offCaller(ctx, func() error {
 		m.life.Lock()
 		defer m.life.Unlock()
 		err := m.stopLocked(context.WithoutCancel(ctx))
-		m.Init(nil)
+		var pe *phaseError
+		if !errors.As(err, &pe) {
+			m.Init(nil)
+		}
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, brain4itError(err)
 	}
 	return "Module " + m.name + " initialized.", nil
 }
@@ -433,7 +442,13 @@ func (m *Module) fnRemoteCall(ctx context.Context, args *value.List) (any, error
 	if !ok {
 		return nil, argError(fn, "function", fv)
 	}
+	// brain4it's directCall: request-headers only when the setup has
+	// them, and null (no call) for a name that is no exterior function,
+	// as a POST to it gives
 	v, err := target.CallExterior(ctx, fname, requestContext("127.0.0.1", 0, headers), data)
+	if errors.Is(err, ErrNotExterior) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

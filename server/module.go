@@ -30,8 +30,9 @@ const (
 // Module.MAX_WAIT_TIME does.
 const startStopTime = 60 * time.Second
 
-// ErrModule is wrapped by the errors about modules: one that does not
-// exist, exists already, or has an invalid name.
+// ErrModule is matched (errors.Is) by the errors about modules: one that
+// does not exist, exists already, or has an invalid name. Their texts
+// are brain4it's, such as "Module m not found.".
 var ErrModule = errors.New("server: module")
 
 // Module is one module of a Server: a global scope with its own BPL
@@ -148,39 +149,40 @@ func (m *Module) EvalText(ctx context.Context, src string) (any, error) {
 	return v, nil
 }
 
-// runVar runs the code a variable holds (start or stop): a function value
-// is called without arguments, other code evaluated.
+// runVar evaluates the code a variable holds (start or stop), as
+// brain4it's Module.start and stop do: start => (do (spawn (eval main)))
+// runs that code. A function value is not called, since brain4it
+// evaluates a function to itself and a module must behave the same on
+// both servers; as that is an easy mistake, it is logged.
 func (m *Module) runVar(ctx context.Context, name string) error {
 	in := m.Interp()
 	code, _ := in.Global(name)
 	if code == nil {
 		return nil
 	}
-	ctx, cancel := evalContext(ctx, startStopTime)
-	defer cancel()
-	var err error
-	if c, ok := code.(value.Callable); ok {
-		_, err = bpl.SafeCall(ctx, c, &value.List{})
-	} else {
-		_, err = in.SafeEval(ctx, code)
+	if _, ok := code.(value.Callable); ok {
+		m.srv.logf("module %s: %s holds a function, which is not called (brain4it's server does not call it either): write the code itself, as in (set %s (quote (do ...)))", m.name, name, name)
 	}
-	return err
-}
-
-// Start runs the module's start code (bounded by 60 s, as brain4it's);
-// the executors it spawns go on. The error says the start failed.
-func (m *Module) Start(ctx context.Context) error {
-	m.life.Lock()
-	defer m.life.Unlock()
-	if err := m.runVar(ctx, StartVar); err != nil {
-		return fmt.Errorf("module %s: start failed: %w", m.name, err)
+	ectx, cancel := evalContext(ctx, startStopTime)
+	defer cancel()
+	if _, err := in.SafeEval(ectx, code); err != nil {
+		return &phaseError{module: m.name, phase: name, err: err, timedOut: timedOut(ectx, ctx)}
 	}
 	return nil
 }
 
+// Start evaluates the module's start code (bounded by 60 s, as
+// brain4it's); the executors it spawns go on. The error says the start
+// failed.
+func (m *Module) Start(ctx context.Context) error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	return m.runVar(ctx, StartVar)
+}
+
 // Stop stops the module as brain4it's does: it ends the module's own
-// monitors of other modules (module-monitor), runs its stop code (bounded
-// by 60 s), then kills every executor and timer task and destroys every
+// monitors of other modules (module-monitor), evaluates its stop code
+// (bounded by 60 s), then kills every executor and timer task and destroys every
 // Kafka handle the module made, whatever the stop code did. The scope
 // stays: the module can be started again. It must not be called from code
 // running on the module (module-stop does that safely).
@@ -203,7 +205,7 @@ func (m *Module) stopLocked(ctx context.Context) error {
 	m.mu.Unlock()
 	switch {
 	case err != nil:
-		return fmt.Errorf("module %s: stop failed: %w", m.name, err)
+		return err
 	case cerr != nil:
 		return fmt.Errorf("module %s: destroying its Kafka handles: %w", m.name, cerr)
 	}
@@ -280,8 +282,8 @@ func (m *Module) Save(ctx context.Context, name string, backup bool) error {
 	if name == "" {
 		name = headSnapshot
 	}
-	if !validSnapshotName(name) {
-		return fmt.Errorf("%w %s: invalid snapshot name %q", ErrModule, m.name, name)
+	if !validSnapshotName(m.name, name) {
+		return invalidSnapshot(m.name, name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -307,8 +309,8 @@ func (m *Module) Load(name string) error {
 	if name == "" {
 		name = headSnapshot
 	}
-	if !validSnapshotName(name) {
-		return fmt.Errorf("%w %s: invalid snapshot name %q", ErrModule, m.name, name)
+	if !validSnapshotName(m.name, name) {
+		return invalidSnapshot(m.name, name)
 	}
 	b, err := m.srv.cfg.Store.Read(m.name, name)
 	if err != nil {
@@ -368,18 +370,23 @@ func (m *Module) unwatch(s *session, fns []string) {
 	}
 }
 
-// requestContext is brain4it's ctx list of an exterior function call.
+// requestContext is brain4it's ctx list of an exterior function call;
+// headers nil leaves request-headers null, as brain4it's remote-call
+// does when its setup has none.
 func requestContext(remoteAddr string, remotePort int64, headers *value.List) *value.List {
-	if headers == nil {
-		headers = &value.List{}
+	var h any
+	if headers != nil {
+		h = headers
 	}
-	// brain4it's order; response-headers is an empty list, not null, so
-	// that (set ctx/response-headers/content-type ...) works
+	// brain4it's order (its REQUEST_CONTEXT_STRUCTURE), and
+	// response-headers null, as its getContextList leaves it: a function
+	// sets the whole list, (set ctx/response-headers ("content-type" =>
+	// "application/json")), as brain4it's own modules do
 	return (&value.List{}).
 		AppendNamed("remote-address", remoteAddr).
 		AppendNamed("remote-port", remotePort).
-		AppendNamed("request-headers", headers).
-		AppendNamed("response-headers", &value.List{})
+		AppendNamed("request-headers", h).
+		AppendNamed("response-headers", nil)
 }
 
 // ErrNotExterior is wrapped by CallExterior's error when the path names no

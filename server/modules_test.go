@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,11 +19,11 @@ func TestRestartKeepsModules(t *testing.T) {
 	srv, c := newTestServer(t, Config{Store: DirStore{Dir: dir}})
 	c.ok("PUT", "/m", "")
 	c.ok("POST", "/m", `(set starts 0) (set stops 0) (set shared (list 1 2)) (set pair (list shared shared))
-		(set start (function () (set starts (+ starts 1)) (set ticker (spawn (while true (sleep 10))))))
-		(set stop (function () (set stops (+ stops 1))))
+		(set start (quote (do (set starts (+ starts 1)) (set ticker (spawn (while true (sleep 10)))))))
+		(set stop (quote (set stops (+ stops 1))))
 		(set @starts (function (ctx) starts))`)
 	old := srv.Module("m").Interp()
-	c.ok("POST", "/m", "(start)")
+	c.ok("POST", "/m", "(module-start)")
 	if old.Busy() != 1 {
 		t.Fatalf("start spawned %d executors", old.Busy())
 	}
@@ -44,7 +45,7 @@ func TestRestartKeepsModules(t *testing.T) {
 	if got := c2.ok("GET", "/m/stops", ""); got != "1" {
 		t.Fatalf("stops = %s", got)
 	}
-	if got := c2.ok("POST", "/m/@starts", ""); got != "2" { // (start) above, then the server's
+	if got := c2.ok("POST", "/m/@starts", ""); got != "2" { // (module-start) above, then the server's
 		t.Fatalf("starts = %s", got)
 	}
 	if srv2.Module("m").Interp().Busy() != 1 {
@@ -84,16 +85,16 @@ func TestModuleFunctions(t *testing.T) {
 	}
 	// module-save inside (sync l ...) prints l: the monitor is the
 	// caller's (without that, the save gives up after 30 s)
-	if got := c.ok("POST", "/m", `(set l (list 1)) (sync l (push l 2) (module-save "in-sync"))`); got != `"Module m saved."` {
+	if got := c.ok("POST", "/m", `(set l (list 1)) (sync l (push l 2) (module-save "insync"))`); got != `"Module m saved."` {
 		t.Fatalf("module-save in sync: %s", got)
 	}
-	c.ok("POST", "/m", `(module-delete "in-sync")`)
-	c.fails("POST", "/m", `(module-load "nope")`, "IOException", "no such snapshot")
-	c.fails("POST", "/m", `(module-save "../x")`, "IOException", "invalid snapshot name")
+	c.ok("POST", "/m", `(module-delete "insync")`)
+	c.fails("POST", "/m", `(module-load "nope")`, "FileNotFoundException", "m/nope.snp (No such file or directory)")
+	c.fails("POST", "/m", `(module-save "../x")`, "IOException", "Invalid path: m/../x.snp")
 	c.fails("POST", "/m", `(module-notify 3)`, "InvalidArgument", "module-notify")
 
 	// stop kills executors and destroys Kafka handles; start runs again
-	c.ok("POST", "/m", `(set start (function () (set t (spawn (while true (sleep 10)))))) (start)`)
+	c.ok("POST", "/m", `(set start (quote (set t (spawn (while true (sleep 10)))))) (eval start)`)
 	in, lib := srv.Module("m").Interp(), srv.Module("m").Library()
 	if in.Busy() != 1 {
 		t.Fatalf("busy %d", in.Busy())
@@ -159,14 +160,28 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
+// ParsePath reads a path as brain4it's PathParser and reader do: : is
+// part of a name, an index is a part after / that starts with a digit.
 func TestParsePath(t *testing.T) {
 	for in, want := range map[string]string{
 		"a":                 `("a")`,
-		"rules:2/predicate": `("rules" 2 "predicate")`,
+		"c:1":               `("c:1")`,
+		"rules:2/predicate": `("rules:2" "predicate")`,
+		"rules/2/predicate": `("rules" 2 "predicate")`,
 		"a/0/b":             `("a" 0 "b")`,
+		"a//b/":             `("a" "b")`,
+		" a/b ":             `("a" "b")`,
+		"/a":                `("a")`,
 		`"@x y"/0`:          `("@x y" 0)`,
-		`a/"b/c":3`:         `("a" "b/c" 3)`,
+		`a/"b/c"/3`:         `("a" "b/c" 3)`,
 		`"q\"uote"`:         `("q\"uote")`,
+		`"a"/"1"`:           `("a" "1")`,
+		`"a\u00e9\n"`:       `("aé\n")`,
+		`a/"b"c"d"`:         `("a" "bcd")`,
+		"-x":                `("-x")`,
+		"a/-1":              `("a" "-1")`,
+		"a=>b":              `("a=>b")`,
+		"<#1":               `("<#1")`,
 	} {
 		parts, err := ParsePath(in)
 		if err != nil {
@@ -185,9 +200,34 @@ func TestParsePath(t *testing.T) {
 			t.Errorf("%s = %s, want %s", in, got, want)
 		}
 	}
-	for _, bad := range []string{"", "a//b", "a:", "a:x", "0/a", `"open`, `a"b`, `"a"x`} {
-		if _, err := ParsePath(bad); err == nil {
-			t.Errorf("%q: no error", bad)
+	for bad, msg := range map[string]string{
+		"":              "",
+		"0/a":           "First element is not a string: 0",
+		"5":             "5",
+		"null":          "null",
+		"true":          "true",
+		"-2.5":          "-2.5",
+		"-1":            "-1",
+		"<@1>":          "<@1>",
+		"=>":            "=>",
+		"a b":           "a b",
+		"a/b c":         "a/b c",
+		"a(b":           "a(b",
+		`"open`:         `/"open`,
+		`a"b`:           `a"b`,
+		`a/b"c"x`:       `a/b"c"x`,
+		"a/1x":          "a/1x",
+		"a/99999999999": "a/99999999999",
+		`"a\q"`:         `/"a\q"`,
+	} {
+		_, err := ParsePath(bad)
+		var pe *PathError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("%q: %v, want a *PathError", bad, err)
+			continue
+		}
+		if pe.message() != msg {
+			t.Errorf("%q: brain4it's message %q, want %q", bad, pe.message(), msg)
 		}
 	}
 }
@@ -199,7 +239,7 @@ func TestDestroyEndsExecutorsAndHandles(t *testing.T) {
 	c.ok("PUT", "/m", "")
 	c.ok("PUT", "/other", "")
 	c.ok("POST", "/other", "(set t (spawn (while true (sleep 10))))")
-	p := c.ok("POST", "/m", `(set stop (function () (set stopped true))) (spawn (while true (sleep 10))) (kafka-producer "127.0.0.1:1")`)
+	p := c.ok("POST", "/m", `(set stop (quote (set stopped true))) (spawn (while true (sleep 10))) (kafka-producer "127.0.0.1:1")`)
 	m := srv.Module("m")
 	in, lib := m.Interp(), m.Library()
 	if in.Busy() != 1 {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,8 +39,8 @@ var ErrBodyTooLarge = errors.New("server: request body too large")
 //
 //   - GET / lists the modules, each its name or (name metadata) when it
 //     has a module-metadata list; GET /module gives its scope, GET
-//     /module/path the element path names (rules:2/predicate: / for
-//     names, : for indexes, "quoted names" allowed, URL-decoded);
+//     /module/path the element path names (see ParsePath:
+//     rules/2/predicate, "quoted names" allowed, URL-decoded);
 //   - PUT /module creates the module (empty body) or replaces its scope
 //     (a list body); PUT /module/path sets the element and gives the old
 //     value; DELETE /module destroys it, DELETE /module/path removes the
@@ -232,7 +234,9 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 			result = "Module " + t.Module + " created."
 		} else {
 			if scope == nil {
-				return fmt.Errorf("%w %s already exists.", ErrModule, t.Module)
+				// brain4it's RestService words it so, as an Exception:
+				// the manager's "create module" met an existing one
+				return moduleError("Exception", "Module "+t.Module+" already exists.")
 			}
 			m.Init(scope)
 			result = "Module " + t.Module + " modified."
@@ -337,19 +341,20 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch data := data.(type) {
 	case *value.List:
-		interval, err := strconv.Atoi(strings.TrimSpace(monitor))
+		interval, err := strconv.ParseInt(monitor, 10, 32)
 		if err != nil {
-			return fmt.Errorf("monitor header: want milliseconds, got %q", monitor)
+			// brain4it reads it with Java's Integer.parseInt, 32 bits
+			return &javaError{typ: "NumberFormatException", msg: `For input string: "` + monitor + `"`}
 		}
 		m, err := s.getModule(t.Module)
 		if err != nil {
 			return err
 		}
-		return s.watch(w, r, m, data, interval)
+		return s.watch(w, r, m, data, int(interval))
 	case string:
 		return s.sendResult(w, r.Context(), nil, s.unwatch(data), nil)
 	}
-	return errors.New("Invalid monitor service argument")
+	return &javaError{typ: "IOException", msg: "Invalid monitor service argument"}
 }
 
 // isBPL reports whether the body is BPL text: no content type, or
@@ -386,11 +391,22 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (any, error) {
 	return vs[0], nil
 }
 
-// contextList is brain4it's request context of an exterior call.
+// contextList is brain4it's request context of an exterior call. Its
+// request-headers hold every header the request came with, names in
+// lowercase as brain4it's standalone server reads them, sorted: net/http
+// takes Host (and Transfer-Encoding) out of r.Header, so they are put
+// back from r.Host and r.TransferEncoding, since a function may read
+// ctx/request-headers/host (to write its own URLs) as it can on brain4it.
 func (s *Server) contextList(r *http.Request) *value.List {
 	headers := &value.List{}
-	for name, vs := range r.Header {
-		headers.AppendNamed(strings.ToLower(name), strings.Join(vs, ","))
+	if r.Host != "" {
+		headers.AppendNamed("host", r.Host)
+	}
+	if len(r.TransferEncoding) > 0 {
+		headers.AppendNamed("transfer-encoding", strings.Join(r.TransferEncoding, ","))
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Header)) {
+		headers.AppendNamed(strings.ToLower(name), strings.Join(r.Header[name], ","))
 	}
 	host, port, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -437,7 +453,11 @@ func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Modul
 		if str, ok := v.(string); ok {
 			return writeText(w, "text/xml; charset=UTF-8", str)
 		}
-		return writeText(w, "text/xml; charset=UTF-8", formatXML(v))
+		text, err := formatXML(v)
+		if err != nil {
+			return err
+		}
+		return writeText(w, "text/xml; charset=UTF-8", text)
 	}
 	if str, ok := v.(string); ok {
 		return writeText(w, ct, str)
@@ -485,13 +505,19 @@ func (s *Server) sendError(w http.ResponseWriter, m *Module, err error) {
 }
 
 // ExceptionList is err as brain4it's exception list, ("Type" "message" =>
-// m): a BPL exception's own list; SecurityException, ParseException and
-// IOException for the server's errors.
+// m): a BPL exception's own list; for the server's errors, the type and
+// message brain4it's server gives (SecurityException, ParseException,
+// InvalidReference, IOException "Module m not found." and the like), or
+// an IOException for those it has none of.
 func ExceptionList(err error) *value.List {
 	var ex *bpl.Exception
 	var syn *value.SyntaxError
+	var pe *PathError
+	var je *javaError
 	typ, msg := "Exception", err.Error()
 	switch {
+	case errors.As(err, &pe):
+		typ, msg = "InvalidReference", pe.message()
 	case errors.As(err, &ex):
 		if ex.Value != nil {
 			return withCode(ex)
@@ -501,6 +527,8 @@ func ExceptionList(err error) *value.List {
 		typ = "ParseException"
 	case errors.Is(err, ErrSecurity):
 		typ = "SecurityException"
+	case errors.As(err, &je):
+		typ, msg = je.typ, je.msg
 	case errors.Is(err, ErrModule), errors.Is(err, ErrInvalidPath), errors.Is(err, ErrBodyTooLarge), errors.Is(err, ErrNoSnapshot), errors.Is(err, ErrShutdown):
 		typ = "IOException"
 		msg = strings.TrimPrefix(msg, "server: ")

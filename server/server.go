@@ -195,7 +195,7 @@ func (s *Server) sortedLocked() []*Module {
 // ErrModule when the name is invalid or taken, ErrShutdown after Shutdown.
 func (s *Server) CreateModule(ctx context.Context, name string, scope *value.List) (*Module, error) {
 	if !validModuleName(name) {
-		return nil, fmt.Errorf("%w: invalid module name: %q (letters, digits and _ only)", ErrModule, name)
+		return nil, moduleError("IOException", "Invalid module name: "+name)
 	}
 	s.mu.Lock()
 	if s.closing {
@@ -204,7 +204,7 @@ func (s *Server) CreateModule(ctx context.Context, name string, scope *value.Lis
 	}
 	if s.modules[name] != nil {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w %s already exists", ErrModule, name)
+		return nil, moduleError("IOException", "Module "+name+" already exists")
 	}
 	m := newModule(s, name)
 	s.modules[name] = m
@@ -227,7 +227,7 @@ func (s *Server) DestroyModule(ctx context.Context, name string) error {
 	delete(s.modules, name)
 	s.mu.Unlock()
 	if m == nil {
-		return fmt.Errorf("%w does not exist: %s", ErrModule, name)
+		return moduleError("IOException", "Module does not exist: "+name)
 	}
 	if err := m.Stop(ctx); err != nil {
 		s.logf("%v", err)
@@ -241,5 +241,8 @@ func (s *Server) getModule(name string) (*Module, error) {
 	if m := s.Module(name); m != nil {
 		return m, nil
 	}
-	return nil, fmt.Errorf("%w %s not found", ErrModule, name)
+	if name == "" {
+		name = "null" // a monitor at the root: Java's string of no name
+	}
+	return nil, moduleError("IOException", "Module "+name+" not found.")
 }

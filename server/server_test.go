@@ -18,8 +18,8 @@ func TestEndpoints(t *testing.T) {
 	if got := c.ok("PUT", "/m", ""); got != `"Module m created."` {
 		t.Fatalf("create: %s", got)
 	}
-	c.fails("PUT", "/m", "", "IOException", "already exists")
-	c.fails("PUT", "/bad-name", "", "IOException", "invalid module name")
+	c.fails("PUT", "/m", "", "Exception", "Module m already exists.")
+	c.fails("PUT", "/bad-name", "", "IOException", "Invalid module name: bad-name")
 
 	// a list body replaces the scope, in its order
 	c.ok("PUT", "/m", `("b" => 1 "rules" => (("p" => 1) ("predicate" => "x y")) "a b" => 3 "module-metadata" => ("icon" => "air"))`)
@@ -30,27 +30,28 @@ func TestEndpoints(t *testing.T) {
 	if got := c.ok("GET", "/", ""); got != `(("m" ("icon" => "air")) "n")` {
 		t.Fatalf("GET /: %s", got)
 	}
-	// paths: / for names, : and leading digits for indexes, quoted names, URL-decoded
+	// paths: / between parts, a part that starts with a digit an index,
+	// quoted names, URL-decoded
 	for path, want := range map[string]string{
 		"/m/b":                    "1",
-		"/m/rules:1/predicate":    `"x y"`,
 		"/m/rules/1/predicate":    `"x y"`,
 		`/m/"a%20b"`:              "3",
-		"/m/rules:7":              "null",
+		"/m/rules/7":              "null",
 		"/m/module-metadata/icon": `"air"`,
 	} {
 		if got := c.ok("GET", path, ""); got != want {
 			t.Errorf("GET %s = %s, want %s", path, got, want)
 		}
 	}
-	c.fails("GET", "/m/rules:x", "", "IOException", "bad index")
-	c.fails("GET", "/nope", "", "IOException", "not found")
+	c.fails("GET", "/m/rules/1x", "", "InvalidReference", "rules/1x")
+	c.fails("GET", "/m/0/x", "", "InvalidReference", "First element is not a string: 0")
+	c.fails("GET", "/nope", "", "IOException", "Module nope not found.")
 
 	// PUT and DELETE of a path give the old value
-	if got := c.ok("PUT", "/m/rules:0/p", "(1 2)"); got != "1" {
+	if got := c.ok("PUT", "/m/rules/0/p", "(1 2)"); got != "1" {
 		t.Fatalf("PUT path: %s", got)
 	}
-	if got := c.ok("GET", "/m/rules:0", ""); got != `("p" => (1 2))` {
+	if got := c.ok("GET", "/m/rules/0", ""); got != `("p" => (1 2))` {
 		t.Fatalf("after PUT: %s", got)
 	}
 	if got := c.ok("DELETE", "/m/b", ""); got != "1" {
@@ -94,17 +95,17 @@ func TestEndpoints(t *testing.T) {
 		t.Fatalf("POST /m/x: %s", got)
 	}
 	// the content-type the function sets picks the output
-	c.ok("POST", "/m", `(set @json (function (ctx) (set ctx/response-headers/content-type "application/json") ("a" => 1 "b" => (1 2))))`)
+	c.ok("POST", "/m", `(set @json (function (ctx) (set ctx/response-headers ("content-type" => "application/json")) ("a" => 1 "b" => (1 2))))`)
 	r = c.do("POST", "/m/@json", "")
 	if r.text != `{"a":1,"b":[1,2]}` || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 		t.Fatalf("@json: %s %s", r.header.Get("Content-Type"), r.text)
 	}
-	c.ok("POST", "/m", `(set @xml (function (ctx) (set ctx/response-headers/content-type "text/xml") ("p" "class" => "c" "*" => ("hi" ("b" "*" => "there")))))`)
+	c.ok("POST", "/m", `(set @xml (function (ctx) (set ctx/response-headers ("content-type" => "text/xml")) ("p" "class" => "c" "*" => ("hi" ("b" "*" => "there")))))`)
 	r = c.do("POST", "/m/@xml", "")
 	if r.text != `<p class="c">hi<b>there</b></p>` || !strings.HasPrefix(r.header.Get("Content-Type"), "text/xml") {
 		t.Fatalf("@xml: %s %s", r.header.Get("Content-Type"), r.text)
 	}
-	c.ok("POST", "/m", `(set @html (function (ctx) (set ctx/response-headers/content-type "text/html") "<b>hi</b>"))`)
+	c.ok("POST", "/m", `(set @html (function (ctx) (set ctx/response-headers ("content-type" => "text/html")) "<b>hi</b>"))`)
 	if r = c.do("POST", "/m/@html", ""); r.text != "<b>hi</b>" || r.header.Get("Content-Type") != "text/html" {
 		t.Fatalf("@html: %s %s", r.header.Get("Content-Type"), r.text)
 	}
@@ -277,8 +278,8 @@ ended:
 	if ch := mon.next(t, 10*time.Second); ch.text != "3" {
 		t.Fatalf("polled: %+v", ch)
 	}
-	c.fails("POST", "/nope", `("@v")`, "IOException", "not found", MonitorHeader, "0")
-	c.fails("POST", "/m", "12", "Exception", "Invalid monitor service argument", MonitorHeader, "0")
+	c.fails("POST", "/nope", `("@v")`, "IOException", "Module nope not found.", MonitorHeader, "0")
+	c.fails("POST", "/m", "12", "IOException", "Invalid monitor service argument", MonitorHeader, "0")
 }
 
 // 50 clients at once on one module, under -race: evaluations, exterior

@@ -85,7 +85,7 @@ func (s DirStore) file(module, snapshot string) string {
 func (s DirStore) Read(module, snapshot string) ([]byte, error) {
 	b, err := os.ReadFile(s.file(module, snapshot))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s of module %s", ErrNoSnapshot, snapshot, module)
+		return nil, noSnapshot(s.file(module, snapshot))
 	}
 	return b, err
 }
@@ -195,7 +195,7 @@ func (s *MemStore) Read(module, snapshot string) ([]byte, error) {
 	defer s.mu.Unlock()
 	sn, ok := s.m[module][snapshot]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s of module %s", ErrNoSnapshot, snapshot, module)
+		return nil, noSnapshot(module + "/" + snapshot + snapshotExt)
 	}
 	return append([]byte(nil), sn.data...), nil
 }
@@ -220,7 +220,7 @@ func (s *MemStore) Rename(module, from, to string) error {
 	defer s.mu.Unlock()
 	sn, ok := s.m[module][from]
 	if !ok {
-		return fmt.Errorf("%w: %s of module %s", ErrNoSnapshot, from, module)
+		return noSnapshot(module + "/" + from + snapshotExt)
 	}
 	delete(s.m[module], from)
 	s.m[module][to] = sn
@@ -271,9 +271,36 @@ func matchPattern(pattern, name string) bool {
 	return err == nil && ok
 }
 
-// validSnapshotName reports whether a snapshot name is safe as a file name.
-func validSnapshotName(s string) bool {
-	return s != "" && !strings.ContainsAny(s, `/\`) && s != "." && s != ".." && !strings.HasPrefix(s, ".")
+// validSnapshotName is brain4it's FileSystemStore.isValidPath for the
+// snapshot's path, MODULE/NAME.snp: letters and digits, and /, _ or .,
+// but never two of those in a row (so x_ and a..b are refused, and ..
+// and / cannot leave the module's directory). A / within the name is
+// refused too, where brain4it would write into a subdirectory.
+func validSnapshotName(module, name string) bool {
+	if name == "" || strings.Contains(name, "/") {
+		return false
+	}
+	last := false // the last character was a separator
+	for _, r := range module + "/" + name + snapshotExt {
+		sep := r == '/' || r == '_' || r == '.'
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || sep && !last) {
+			return false
+		}
+		last = sep
+	}
+	return true
+}
+
+// invalidSnapshot is brain4it's error for a snapshot name it refuses.
+func invalidSnapshot(module, name string) error {
+	return &javaError{typ: "IOException", msg: "Invalid path: " + module + "/" + name + snapshotExt}
+}
+
+// noSnapshot is the error of reading a snapshot that is not there, as
+// brain4it's FileSystemStore raises it (Java's FileInputStream): file is
+// the snapshot's file.
+func noSnapshot(file string) error {
+	return &javaError{typ: "FileNotFoundException", msg: file + " (No such file or directory)", is: ErrNoSnapshot}
 }
 
 // validModuleName is brain4it's rule: letters, digits and _ only.

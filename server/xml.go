@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/xml"
+	"fmt"
 	"strings"
 
 	"github.com/brain4it/kafkabpl/value"
@@ -14,12 +15,17 @@ const xmlChildren = "*"
 // formatXML writes v as brain4it's XMLPrinter does: a list is a tag, its
 // first element the tag's name, its named elements (but *) attributes, its
 // element * the children (a list of them, or one); anything else is text,
-// a space between two texts in a row.
-func formatXML(v any) string {
+// a space between two texts in a row. A list that contains itself, which
+// BPL allows as brain4it does, has no XML: it is an InvalidArgument
+// rather than a walk without end.
+func formatXML(v any) (string, error) {
+	if value.MayCycle() && value.Cyclic(v) {
+		return "", fmt.Errorf("%w: a list that contains itself cannot be written in XML", value.ErrInvalidArgument)
+	}
 	var b strings.Builder
 	sep := false
 	writeXML(&b, v, &sep)
-	return b.String()
+	return b.String(), nil
 }
 
 func writeXML(b *strings.Builder, v any, sep *bool) {

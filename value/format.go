@@ -123,15 +123,15 @@ func (p *printer) list(l *List) {
 // sharedLists returns, when some list appears more than once in l or in
 // itself, the number of places each list of l appears; nil when none does,
 // as in nearly every list. A list that holds no list costs nothing, and,
-// until a text with tags was read (only tags make a list that contains
-// itself), others cost a walk that allocates nothing, unless they hold
+// until some list may contain itself (see MayCycle), others cost a walk
+// that allocates nothing, unless they hold
 // enough lists (tens) for the walk's filter to mistake one for another;
 // then a map of them all decides.
 func sharedLists(l *List) map[*List]int {
 	if !slices.ContainsFunc(l.Values(), isList) {
 		return nil
 	}
-	if !tagsRead.Load() {
+	if !mayCycle.Load() {
 		var seen addressFilter
 		if !seen.mayRepeat(l) {
 			return nil
@@ -186,9 +186,9 @@ func (f *addressFilter) mayRepeat(l *List) bool {
 }
 
 // Cyclic reports whether v is a list that contains itself at some depth,
-// which only a text read with brain4it's tags makes (see [Parse]). Code
-// that follows lists without end (an encoder, a comparison) checks it
-// first.
+// which only a text read with brain4it's tags or a runtime that marks the
+// list ([List.MarkShared]) makes. Code that would follow lists without end
+// (an encoder) checks it first, when [MayCycle].
 func Cyclic(v any) bool {
 	l, ok := v.(*List)
 	return ok && cyclic(l, map[*List]int{})

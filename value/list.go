@@ -34,8 +34,8 @@ type List struct {
 	byName map[string]int
 
 	// tagged is whether Parse read the list with one of brain4it's
-	// declaration tags (see tags.go): it is shared on purpose, and may
-	// contain itself.
+	// declaration tags, or MarkShared marked it (see tags.go): it is
+	// shared on purpose, and may contain itself.
 	tagged bool
 }
 
@@ -83,8 +83,9 @@ func (l *List) Grow(n int) {
 }
 
 // Tagged reports whether [Parse] read l with one of brain4it's declaration
-// tags, (<#1> ...): such a list is meant to be shared where its links
-// (<@1>) appear, and may contain itself.
+// tags, (<#1> ...), or a runtime marked it so ([List.MarkShared]): such a
+// list is meant to be shared where its links (<@1>) appear, and may
+// contain itself.
 func (l *List) Tagged() bool { return l != nil && l.tagged }
 
 // Len returns the number of elements.
@@ -281,8 +282,8 @@ func (l *List) String() string { return Format(l) }
 
 // Equal reports whether l and o hold the same names and values, in order.
 // Values compare by Go type and content: int64(1) and float64(1) differ.
-// Lists that contain themselves (read with brain4it's tags) compare
-// without end.
+// Lists that contain themselves (read with brain4it's tags, or marked
+// with MarkShared) compare and end.
 func (l *List) Equal(o *List) bool { return l.equal(o, nil) }
 
 // pair is two lists being compared.

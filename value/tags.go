@@ -25,13 +25,27 @@ var (
 	linkTag = regexp.MustCompile(`^<@([0-9A-Za-z_]+)>$`)
 )
 
-// tagsRead is whether this process ever read a declaration tag.
-var tagsRead atomic.Bool
+// mayCycle is whether this process ever read a declaration tag or
+// marked a list shared.
+var mayCycle atomic.Bool
 
-// TagsRead reports whether [Parse] has read one of brain4it's declaration
-// tags in this process. Until it has, no list it made contains itself, and
-// a runtime can skip looking for one ([Cyclic]).
-func TagsRead() bool { return tagsRead.Load() }
+// MayCycle reports whether some list of this process may contain itself:
+// [Parse] has read one of brain4it's declaration tags, or a runtime has
+// let a list contain itself ([List.MarkShared]). Until then none does, and
+// code that would look for a cycle ([Cyclic]) can skip it.
+func MayCycle() bool { return mayCycle.Load() }
+
+// MarkShared marks l as a list read with a declaration tag is marked
+// ([List.Tagged]): shared on purpose, and maybe within itself. brain4it
+// lets a list be put into itself ((put r "me" r)), and a runtime that
+// does the same calls MarkShared on the list put into, before the put:
+// every cycle then passes through a tagged list, which is what
+// [List.Equal] and an evaluator's copies of data lists look for to end.
+// It also makes [MayCycle] true.
+func (l *List) MarkShared() {
+	mayCycle.Store(true)
+	l.tagged = true
+}
 
 // resolveTags rewrites values as the reader reads them: a list whose
 // first element is a declaration tag loses it and is registered under its
@@ -62,7 +76,7 @@ func resolveList(l *List, ids map[string]*List, done map[*List]bool, line func(*
 			if m := declTag.FindStringSubmatch(string(r)); m != nil {
 				l.Remove(0)
 				l.tagged = true
-				tagsRead.Store(true)
+				mayCycle.Store(true)
 				if m[1] != "" {
 					ids[m[1]] = l
 				}

@@ -56,8 +56,8 @@ func TestTags(t *testing.T) {
 	if _, err := ParseLines("(1)\n\n(x (<@7>))", nil); err == nil || !strings.HasPrefix(err.Error(), "line 3,") {
 		t.Errorf("a bad link on line 3: %v", err)
 	}
-	if !TagsRead() {
-		t.Error("TagsRead is false after reading tags")
+	if !MayCycle() {
+		t.Error("MayCycle is false after reading tags")
 	}
 }
 

@@ -92,7 +92,7 @@ func TestServeKeepsModules(t *testing.T) {
 	dir := t.TempDir()
 	base, stderr, stop := startServe(t, "--data-dir", dir, "--embedded", "--broker-port", "0")
 	httpDo(t, "PUT", base+"/m", "")
-	if got := httpDo(t, "POST", base+"/m", `(set start (function () (set started true))) kafka-servers`); !strings.HasPrefix(got, `"127.0.0.1:`) {
+	if got := httpDo(t, "POST", base+"/m", `(set start (quote (set started true))) kafka-servers`); !strings.HasPrefix(got, `"127.0.0.1:`) {
 		t.Fatalf("kafka-servers is not set: %s", got)
 	}
 	if got := httpDo(t, "POST", base+"/m", `schema-registry-url`); !strings.HasPrefix(got, `"http://127.0.0.1:`) {
