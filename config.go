@@ -490,6 +490,7 @@ func (c *config) bindSchemaSerdes() error {
 			return errorf(ErrInvalidConfig, "config %q %q needs \"schema-registry-url\"", sl.key, (*sl.s).name)
 		}
 		if c.reg == nil {
+			c.registry.dial = testDialer // nil but in this package's tests
 			reg, err := newRegistry(&c.registry, min(c.requestTimeout, 10*time.Second))
 			if err != nil {
 				return err
@@ -533,7 +534,7 @@ func suggestKey(name string) string {
 }
 
 // testDialer, when set (by this package's tests only), dials every
-// client's connections: the tests refuse any address outside 127.0.0.0/8
+// client's connections, the schema registry's too: the tests refuse any address outside 127.0.0.0/8
 // there, so that no config a test or a fuzzer makes up reaches another
 // host.
 var testDialer func(ctx context.Context, network, addr string) (net.Conn, error)

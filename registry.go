@@ -27,6 +27,12 @@ type registryConfig struct {
 	keyStrategy  subjectStrategy
 	keySchema    string // inline schema text; "" for none
 	valueSchema  string
+
+	// dial, when set, dials every connection to the registry in place of
+	// a net.Dialer: the tests' guard that refuses any address off
+	// loopback. A field rather than a package variable, so that a test
+	// may give one config a dialer of its own while others run.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // subjectStrategy is subject.name.strategy: how a topic and a schema give
@@ -75,10 +81,6 @@ type failure struct {
 	until time.Time
 }
 
-// registryDial, when set (by this package's tests only), dials every
-// registry connection, as testDialer does the brokers'.
-var registryDial func(ctx context.Context, network, addr string) (net.Conn, error)
-
 // newRegistry makes the client; nothing is dialed until a schema is
 // needed. timeout bounds each request.
 func newRegistry(rc *registryConfig, timeout time.Duration) (*registry, error) {
@@ -94,8 +96,8 @@ func newRegistry(rc *registryConfig, timeout time.Duration) (*registry, error) {
 	}
 	d := &net.Dialer{Timeout: min(10*time.Second, timeout)}
 	tr.DialContext = d.DialContext
-	if registryDial != nil {
-		tr.DialContext = registryDial
+	if rc.dial != nil {
+		tr.DialContext = rc.dial
 	}
 	hc := &http.Client{Transport: tr, Timeout: timeout}
 	opts := []sr.ClientOpt{sr.URLs(strings.TrimRight(rc.url, "/")), sr.HTTPClient(hc), sr.UserAgent("kafkabpl")}
