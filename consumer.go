@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -29,16 +30,26 @@ type decodedMemo struct {
 // schemaMemo decodes the record once with schema deserializers; nil when
 // neither deserializer is one.
 func (r *Record) schemaMemo() *decodedMemo {
-	if r.memo != nil || r.cfg.keyDeser.schema == nil && r.cfg.valDeser.schema == nil {
+	if r.memo != nil || !r.cfg.keyDeser.NeedsRegistry() && !r.cfg.valDeser.NeedsRegistry() {
 		return r.memo
 	}
 	m := &decodedMemo{}
-	m.key, m.keyErr = r.cfg.keyDeser.decodeAt(r.r.Topic, r.r.Key, "key")
+	m.key, m.keyErr = r.cfg.keyDeser.Decode(context.Background(), r.r.Topic, r.r.Key, "key")
 	if m.keyErr == nil {
-		m.val, m.valErr = r.cfg.valDeser.decodeAt(r.r.Topic, r.r.Value, "value")
+		m.val, m.valErr = r.cfg.valDeser.Decode(context.Background(), r.r.Topic, r.r.Value, "value")
 	}
+	m.keyErr, m.valErr = recordErr(m.keyErr), recordErr(m.valErr)
 	r.memo = m
 	return m
+}
+
+// recordErr is a deserializer's error as this package's, whose
+// ExceptionType value.ErrorType finds; nil stays nil.
+func recordErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &kindError{kind: ErrDeserialization, cause: err}
 }
 
 // Topic returns the record's topic.
@@ -85,10 +96,10 @@ func (r *Record) Err() error {
 		}
 		return m.valErr
 	}
-	if err := r.cfg.keyDeser.checkAt(r.r.Topic, r.r.Key, "key"); err != nil {
-		return err
+	if err := r.cfg.keyDeser.Check(context.Background(), r.r.Topic, r.r.Key, "key"); err != nil {
+		return recordErr(err)
 	}
-	return r.cfg.valDeser.checkAt(r.r.Topic, r.r.Value, "value")
+	return recordErr(r.cfg.valDeser.Check(context.Background(), r.r.Topic, r.r.Value, "value"))
 }
 
 // Key returns the key as the consumer's key-deserializer reads it; nil for
@@ -113,14 +124,14 @@ func (r *Record) Value() any {
 
 // decoded is b deserialized by s, or b itself when the record has an
 // error (in its key or its value: then neither is decoded).
-func (r *Record) decoded(s *serde, b []byte) any {
+func (r *Record) decoded(s *serde.Serde, b []byte) any {
 	if b == nil {
 		return nil
 	}
 	if r.Err() != nil {
 		return b
 	}
-	v, err := s.decodeAt(r.r.Topic, b, "")
+	v, err := s.Decode(context.Background(), r.r.Topic, b, "")
 	if err != nil { // cannot happen: Err checked b with s
 		return b
 	}

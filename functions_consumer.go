@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -86,10 +87,10 @@ func fillMessages(msgs *value.List, recs []Record) {
 		if r.cfg.pollRecords {
 			continue // in the records form: Record.List copies its own
 		}
-		if r.cfg.keyDeser == serdeString {
+		if r.cfg.keyDeser == serde.String {
 			size += len(r.r.Key)
 		}
-		if r.cfg.valDeser == serdeString {
+		if r.cfg.valDeser == serde.String {
 			size += len(r.r.Value)
 		}
 	}
@@ -107,7 +108,7 @@ func fillMessages(msgs *value.List, recs []Record) {
 		}
 		switch {
 		case r.r.Value == nil:
-		case r.cfg.valDeser == serdeString:
+		case r.cfg.valDeser == serde.String:
 			v := &texts[len(recs)+i]
 			*v = arena.text(r.r.Value)
 			boxInPlace(&vals[i], v)
@@ -120,7 +121,7 @@ func fillMessages(msgs *value.List, recs []Record) {
 		if names == nil {
 			names = texts[:len(recs):len(recs)]
 		}
-		if r.cfg.keyDeser == serdeString {
+		if r.cfg.keyDeser == serde.String {
 			names[i] = arena.text(r.r.Key)
 		} else {
 			names[i] = keyName(r.Key())
@@ -160,21 +161,21 @@ func (r *Record) List() *value.List {
 		return &vals[len(vals)-1]
 	}
 	size := 0
-	if r.cfg.keyDeser == serdeString {
+	if r.cfg.keyDeser == serde.String {
 		size += len(r.r.Key)
 	}
-	if r.cfg.valDeser == serdeString {
+	if r.cfg.valDeser == serde.String {
 		size += len(r.r.Value)
 	}
 	arena := newTextArena(size)
 	failed := r.Err() != nil
 	// text appends name => the text of b, as the String deserializer
 	// reads it (and not when the record failed: its raw bytes then).
-	text := func(name string, slot int, b []byte, s *serde) {
+	text := func(name string, slot int, b []byte, s *serde.Serde) {
 		switch {
 		case b == nil:
 			add(name)
-		case s == serdeString && !failed:
+		case s == serde.String && !failed:
 			one.texts[slot] = arena.text(b)
 			boxInPlace(add(name), &one.texts[slot])
 		default:

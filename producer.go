@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -102,7 +103,7 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	if len(topics) == 0 || n == 0 {
 		return 0, nil
 	}
-	recs, failed, err := h.records(topics, n, msgAt)
+	recs, failed, err := h.records(ctx, topics, n, msgAt)
 	if err != nil {
 		return 0, err
 	}
@@ -525,9 +526,9 @@ var errKafka = errors.New("kafka error")
 // may depend on the topic, so with one, each record is serialized for its
 // topic; a value that does not fit its schema fails that record alone:
 // failed holds its index in the slice and why.
-func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, error)) (recs []kgo.Record, failed map[int]error, err error) {
+func (h *handle) records(ctx context.Context, topics []string, n int, msgAt func(i int) (Message, error)) (recs []kgo.Record, failed map[int]error, err error) {
 	recs = getRecords(len(topics) * n)
-	perTopic := h.cfg.keySer.schema != nil || h.cfg.valSer.schema != nil
+	perTopic := h.cfg.keySer.NeedsRegistry() || h.cfg.valSer.NeedsRegistry()
 	for i := range n {
 		m, err := msgAt(i)
 		if err != nil {
@@ -536,10 +537,10 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 		pos := i + 1
 		var key, val []byte
 		if !perTopic {
-			if key, err = h.cfg.keySer.encodeAt("", m.Key, pos, "key"); err != nil {
+			if key, err = h.cfg.keySer.Encode(ctx, "", m.Key, pos, "key"); err != nil {
 				return nil, nil, err
 			}
-			if val, err = h.cfg.valSer.encodeAt("", m.Value, pos, ""); err != nil {
+			if val, err = h.cfg.valSer.Encode(ctx, "", m.Value, pos, ""); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -560,15 +561,15 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 		}
 		for _, t := range topics {
 			if perTopic {
-				if key, val, err = h.encodeFor(t, m, pos); err != nil {
-					re, ok := errors.AsType[*recordError](err)
+				if key, val, err = h.encodeFor(ctx, t, m, pos); err != nil {
+					re, ok := errors.AsType[*serde.RecordError](err)
 					if !ok {
 						return nil, nil, err
 					}
 					if failed == nil {
 						failed = map[int]error{}
 					}
-					failed[len(recs)] = re.err
+					failed[len(recs)] = re.Err
 				}
 			}
 			// Set field by field in the zeroed slot: a struct literal
@@ -582,11 +583,11 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 }
 
 // encodeFor serializes m's key and value for topic.
-func (h *handle) encodeFor(topic string, m Message, pos int) (key, val []byte, err error) {
-	if key, err = h.cfg.keySer.encodeAt(topic, m.Key, pos, "key"); err != nil {
+func (h *handle) encodeFor(ctx context.Context, topic string, m Message, pos int) (key, val []byte, err error) {
+	if key, err = h.cfg.keySer.Encode(ctx, topic, m.Key, pos, "key"); err != nil {
 		return nil, nil, err
 	}
-	val, err = h.cfg.valSer.encodeAt(topic, m.Value, pos, "")
+	val, err = h.cfg.valSer.Encode(ctx, topic, m.Value, pos, "")
 	return key, val, err
 }
 

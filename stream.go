@@ -641,11 +641,11 @@ func (s *stream) record(o StreamOutput, pos int) (*kgo.Record, error) {
 	} else if err := topicname.Check(topic); err != nil {
 		return nil, errorf(ErrInvalidArgument, "output %d: %v", pos, err)
 	}
-	key, err := s.h.cfg.keySer.encodeAt(topic, o.Key, pos, "key")
+	key, err := s.h.cfg.keySer.Encode(s.workCtx, topic, o.Key, pos, "key")
 	if err != nil {
 		return nil, err
 	}
-	val, err := s.h.cfg.valSer.encodeAt(topic, o.Value, pos, "")
+	val, err := s.h.cfg.valSer.Encode(s.workCtx, topic, o.Value, pos, "")
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,8 @@
-package kafkabpl
+package serde
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ const avroAll = `{"type":"record","name":"Reading","namespace":"iot","fields":[
 
 func mustAvro(t testing.TB, schema string) *avroCodec {
 	t.Helper()
-	c, err := compileAvro(nil, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+	c, err := compileAvro(context.Background(), nil, sr.Schema{Schema: schema, Type: sr.TypeAvro})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package kafkabpl
+package serde
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ enum Unit { C = 0; F = 1; }
 
 func mustProto(t testing.TB, text string) *protobufCodec {
 	t.Helper()
-	c, err := compileProtobuf(nil, sr.Schema{Schema: text, Type: sr.TypeProtobuf})
+	c, err := compileProtobuf(context.Background(), nil, sr.Schema{Schema: text, Type: sr.TypeProtobuf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,37 +92,6 @@ func TestProtobufCodec(t *testing.T) {
 	}
 }
 
-// TestProtobufThroughRegistry: Protobuf records with a reference, through
-// a registry.
-func TestProtobufThroughRegistry(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t).Servers()
-	reg := newRegistryFake(t)
-	if _, _, err := reg.RegisterSchema("unit.proto", sr.Schema{Schema: `syntax = "proto3"; package iot; enum Unit { C = 0; F = 1; }`, Type: sr.TypeProtobuf}); err != nil {
-		t.Fatal(err)
-	}
-	schema := `syntax = "proto3"; package iot; import "unit.proto"; message Temp { double t = 1; Unit unit = 2; }`
-	lib := newLib(t)
-	ctx := testCtx(t)
-	if _, _, err := reg.RegisterSchema("temps-value", sr.Schema{Schema: schema, Type: sr.TypeProtobuf,
-		References: []sr.SchemaReference{{Name: "unit.proto", Subject: "unit.proto", Version: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "io.confluent.kafka.serializers.protobuf.KafkaProtobufSerializer"}))
-	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-deserializer": "Protobuf", "auto-offset-reset": "earliest"}))
-	n, err := lib.Send(ctx, p, []string{"temps"}, []Message{{Value: mustParseBPL(t, `("t" => 21.5 "unit" => "F")`)}, {Value: mustParseBPL(t, `("t" => "warm")`)}})
-	if n != 1 || !strings.Contains(err.Error(), `the Protobuf serializer cannot encode`) || !strings.Contains(err.Error(), `field "t"`) {
-		t.Fatalf("Send: %d %v", n, err)
-	}
-	recs := pollRecords(t, lib, c, "temps", 1)
-	if err := recs[0].Err(); err != nil || value.Format(recs[0].Value()) != `("t" => 21.5 "unit" => "F")` {
-		t.Errorf("read %s, %v", value.Format(recs[0].Value()), err)
-	}
-	if b := recs[0].ValueBytes(); b[0] != 0 || b[5] != 0 {
-		t.Errorf("header %x, want the magic byte, the id and index [0] as one 0 byte", b[:6])
-	}
-}
-
 func FuzzProtobufDecode(f *testing.F) {
 	c := mustProto(f, readingProto)
 	seed, err := c.appendEncode([]byte{0}, mustParseBPL(f, `("device" => "b1" "alarms" => ("x") "counters" => ("k" => 1) "where" => ("x" => 1) "note" => "n")`))
@@ -144,7 +114,7 @@ func FuzzProtobufDecode(f *testing.F) {
 }
 
 func FuzzJSONSchemaDecode(f *testing.F) {
-	c, err := compileJSONSchema(nil, sr.Schema{Schema: readingJSONSchema, Type: sr.TypeJSON})
+	c, err := compileJSONSchema(context.Background(), nil, sr.Schema{Schema: readingJSONSchema, Type: sr.TypeJSON})
 	if err != nil {
 		f.Fatal(err)
 	}
