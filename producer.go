@@ -72,7 +72,9 @@ type Header struct {
 // its record, with an error naming the message and the field, and the
 // call's other records are sent (the error is then a [*SendError]). A
 // schema registry that cannot be asked fails the call with an
-// [ErrSchemaRegistry] error naming its URL. When some
+// [ErrSchemaRegistry] error naming its URL; the registry is asked within
+// ctx and send-timeout too, and when either ends first the call fails
+// with that context's error (a deadline's is an [ErrTimeout]). When some
 // records fail at the brokers, the error says how many were delivered and
 // why the others failed; it wraps [ErrTimeout] when the brokers could not
 // be reached in time, or the Kafka error (see kerr) the brokers returned.
@@ -103,7 +105,16 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	if len(topics) == 0 || n == 0 {
 		return 0, nil
 	}
-	recs, failed, err := h.records(ctx, topics, n, msgAt)
+	deadline := time.Now().Add(h.cfg.sendTimeout)
+	ectx := ctx
+	if h.cfg.keySer.NeedsRegistry() || h.cfg.valSer.NeedsRegistry() {
+		// A schema serializer may ask the registry, which counts against
+		// send-timeout as the brokers do.
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	recs, failed, err := h.records(ectx, topics, n, msgAt)
 	if err != nil {
 		return 0, err
 	}
@@ -115,7 +126,6 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	// for it.) One context serves the records; the margin's is made only
 	// when a record is not delivered, which saves every successful call
 	// the allocations of a second context.
-	deadline := time.Now().Add(h.cfg.sendTimeout)
 	margin := min(time.Second, h.cfg.sendTimeout/10)
 	rctx, cancel := context.WithDeadline(ctx, deadline.Add(-margin))
 	defer cancel()

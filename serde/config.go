@@ -23,7 +23,7 @@ type RegistryConfig struct {
 	// an https URL against the system's roots.
 	TLS *tls.Config
 	// Timeout bounds each request to the registry, dial included; 0 is
-	// 10 s.
+	// 10 s. A caller's context that ends first ends the request sooner.
 	Timeout time.Duration
 	// Dial, when not nil, dials every connection to the registry in place
 	// of a net.Dialer with Timeout (kgo.Dialer is the model): a proxy, or

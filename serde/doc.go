@@ -18,8 +18,9 @@
 // [Registry], made by [NewRegistry] from a [RegistryConfig], which also
 // says which schema is written; [Serde.Bind] ties a schema serde to it, as
 // a key's or a value's serializer or deserializer. The registry is asked
-// once per topic and schema, within the registry's timeout; the answers
-// are kept for the life of the Registry.
+// once per topic and schema, within the caller's context and the
+// registry's own timeout; the answers are kept for the life of the
+// Registry.
 //
 // Errors wrap the package's sentinels ([ErrInvalidConfig],
 // [ErrDeserialization], [ErrSchemaRegistry]) or value.ErrInvalidArgument,

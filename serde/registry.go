@@ -83,8 +83,14 @@ func (r *Registry) Close() {
 }
 
 // fail words a registry error: what was asked, the URL, and why; a
-// response the registry gave keeps its code and message.
+// response the registry gave keeps its code and message. When ctx (the
+// caller's) ended first, the error is ctx's, wrapped, and not an
+// ErrSchemaRegistry one: the registry did not fail, the caller stopped
+// waiting.
 func (r *Registry) fail(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("schema registry %s: %s: %w", r.url, what, ctx.Err())
+	}
 	var re *sr.ResponseError
 	if errors.As(err, &re) {
 		msg := re.Message
@@ -104,10 +110,10 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// ctx is a request's context: the registry's own timeout. The caller's
-// context is not used yet.
-func (r *Registry) ctx(context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), r.timeout)
+// ctx is a request's context: the caller's, cut at the registry's own
+// timeout.
+func (r *Registry) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.timeout)
 }
 
 // schemaByID returns the schema with the given id, from the cache or the
@@ -126,6 +132,9 @@ func (r *Registry) schemaByID(ctx context.Context, id int) (sr.Schema, error) {
 	rctx, cancel := r.ctx(ctx)
 	defer cancel()
 	s, err := r.cl.SchemaByID(rctx, id)
+	if err != nil && ctx.Err() != nil {
+		return sr.Schema{}, r.fail(ctx, fmt.Sprintf("schema id %d", id), err) // not the registry's failure: not remembered
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
@@ -150,5 +151,72 @@ func TestRegistryDial(t *testing.T) {
 	}
 	if dials.Load() != before {
 		t.Error("the refusing registry's request went through the other's dialer")
+	}
+}
+
+// silentRegistry is the URL of a server that accepts connections and
+// never answers, as a registry that hangs does; it stops at the test's
+// end.
+func silentRegistry(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+			close(done)
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // read nothing, answer nothing
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+// TestRegistryContext: a registry that does not answer holds Encode and
+// Decode only until the caller's context ends, well before
+// the registry's own timeout, and their error is the context's, not an
+// ErrSchemaRegistry one. Such a failure is not remembered: the next call,
+// with a context that has time, asks again.
+func TestRegistryContext(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, RegistryConfig{URL: silentRegistry(t), Timeout: 20 * time.Second, AutoRegister: true, ValueSchema: userV1})
+	user := value.NewList().AppendNamed("name", "ann").AppendNamed("age", int64(31))
+	ser, deser := bind(t, Avro, reg, ValueSerializer), bind(t, Avro, reg, ValueDeserializer)
+	record := []byte{0, 0, 0, 0, 7, 6, 'a', 'n', 'n', 62}
+	for _, tt := range []struct {
+		name string
+		call func(ctx context.Context) error
+	}{
+		{"Encode", func(ctx context.Context) error { _, err := ser.Encode(ctx, "t", user, 1, ""); return err }},
+		{"Decode", func(ctx context.Context) error { _, err := deser.Decode(ctx, "t", record, "value"); return err }},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		start := time.Now()
+		err := tt.call(ctx)
+		cancel()
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s took %v, past its context's 200 ms", tt.name, d)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrSchemaRegistry) || !strings.Contains(fmt.Sprint(err), reg.url) {
+			t.Errorf("%s with a silent registry: %v, want the context's deadline, naming the registry", tt.name, err)
+		}
+	}
+	reg.mu.Lock()
+	remembered := len(reg.failedID)
+	reg.mu.Unlock()
+	if remembered != 0 {
+		t.Errorf("a lookup the caller's context ended is remembered as the registry's failure (%d)", remembered)
 	}
 }

@@ -105,9 +105,8 @@ func (s *Serde) NeedsRegistry() bool { return s.format != nil }
 // (0: the value is not one of a list of messages) and part is "" for the
 // value, "key", or "header h": they only word the error, which names
 // both; it is only formatted on failure, as this is the send path. Only
-// schema serdes read topic (their subject comes from it); ctx is for their
-// requests to the registry, which for now the registry's own timeout
-// bounds alone. A Go value (int, []string, map[string]any...) is
+// schema serdes read topic (their subject comes from it) and ctx (they may
+// ask the registry). A Go value (int, []string, map[string]any...) is
 // encoded as its BPL value (see [value.FromGo]).
 //
 // A value the serializer cannot encode is an error wrapping
@@ -115,8 +114,10 @@ func (s *Serde) NeedsRegistry() bool { return s.format != nil }
 // the schema is a [*RecordError], which fails its record alone. A schema
 // serde's registry that cannot be asked is an [ErrSchemaRegistry] error.
 // Hazard: the first Encode of a schema serde for a topic asks the
-// registry, which takes up to the registry's timeout per request. The
-// answers are kept: later Encodes of the topic do no I/O.
+// registry, which takes up to the registry's timeout per request; when ctx
+// ends first, the error wraps ctx's error and not ErrSchemaRegistry, since
+// the registry did not fail. The answers are kept: later Encodes of the
+// topic do no I/O.
 func (s *Serde) Encode(ctx context.Context, topic string, v any, pos int, part string) ([]byte, error) {
 	switch v.(type) {
 	case nil:
@@ -155,6 +156,9 @@ func (s *Serde) encodeSchema(ctx context.Context, topic string, v any, pos int, 
 	if re, ok := errors.AsType[*RecordError](err); ok {
 		return nil, &RecordError{errorf(value.ErrInvalidArgument, "%s to topic %q: the %s serializer cannot encode %s: %v", partName(pos, part), topic, s.name, value.Describe(v), re.Err)}
 	}
+	if ctx.Err() != nil && !errors.Is(err, ErrSchemaRegistry) { // the caller stopped waiting: not the registry's failure
+		return nil, fmt.Errorf("%s to topic %q: the %s serializer: %w", partName(pos, part), topic, s.name, err)
+	}
 	return nil, wrapf(ErrSchemaRegistry, err, "%s to topic %q: the %s serializer", partName(pos, part), topic, s.name)
 }
 
@@ -189,10 +193,11 @@ func (s *Serde) Check(ctx context.Context, topic string, b []byte, part string) 
 // nothing with b but what a ByteArray deserializer gives (b itself).
 //
 // A schema deserializer reads the schema id in b's header and asks the
-// registry for the schemas it does not know yet (the answers are kept, as
-// for Encode); when that fails the error wraps [ErrSchemaRegistry].
-// Hazard: a registry that does not answer holds Decode up to the
-// registry's timeout per request.
+// registry, within ctx, for the schemas it does not know yet (the answers
+// are kept, as for Encode); when that fails the error wraps
+// [ErrSchemaRegistry], or ctx's error when ctx ended first. Hazard: a
+// registry that does not answer holds Decode up to the registry's timeout
+// per request when ctx has no deadline.
 func (s *Serde) Decode(ctx context.Context, topic string, b []byte, part string) (any, error) {
 	if b == nil {
 		return nil, nil
