@@ -28,7 +28,10 @@ type decodedMemo struct {
 }
 
 // schemaMemo decodes the record once with schema deserializers; nil when
-// neither deserializer is one.
+// neither deserializer is one. The poll that returned the record asked the
+// registry for its schemas within the poll's context (see
+// prepareSchemas); what it could not get then is asked for now, within
+// the registry's own timeout, as a Record has no context to take.
 func (r *Record) schemaMemo() *decodedMemo {
 	if r.memo != nil || !r.cfg.keyDeser.NeedsRegistry() && !r.cfg.valDeser.NeedsRegistry() {
 		return r.memo
@@ -50,6 +53,34 @@ func recordErr(err error) error {
 		return nil
 	}
 	return &kindError{kind: ErrDeserialization, cause: err}
+}
+
+// prepareSchemas asks the schema registry, within ctx, for the schemas
+// that recs were written with and that the schema deserializers do not
+// know yet, so that decoding them later (Record's Err, Key and Value,
+// which have no context) does no I/O: a poll's or a stream's context
+// bounds the registry's requests, not only the registry's own timeout.
+// The registry is asked once per schema; per record this reads the
+// header and finds the schema cached, and builds nothing, so a poll still
+// allocates nothing per record. Errors are left for the records to
+// report when decoded (a failed lookup is remembered for a second, so
+// they do not ask again at once); when ctx ends, it stops.
+func (c *config) prepareSchemas(ctx context.Context, recs []*kgo.Record) {
+	key, val := c.keyDeser.NeedsRegistry(), c.valDeser.NeedsRegistry()
+	if !key && !val {
+		return
+	}
+	for _, r := range recs {
+		if ctx.Err() != nil {
+			return
+		}
+		if key {
+			c.keyDeser.Prepare(ctx, r.Topic, r.Key)
+		}
+		if val {
+			c.valDeser.Prepare(ctx, r.Topic, r.Value)
+		}
+	}
 }
 
 // Topic returns the record's topic.
@@ -105,6 +136,14 @@ func (r *Record) Err() error {
 // Key returns the key as the consumer's key-deserializer reads it; nil for
 // a null key, and the raw bytes when Err is set. It decodes on every call:
 // keep the result rather than calling it twice.
+//
+// A schema deserializer's record is decoded once, by the first of Err, Key
+// and Value. The poll that returned the record asked the schema registry,
+// within the poll's context, for the schemas its records were written
+// with, so decoding does no I/O; only when the registry failed then, or
+// the poll's context ended first, do they ask again, bounded by the
+// registry's own timeout (request-timeout, at most 10 s), since they take
+// no context.
 func (r *Record) Key() any {
 	if m := r.schemaMemo(); m != nil && m.keyErr == nil && m.valErr == nil {
 		return m.key

@@ -90,6 +90,9 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 	if topics == nil {
 		topics = cs.subscription()
 	}
+	for _, b := range recs {
+		cs.h.cfg.prepareSchemas(ctx, b.recs)
+	}
 	return cs.result(topics, recs), nil
 }
 

@@ -408,3 +408,30 @@ func TestSendRegistryContext(t *testing.T) {
 		t.Errorf("Send to a silent registry: %v (type %s), want a Timeout wrapping the context's deadline, not the registry's failure", err, ErrorType(err))
 	}
 }
+
+// TestPollPreparesSchemas: a poll asks the registry for its records'
+// schemas within its own context, so that their Err, Key and Value, which
+// take no context, decode without the registry: here it is gone by then.
+func TestPollPreparesSchemas(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	fake := srfake.New()
+	defer fake.Close()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": fake.URL(),
+		"key-serializer": "Avro", "key-schema": `"string"`, "value-serializer": "Avro", "value-schema": userV1}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": fake.URL(),
+		"key-deserializer": "Avro", "value-deserializer": "Avro", "auto-offset-reset": "earliest"}))
+	must[int](t)(lib.Send(ctx, p, []string{"prep"}, []Message{{Key: "k1", Value: bplValue(t, `("name" => "ann" "age" => 31)`)}, {Key: "k2", Value: bplValue(t, `("name" => "bob" "age" => 7)`)}}))
+	recs := pollRecords(t, lib, c, "prep", 2)
+	fake.Close()
+	for i, want := range []string{`"k1" ("name" => "ann" "age" => 31)`, `"k2" ("name" => "bob" "age" => 7)`} {
+		if err := recs[i].Err(); err != nil {
+			t.Fatalf("record %d, the registry gone: %v", i, err)
+		}
+		if got := value.Format(recs[i].Key()) + " " + value.Format(recs[i].Value()); got != want {
+			t.Errorf("record %d = %s, want %s", i, got, want)
+		}
+	}
+}

@@ -556,6 +556,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	var b batchCounts
 	done := make([]*kgo.Record, 0, len(recs))
 	ins := make([]Record, len(recs)) // one allocation for the batch's inputs
+	s.h.cfg.prepareSchemas(s.workCtx, recs)
 	for i, kr := range recs {
 		in := &ins[i]
 		*in = Record{r: kr, cfg: s.h.cfg}

@@ -184,8 +184,8 @@ func silentRegistry(t testing.TB) string {
 	return "http://" + ln.Addr().String()
 }
 
-// TestRegistryContext: a registry that does not answer holds Encode and
-// Decode only until the caller's context ends, well before
+// TestRegistryContext: a registry that does not answer holds Encode,
+// Decode and Prepare only until the caller's context ends, well before
 // the registry's own timeout, and their error is the context's, not an
 // ErrSchemaRegistry one. Such a failure is not remembered: the next call,
 // with a context that has time, asks again.
@@ -201,6 +201,7 @@ func TestRegistryContext(t *testing.T) {
 	}{
 		{"Encode", func(ctx context.Context) error { _, err := ser.Encode(ctx, "t", user, 1, ""); return err }},
 		{"Decode", func(ctx context.Context) error { _, err := deser.Decode(ctx, "t", record, "value"); return err }},
+		{"Prepare", func(ctx context.Context) error { return deser.Prepare(ctx, "t", record) }},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		start := time.Now()

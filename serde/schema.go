@@ -238,6 +238,16 @@ func (ss *schemaSerde) decode(ctx context.Context, topic string, b []byte) (any,
 	return v, nil
 }
 
+// prepare makes sure the codec b is read with is known, asking the
+// registry within ctx if not. Bytes not in the wire format need nothing.
+func (ss *schemaSerde) prepare(ctx context.Context, topic string, b []byte) error {
+	if len(b) < 5 || b[0] != 0 {
+		return nil
+	}
+	_, _, _, err := ss.readerOf(ctx, topic, b)
+	return err
+}
+
 // readerOf reads b's header and returns the schema id, the rest of b and
 // the codec that reads it: from the cache, or made with what the
 // registry says, within ctx.

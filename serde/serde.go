@@ -197,7 +197,8 @@ func (s *Serde) Check(ctx context.Context, topic string, b []byte, part string) 
 // are kept, as for Encode); when that fails the error wraps
 // [ErrSchemaRegistry], or ctx's error when ctx ended first. Hazard: a
 // registry that does not answer holds Decode up to the registry's timeout
-// per request when ctx has no deadline.
+// per request when ctx has no deadline; [Serde.Prepare] asks ahead, within
+// a context of the caller's choosing.
 func (s *Serde) Decode(ctx context.Context, topic string, b []byte, part string) (any, error) {
 	if b == nil {
 		return nil, nil
@@ -216,6 +217,20 @@ func (s *Serde) Decode(ctx context.Context, topic string, b []byte, part string)
 		return nil, wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", part, s.name, len(b))
 	}
 	return v, nil
+}
+
+// Prepare asks the registry, within ctx, for the schema bytes b received
+// from topic were written with, when a schema deserializer does not know
+// it yet, so that a later Decode or Check of b does no I/O; for the other
+// serdes, for null and for bytes not in the wire format it does nothing.
+// Its error is the registry's, which Decode would report too (a failed
+// lookup is remembered for a second, so the records of one poll ask
+// once); a consumer may ignore it and decode later.
+func (s *Serde) Prepare(ctx context.Context, topic string, b []byte) error {
+	if s.schema == nil || b == nil {
+		return nil
+	}
+	return s.schema.prepare(ctx, topic, b)
 }
 
 func checkLen(n int) func([]byte) error {
