@@ -2,7 +2,6 @@ package serde
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -36,7 +35,7 @@ const avroAll = `{"type":"record","name":"Reading","namespace":"iot","fields":[
 
 func mustAvro(t testing.TB, schema string) *avroCodec {
 	t.Helper()
-	c, err := compileAvro(context.Background(), nil, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+	c, err := compileAvro(t.Context(), nil, sr.Schema{Schema: schema, Type: sr.TypeAvro})
 	if err != nil {
 		t.Fatal(err)
 	}

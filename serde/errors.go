@@ -27,39 +27,23 @@ var (
 	ErrSchemaRegistry = errors.New("schema registry")
 )
 
-// kindError is an error of one sentinel kind with its own message, and
-// optionally a cause; errors.Is sees both the kind and the cause. Its
-// message leaves the kind's own text out: "message 2: ..." rather than
-// "invalid argument: message 2: ...".
-type kindError struct {
-	kind  error
-	msg   string
-	cause error
-}
+// kindError is an error of one of the package's kinds (a sentinel) whose
+// message is err's alone: "message 2: ..." rather than "invalid argument:
+// message 2: ...". errors.Is sees the kind and err's chain both.
+type kindError struct{ kind, err error }
 
-func (e *kindError) Error() string {
-	if e.cause == nil {
-		return e.msg
-	}
-	return e.msg + ": " + e.cause.Error()
-}
-
-func (e *kindError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{e.kind}
-	}
-	return []error{e.kind, e.cause}
-}
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
 // errorf returns an error of kind whose message is the formatted text.
 func errorf(kind error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return &kindError{kind, fmt.Errorf(format, args...)}
 }
 
 // wrapf is errorf with cause appended to the message and kept for
 // errors.Is.
 func wrapf(kind, cause error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
+	return &kindError{kind, fmt.Errorf(format+": %w", append(args, cause)...)}
 }
 
 // RecordError is a value that does not fit its schema, as a schema
