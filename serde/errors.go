@@ -6,7 +6,7 @@ import (
 )
 
 // Sentinel errors. Every error of the package wraps one of them, or
-// [value.ErrInvalidArgument] (a value its serializer cannot encode), or
+// value.ErrInvalidArgument (a value its serializer cannot encode), or
 // the error of a context that ended (see [Serde.Encode]), so callers test
 // with errors.Is. Package kafkabpl returns these same values under the
 // same names, and gives them their BPL exception types.
@@ -50,7 +50,7 @@ func wrapf(kind, cause error, format string, args ...any) error {
 // serializer's [Serde.Encode] reports it: unlike the other errors of
 // Encode, it fails that record alone, so a producer may send the call's
 // other records. Err says where in the value and why, and wraps
-// [value.ErrInvalidArgument].
+// value.ErrInvalidArgument.
 type RecordError struct{ Err error }
 
 // Error returns Err's message.
