@@ -2,6 +2,7 @@ package kafkabpl
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
 
 // The benchmarks compare the library with raw kgo doing the same work on
@@ -297,10 +299,58 @@ func BenchmarkRecords(b *testing.B) {
 	topics := []string{"t"}
 	b.ReportAllocs()
 	for b.Loop() {
-		recs, _, err := h.records(topics, len(msgs), func(i int) (Message, error) { return msgs[i], nil })
+		recs, _, err := h.records(context.Background(), topics, len(msgs), func(i int) (Message, error) { return msgs[i], nil })
 		if err != nil || len(recs) != len(msgs) {
 			b.Fatal(len(recs), err)
 		}
 		putRecords(recs)
+	}
+}
+
+// The record of package serde's Avro benchmarks, embedded so that a test
+// binary built with go test -c runs them from any directory.
+var (
+	//go:embed serde/testdata/reading.avsc
+	readingSchema string
+	//go:embed serde/testdata/reading.bpl
+	readingText string
+)
+
+// BenchmarkRecordsAvro is BenchmarkRecords (a Send's serialization, 1,000
+// messages) with the Avro serializer, the registry's id already cached:
+// the per-record cost of a registry-backed producer against a String one.
+func BenchmarkRecordsAvro(b *testing.B) {
+	reg := srfake.New()
+	defer reg.Close()
+	reading := must[[]any](b)(value.Parse(readingText))[0]
+	for _, tt := range []struct {
+		name string
+		cfg  map[string]any
+		v    any
+	}{
+		{"String", map[string]any{"servers": "127.0.0.1:9092"}, benchValue},
+		{"Avro", map[string]any{"servers": "127.0.0.1:9092", "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": readingSchema}, reading},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			cfg, err := parseConfig(tt.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cfg.reg.Close()
+			h := &handle{cfg: cfg}
+			msgs := make([]Message, benchBatch)
+			for i := range msgs {
+				msgs[i] = Message{Key: benchKeys[i%len(benchKeys)], Value: tt.v}
+			}
+			topics := []string{"t"}
+			b.ReportAllocs()
+			for b.Loop() {
+				recs, failed, err := h.records(context.Background(), topics, len(msgs), func(i int) (Message, error) { return msgs[i], nil })
+				if err != nil || len(recs) != len(msgs) || failed != nil {
+					b.Fatal(len(recs), err, failed)
+				}
+				putRecords(recs)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -137,7 +138,7 @@ func TestRecordList(t *testing.T) {
 	}
 	// A value the deserializer refuses: its raw bytes, and why.
 	jcfg := *cfg
-	jcfg.valDeser = serdeJSON
+	jcfg.valDeser = serde.JSON
 	bad := &Record{r: &kgo.Record{Topic: "t", Value: []byte("{"), Timestamp: ts}, cfg: &jcfg}
 	l := bad.List()
 	if v, _ := l.Get("value"); !bytes.Equal(v.([]byte), []byte("{")) || l.Index("error") < 0 || l.Index("key") < 0 {

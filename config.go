@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -36,10 +37,10 @@ type config struct {
 	readCommitted      bool
 	balancers          []kgo.GroupBalancer
 	pollRecords        bool // poll-format "records" rather than "values"
-	keyDeser, valDeser *serde
+	keyDeser, valDeser *serde.Serde
 
 	// producer
-	keySer, valSer  *serde
+	keySer, valSer  *serde.Serde
 	acks            kgo.Acks
 	idempotence     bool
 	idempotenceSet  bool
@@ -63,9 +64,9 @@ type config struct {
 	tls             *tls.Config
 	sasl            sasl.Mechanism
 
-	// schema registry (the Avro serdes)
-	registry registryConfig
-	reg      *registry // made by check when a serde needs it
+	// schema registry (the schema serdes)
+	registry serde.RegistryConfig
+	reg      *serde.Registry // made by check when a serde needs it
 }
 
 // offsetReset is auto-offset-reset: where a partition with no committed
@@ -105,10 +106,10 @@ func defaultConfigOf(d dialect) *config {
 		heartbeatInterval:  3 * time.Second,
 		maxPollInterval:    5 * time.Minute,
 		balancers:          []kgo.GroupBalancer{kgo.RangeBalancer(), kgo.RoundRobinBalancer()},
-		keyDeser:           serdeString,
-		valDeser:           serdeString,
-		keySer:             serdeString,
-		valSer:             serdeString,
+		keyDeser:           serde.String,
+		valDeser:           serde.String,
+		keySer:             serde.String,
+		valSer:             serde.String,
 		acks:               kgo.AllISRAcks(),
 		idempotence:        true,
 		compression:        kgo.NoCompression(),
@@ -120,7 +121,7 @@ func defaultConfigOf(d dialect) *config {
 		retryBackoff:       100 * time.Millisecond,
 		retryBackoffMax:    500 * time.Millisecond,
 		transactionTimeout: 30 * time.Second,
-		registry:           registryConfig{autoRegister: true},
+		registry:           serde.RegistryConfig{AutoRegister: true},
 	}
 	if d == brain4itDialect {
 		c.autoCommit = false
@@ -297,27 +298,27 @@ var configKeys = []configKey{
 		return err
 	}},
 	{"schema-registry-url", []string{"schema.registry.url", "schema-registry"}, func(c *config, r valueReader) (err error) {
-		c.registry.url, err = r.nonEmptyString()
+		c.registry.URL, err = r.nonEmptyString()
 		return err
 	}},
 	{"basic-auth-user-info", []string{"basic.auth.user.info", "schema.registry.basic.auth.user.info"}, func(c *config, r valueReader) (err error) {
 		r.secret = true
-		c.registry.userInfo, err = r.string()
-		if err == nil && c.registry.userInfo != "" && !strings.Contains(c.registry.userInfo, ":") {
+		c.registry.UserInfo, err = r.string()
+		if err == nil && c.registry.UserInfo != "" && !strings.Contains(c.registry.UserInfo, ":") {
 			err = errorf(ErrInvalidConfig, "config %q: want \"user:password\"", r.key)
 		}
 		return err
 	}},
 	{"schema-registry-tls", nil, func(c *config, r valueReader) (err error) {
-		c.registry.tls, err = r.tls()
+		c.registry.TLS, err = r.tls()
 		return err
 	}},
 	{"auto-register-schemas", []string{"auto.register.schemas"}, func(c *config, r valueReader) (err error) {
-		c.registry.autoRegister, err = r.bool()
+		c.registry.AutoRegister, err = r.bool()
 		return err
 	}},
 	{"use-latest-version", []string{"use.latest.version"}, func(c *config, r valueReader) (err error) {
-		c.registry.useLatest, err = r.bool()
+		c.registry.UseLatest, err = r.bool()
 		return err
 	}},
 	{"use-schema-id", []string{"use.schema.id"}, func(c *config, r valueReader) error {
@@ -325,23 +326,23 @@ var configKeys = []configKey{
 		if n == 0 {
 			err = r.errorf("a schema id (1 or more), or -1 for none")
 		}
-		c.registry.useID = int(max(n, 0))
+		c.registry.UseID = int(max(n, 0))
 		return err
 	}},
 	{"subject-name-strategy", []string{"subject.name.strategy", "value.subject.name.strategy", "value-subject-name-strategy"}, func(c *config, r valueReader) (err error) {
-		c.registry.strategy, err = r.subjectStrategy()
+		c.registry.Strategy, err = r.subjectStrategy()
 		return err
 	}},
 	{"key-subject-name-strategy", []string{"key.subject.name.strategy"}, func(c *config, r valueReader) (err error) {
-		c.registry.keyStrategy, err = r.subjectStrategy()
+		c.registry.KeyStrategy, err = r.subjectStrategy()
 		return err
 	}},
 	{"key-schema", []string{"key.schema"}, func(c *config, r valueReader) (err error) {
-		c.registry.keySchema, err = r.schemaText()
+		c.registry.KeySchema, err = r.schemaText()
 		return err
 	}},
 	{"value-schema", []string{"value.schema"}, func(c *config, r valueReader) (err error) {
-		c.registry.valueSchema, err = r.schemaText()
+		c.registry.ValueSchema, err = r.schemaText()
 		return err
 	}},
 }
@@ -505,30 +506,32 @@ func (c *config) check() error {
 // its schema registry, which it needs.
 func (c *config) bindSchemaSerdes() error {
 	slots := []struct {
-		s            **serde
-		key          string
-		isKey, deser bool
+		s    **serde.Serde
+		key  string
+		role serde.Role
 	}{
-		{&c.keySer, "key-serializer", true, false},
-		{&c.valSer, "value-serializer", false, false},
-		{&c.keyDeser, "key-deserializer", true, true},
-		{&c.valDeser, "value-deserializer", false, true},
+		{&c.keySer, "key-serializer", serde.KeySerializer},
+		{&c.valSer, "value-serializer", serde.ValueSerializer},
+		{&c.keyDeser, "key-deserializer", serde.KeyDeserializer},
+		{&c.valDeser, "value-deserializer", serde.ValueDeserializer},
 	}
 	for _, sl := range slots {
-		if (*sl.s).format == nil {
+		if !(*sl.s).NeedsRegistry() {
 			continue
 		}
-		if c.registry.url == "" {
-			return errorf(ErrInvalidConfig, "config %q %q needs \"schema-registry-url\"", sl.key, (*sl.s).name)
+		if c.registry.URL == "" {
+			return errorf(ErrInvalidConfig, "config %q %q needs \"schema-registry-url\"", sl.key, (*sl.s).Name())
 		}
 		if c.reg == nil {
-			reg, err := newRegistry(&c.registry, min(c.requestTimeout, 10*time.Second))
+			c.registry.Timeout = min(c.requestTimeout, 10*time.Second)
+			c.registry.Dial = testDialer // nil but in this package's tests
+			reg, err := serde.NewRegistry(c.registry)
 			if err != nil {
 				return err
 			}
 			c.reg = reg
 		}
-		bound, err := bindSchemaSerde(*sl.s, c.reg, &c.registry, sl.isKey, sl.deser)
+		bound, err := (*sl.s).Bind(c.reg, sl.role)
 		if err != nil {
 			return err
 		}
@@ -565,7 +568,7 @@ func suggestKey(name string) string {
 }
 
 // testDialer, when set (by this package's tests only), dials every
-// client's connections: the tests refuse any address outside 127.0.0.0/8
+// client's connections, the schema registry's too: the tests refuse any address outside 127.0.0.0/8
 // there, so that no config a test or a fuzzer makes up reaches another
 // host.
 var testDialer func(ctx context.Context, network, addr string) (net.Conn, error)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -46,8 +47,8 @@ func TestConfigDefaults(t *testing.T) {
 		{"isolation-level", c.readCommitted, false},
 		{"assignment-strategy", balancerNames(c), "range,roundrobin"},
 		{"poll-format", c.pollRecords, false},
-		{"key-serializer", c.keySer.name, "String"},
-		{"value-deserializer", c.valDeser.name, "String"},
+		{"key-serializer", c.keySer.Name(), "String"},
+		{"value-deserializer", c.valDeser.Name(), "String"},
 		{"acks", c.acks, kgo.AllISRAcks()},
 		{"idempotence", c.idempotence, true},
 		{"linger", c.linger, time.Duration(0)},
@@ -102,11 +103,11 @@ func TestConfigSpellings(t *testing.T) {
 		{"partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", func(c *config) bool { return balancerNames(c) == "cooperative-sticky" }},
 		{"assignment-strategy", []any{"roundrobin", "range"}, func(c *config) bool { return balancerNames(c) == "roundrobin,range" }},
 		{"poll-format", "records", func(c *config) bool { return c.pollRecords }},
-		{"key.serializer", "org.apache.kafka.common.serialization.LongSerializer", func(c *config) bool { return c.keySer == serdeLong }},
-		{"value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer", func(c *config) bool { return c.valDeser == serdeBytes }},
-		{"value-serializer", "json", func(c *config) bool { return c.valSer == serdeJSON }},
-		{"key-deserializer", "Bytes", func(c *config) bool { return c.keyDeser == serdeBytes }},
-		{"value-deserializer", "BPL", func(c *config) bool { return c.valDeser == serdeBPL }},
+		{"key.serializer", "org.apache.kafka.common.serialization.LongSerializer", func(c *config) bool { return c.keySer == serde.Long }},
+		{"value.deserializer", "org.apache.kafka.common.serialization.ByteArrayDeserializer", func(c *config) bool { return c.valDeser == serde.ByteArray }},
+		{"value-serializer", "json", func(c *config) bool { return c.valSer == serde.JSON }},
+		{"key-deserializer", "Bytes", func(c *config) bool { return c.keyDeser == serde.ByteArray }},
+		{"value-deserializer", "BPL", func(c *config) bool { return c.valDeser == serde.BPL }},
 		{"acks", 1, func(c *config) bool { return c.acks == kgo.LeaderAck() && !c.idempotence }},
 		{"acks", "-1", func(c *config) bool { return c.acks == kgo.AllISRAcks() && c.idempotence }},
 		{"enable.idempotence", false, func(c *config) bool { return !c.idempotence }},

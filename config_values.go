@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -225,10 +227,10 @@ func (r valueReader) balancers() ([]kgo.GroupBalancer, error) {
 	return out, nil
 }
 
-func (r valueReader) serde() (*serde, error) {
+func (r valueReader) serde() (*serde.Serde, error) {
 	s, ok := r.v.(string)
 	if ok {
-		if sd := lookupSerde(s); sd != nil {
+		if sd := serde.Lookup(s); sd != nil {
 			return sd, nil
 		}
 	}
@@ -238,18 +240,18 @@ func (r valueReader) serde() (*serde, error) {
 // subjectStrategy reads "topic", "record" or "topic-record", or the Java
 // class names (io.confluent.kafka.serializers.subject.TopicNameStrategy
 // and the others).
-func (r valueReader) subjectStrategy() (subjectStrategy, error) {
+func (r valueReader) subjectStrategy() (serde.SubjectStrategy, error) {
 	s, ok := r.v.(string)
 	if ok {
 		n := strings.ToLower(strings.TrimSpace(s))
 		n = strings.TrimSuffix(n[strings.LastIndex(n, ".")+1:], "namestrategy")
 		switch strings.ReplaceAll(n, "-", "") {
 		case "topic":
-			return topicStrategy, nil
+			return serde.TopicStrategy, nil
 		case "record":
-			return recordStrategy, nil
+			return serde.RecordStrategy, nil
 		case "topicrecord":
-			return topicRecordStrategy, nil
+			return serde.TopicRecordStrategy, nil
 		}
 	}
 	return 0, r.errorf(`"topic", "record" or "topic-record" (or Confluent's class names, such as io.confluent.kafka.serializers.subject.TopicNameStrategy)`)
@@ -264,7 +266,7 @@ func (r valueReader) schemaText() (string, error) {
 			return v, nil
 		}
 	case *value.List:
-		if b, err := encodeJSON(v); err == nil {
+		if b, err := serde.JSON.Encode(context.Background(), "", v, 0, ""); err == nil {
 			return string(b), nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -28,18 +29,59 @@ type decodedMemo struct {
 }
 
 // schemaMemo decodes the record once with schema deserializers; nil when
-// neither deserializer is one.
+// neither deserializer is one. The poll that returned the record asked the
+// registry for its schemas within the poll's context (see
+// prepareSchemas); what it could not get then is asked for now, within
+// the registry's own timeout, as a Record has no context to take.
 func (r *Record) schemaMemo() *decodedMemo {
-	if r.memo != nil || r.cfg.keyDeser.schema == nil && r.cfg.valDeser.schema == nil {
+	if r.memo != nil || !r.cfg.keyDeser.NeedsRegistry() && !r.cfg.valDeser.NeedsRegistry() {
 		return r.memo
 	}
 	m := &decodedMemo{}
-	m.key, m.keyErr = r.cfg.keyDeser.decodeAt(r.r.Topic, r.r.Key, "key")
+	m.key, m.keyErr = r.cfg.keyDeser.Decode(context.Background(), r.r.Topic, r.r.Key, "key")
 	if m.keyErr == nil {
-		m.val, m.valErr = r.cfg.valDeser.decodeAt(r.r.Topic, r.r.Value, "value")
+		m.val, m.valErr = r.cfg.valDeser.Decode(context.Background(), r.r.Topic, r.r.Value, "value")
 	}
+	m.keyErr, m.valErr = recordErr(m.keyErr), recordErr(m.valErr)
 	r.memo = m
 	return m
+}
+
+// recordErr is a deserializer's error as this package's, whose
+// ExceptionType value.ErrorType finds; nil stays nil.
+func recordErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &kindError{kind: ErrDeserialization, cause: err}
+}
+
+// prepareSchemas asks the schema registry, within ctx, for the schemas
+// that recs were written with and that the schema deserializers do not
+// know yet, so that decoding them later (Record's Err, Key and Value,
+// which have no context) does no I/O: a poll's or a stream's context
+// bounds the registry's requests, not only the registry's own timeout.
+// The registry is asked once per schema; per record this reads the
+// header and finds the schema cached, and builds nothing, so a poll still
+// allocates nothing per record. Errors are left for the records to
+// report when decoded (a failed lookup is remembered for a second, so
+// they do not ask again at once); when ctx ends, it stops.
+func (c *config) prepareSchemas(ctx context.Context, recs []*kgo.Record) {
+	key, val := c.keyDeser.NeedsRegistry(), c.valDeser.NeedsRegistry()
+	if !key && !val {
+		return
+	}
+	for _, r := range recs {
+		if ctx.Err() != nil {
+			return
+		}
+		if key {
+			c.keyDeser.Prepare(ctx, r.Topic, r.Key)
+		}
+		if val {
+			c.valDeser.Prepare(ctx, r.Topic, r.Value)
+		}
+	}
 }
 
 // Topic returns the record's topic.
@@ -86,15 +128,23 @@ func (r *Record) Err() error {
 		}
 		return m.valErr
 	}
-	if err := r.cfg.keyDeser.checkAt(r.r.Topic, r.r.Key, "key"); err != nil {
-		return err
+	if err := r.cfg.keyDeser.Check(context.Background(), r.r.Topic, r.r.Key, "key"); err != nil {
+		return recordErr(err)
 	}
-	return r.cfg.valDeser.checkAt(r.r.Topic, r.r.Value, "value")
+	return recordErr(r.cfg.valDeser.Check(context.Background(), r.r.Topic, r.r.Value, "value"))
 }
 
 // Key returns the key as the consumer's key-deserializer reads it; nil for
 // a null key, and the raw bytes when Err is set. It decodes on every call:
 // keep the result rather than calling it twice.
+//
+// A schema deserializer's record is decoded once, by the first of Err, Key
+// and Value. The poll that returned the record asked the schema registry,
+// within the poll's context, for the schemas its records were written
+// with, so decoding does no I/O; only when the registry failed then, or
+// the poll's context ended first, do they ask again, bounded by the
+// registry's own timeout (request-timeout, at most 10 s), since they take
+// no context.
 func (r *Record) Key() any {
 	if m := r.schemaMemo(); m != nil && m.keyErr == nil && m.valErr == nil {
 		return m.key
@@ -114,14 +164,14 @@ func (r *Record) Value() any {
 
 // decoded is b deserialized by s, or b itself when the record has an
 // error (in its key or its value: then neither is decoded).
-func (r *Record) decoded(s *serde, b []byte) any {
+func (r *Record) decoded(s *serde.Serde, b []byte) any {
 	if b == nil {
 		return nil
 	}
 	if r.Err() != nil {
 		return b
 	}
-	v, err := s.decodeAt(r.r.Topic, b, "")
+	v, err := s.Decode(context.Background(), r.r.Topic, b, "")
 	if err != nil { // cannot happen: Err checked b with s
 		return b
 	}
@@ -303,10 +353,10 @@ func fillMessages(msgs *value.List, recs []Record) {
 		if r.cfg.pollRecords {
 			continue // in the records form: Record.List copies its own
 		}
-		if r.cfg.keyDeser == serdeString {
+		if r.cfg.keyDeser == serde.String {
 			size += len(r.r.Key)
 		}
-		if r.cfg.valDeser == serdeString {
+		if r.cfg.valDeser == serde.String {
 			size += len(r.r.Value)
 		}
 	}
@@ -324,7 +374,7 @@ func fillMessages(msgs *value.List, recs []Record) {
 		}
 		switch {
 		case r.r.Value == nil:
-		case r.cfg.valDeser == serdeString:
+		case r.cfg.valDeser == serde.String:
 			v := &texts[len(recs)+i]
 			*v = arena.text(r.r.Value)
 			boxInPlace(&vals[i], v)
@@ -337,7 +387,7 @@ func fillMessages(msgs *value.List, recs []Record) {
 		if names == nil {
 			names = texts[:len(recs):len(recs)]
 		}
-		if r.cfg.keyDeser == serdeString {
+		if r.cfg.keyDeser == serde.String {
 			names[i] = arena.text(r.r.Key)
 		} else {
 			names[i] = keyName(r.Key())
@@ -377,21 +427,21 @@ func (r *Record) List() *value.List {
 		return &vals[len(vals)-1]
 	}
 	size := 0
-	if r.cfg.keyDeser == serdeString {
+	if r.cfg.keyDeser == serde.String {
 		size += len(r.r.Key)
 	}
-	if r.cfg.valDeser == serdeString {
+	if r.cfg.valDeser == serde.String {
 		size += len(r.r.Value)
 	}
 	arena := newTextArena(size)
 	failed := r.Err() != nil
 	// text appends name => the text of b, as the String deserializer
 	// reads it (and not when the record failed: its raw bytes then).
-	text := func(name string, slot int, b []byte, s *serde) {
+	text := func(name string, slot int, b []byte, s *serde.Serde) {
 		switch {
 		case b == nil:
 			add(name)
-		case s == serdeString && !failed:
+		case s == serde.String && !failed:
 			one.texts[slot] = arena.text(b)
 			boxInPlace(add(name), &one.texts[slot])
 		default:

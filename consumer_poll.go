@@ -27,6 +27,12 @@ import (
 // the caller may still be working on them, so a crash redelivers them
 // rather than losing them.
 //
+// With a schema deserializer (Avro, Protobuf, JSON Schema), a Poll that
+// has records asks the schema registry, within ctx (not timeout, which is
+// the wait for records), for the schemas they were written with that the
+// consumer has not seen yet, once each, so that decoding them does no I/O
+// (see [Record.Key]).
+//
 // When no broker could be reached during the wait, Poll fails with an
 // [ErrTimeout] error naming the servers. Destroying the consumer makes a
 // Poll in flight return at once. An error the brokers report for a
@@ -89,6 +95,9 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 	}
 	if topics == nil {
 		topics = cs.subscription()
+	}
+	for _, b := range recs {
+		cs.h.cfg.prepareSchemas(ctx, b.recs)
 	}
 	return cs.result(topics, recs), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -23,8 +24,9 @@ var (
 	// producer.
 	ErrWrongKind = errors.New("wrong kind of handle")
 	// ErrInvalidConfig: a config key is unknown, or its value has the
-	// wrong type or is out of range.
-	ErrInvalidConfig = errors.New("invalid config")
+	// wrong type or is out of range. It is [serde.ErrInvalidConfig], which
+	// a schema registry's config wraps too.
+	ErrInvalidConfig = serde.ErrInvalidConfig
 	// ErrInvalidArgument: a function got the wrong number or type of
 	// arguments, or a value its serializer cannot encode. It is
 	// [value.ErrInvalidArgument], which BPL text that does not parse
@@ -43,8 +45,8 @@ var (
 	ErrNotCommitted = errors.New("not committed")
 	// ErrDeserialization: a received key or value is not what the
 	// consumer's deserializer reads (see [Record.Err]). Its BPL type is
-	// "DeserializationError".
-	ErrDeserialization = errors.New("cannot deserialize")
+	// "DeserializationError". It is [serde.ErrDeserialization].
+	ErrDeserialization = serde.ErrDeserialization
 	// ErrNotSubscribed: a poll of a consumer subscribed to no topic, which
 	// would return nothing for ever (a missing subscribe). Java's consumer
 	// throws IllegalStateException. Its BPL type is "NotSubscribed".
@@ -52,8 +54,8 @@ var (
 	// ErrSchemaRegistry: the schema registry could not be reached, refused a
 	// request, or does not hold the schema asked for (an unknown id or
 	// subject). The message names the registry's URL. Its BPL type is
-	// "SchemaRegistryError".
-	ErrSchemaRegistry = errors.New("schema registry")
+	// "SchemaRegistryError". It is [serde.ErrSchemaRegistry].
+	ErrSchemaRegistry = serde.ErrSchemaRegistry
 	// ErrLate: an input of a windowed stream came after its windows
 	// closed; what such a stream dead-letters wraps it (see
 	// [DeadLetterLate]). Its BPL type is "LateRecord".

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -115,7 +116,7 @@ func (a *args) recordFields(m *Message, src *value.List, pos int, allowed []stri
 				if hn == "" {
 					return a.errorf(`%s"headers": element %s has no name`, where, value.Describe(hv))
 				}
-				b, err := serdeString.encodeAt("", hv, pos, "header "+hn)
+				b, err := serde.String.Encode(context.Background(), "", hv, pos, "header "+hn)
 				if err != nil {
 					return newError(a.fn, err)
 				}

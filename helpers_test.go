@@ -55,7 +55,6 @@ func init() {
 		}
 		return conn, err
 	}
-	registryDial = testDialer // the schema registry's HTTP client too
 }
 
 // outages lets a test take one of its brokers down for the package's

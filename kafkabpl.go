@@ -267,7 +267,7 @@ func (lib *Library) Close(ctx context.Context) error {
 func (h *handle) close(ctx context.Context) error {
 	h.cancel()
 	h.calls.Wait()
-	defer h.cfg.reg.close()
+	defer h.cfg.reg.Close()
 	var err error
 	switch h.kind {
 	case Producer:

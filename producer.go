@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -71,7 +72,9 @@ type Header struct {
 // its record, with an error naming the message and the field, and the
 // call's other records are sent (the error is then a [*SendError]). A
 // schema registry that cannot be asked fails the call with an
-// [ErrSchemaRegistry] error naming its URL. When some
+// [ErrSchemaRegistry] error naming its URL; the registry is asked within
+// ctx and send-timeout too, and when either ends first the call fails
+// with that context's error (a deadline's is an [ErrTimeout]). When some
 // records fail at the brokers, the error says how many were delivered and
 // why the others failed; it wraps [ErrTimeout] when the brokers could not
 // be reached in time, or the Kafka error (see kerr) the brokers returned.
@@ -108,7 +111,16 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	if len(topics) == 0 || n == 0 {
 		return 0, nil
 	}
-	recs, failed, err := h.records(topics, n, msgAt)
+	deadline := time.Now().Add(h.cfg.sendTimeout)
+	ectx := ctx
+	if h.cfg.keySer.NeedsRegistry() || h.cfg.valSer.NeedsRegistry() {
+		// A schema serializer may ask the registry, which counts against
+		// send-timeout as the brokers do.
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	recs, failed, err := h.records(ectx, topics, n, msgAt)
 	if err != nil {
 		return 0, err
 	}
@@ -120,7 +132,6 @@ func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i 
 	// for it.) One context serves the records; the margin's is made only
 	// when a record is not delivered, which saves every successful call
 	// the allocations of a second context.
-	deadline := time.Now().Add(h.cfg.sendTimeout)
 	margin := min(time.Second, h.cfg.sendTimeout/10)
 	rctx, cancel := context.WithDeadline(ctx, deadline.Add(-margin))
 	defer cancel()
@@ -531,9 +542,9 @@ var errKafka = errors.New("kafka error")
 // may depend on the topic, so with one, each record is serialized for its
 // topic; a value that does not fit its schema fails that record alone:
 // failed holds its index in the slice and why.
-func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, error)) (recs []kgo.Record, failed map[int]error, err error) {
+func (h *handle) records(ctx context.Context, topics []string, n int, msgAt func(i int) (Message, error)) (recs []kgo.Record, failed map[int]error, err error) {
 	recs = getRecords(len(topics) * n)
-	perTopic := h.cfg.keySer.schema != nil || h.cfg.valSer.schema != nil
+	perTopic := h.cfg.keySer.NeedsRegistry() || h.cfg.valSer.NeedsRegistry()
 	for i := range n {
 		m, err := msgAt(i)
 		if err != nil {
@@ -542,10 +553,10 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 		pos := i + 1
 		var key, val []byte
 		if !perTopic {
-			if key, err = h.cfg.keySer.encodeAt("", m.Key, pos, "key"); err != nil {
+			if key, err = h.cfg.keySer.Encode(ctx, "", m.Key, pos, "key"); err != nil {
 				return nil, nil, err
 			}
-			if val, err = h.cfg.valSer.encodeAt("", m.Value, pos, ""); err != nil {
+			if val, err = h.cfg.valSer.Encode(ctx, "", m.Value, pos, ""); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -566,15 +577,15 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 		}
 		for _, t := range topics {
 			if perTopic {
-				if key, val, err = h.encodeFor(t, m, pos); err != nil {
-					re, ok := errors.AsType[*recordError](err)
+				if key, val, err = h.encodeFor(ctx, t, m, pos); err != nil {
+					re, ok := errors.AsType[*serde.RecordError](err)
 					if !ok {
 						return nil, nil, err
 					}
 					if failed == nil {
 						failed = map[int]error{}
 					}
-					failed[len(recs)] = re.err
+					failed[len(recs)] = re.Err
 				}
 			}
 			// Set field by field in the zeroed slot: a struct literal
@@ -588,11 +599,11 @@ func (h *handle) records(topics []string, n int, msgAt func(i int) (Message, err
 }
 
 // encodeFor serializes m's key and value for topic.
-func (h *handle) encodeFor(topic string, m Message, pos int) (key, val []byte, err error) {
-	if key, err = h.cfg.keySer.encodeAt(topic, m.Key, pos, "key"); err != nil {
+func (h *handle) encodeFor(ctx context.Context, topic string, m Message, pos int) (key, val []byte, err error) {
+	if key, err = h.cfg.keySer.Encode(ctx, topic, m.Key, pos, "key"); err != nil {
 		return nil, nil, err
 	}
-	val, err = h.cfg.valSer.encodeAt(topic, m.Value, pos, "")
+	val, err = h.cfg.valSer.Encode(ctx, topic, m.Value, pos, "")
 	return key, val, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
@@ -21,6 +22,9 @@ import (
 const userV1 = `{"type":"record","name":"User","namespace":"app","fields":[{"name":"name","type":"string"},{"name":"age","type":"int"}]}`
 
 const userV2 = `{"type":"record","name":"User","namespace":"app","fields":[{"name":"name","type":"string"},{"name":"age","type":"long"},{"name":"email","type":["null","string"],"default":null}]}`
+
+// bplValue is the one BPL value text holds.
+func bplValue(t testing.TB, text string) any { return must[[]any](t)(value.Parse(text))[0] }
 
 func newRegistryFake(t testing.TB) *srfake.Registry {
 	t.Helper()
@@ -63,9 +67,9 @@ func TestAvroThroughRegistry(t *testing.T) {
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(),
 		"value-deserializer": "io.confluent.kafka.serializers.KafkaAvroDeserializer", "auto-offset-reset": "earliest"}))
 	msgs := []Message{
-		{Value: mustParseBPL(t, `("name" => "ann" "age" => 31)`)},
-		{Value: mustParseBPL(t, `("name" => "bob" "age" => "old")`)},
-		{Value: mustParseBPL(t, `("name" => "cy" "age" => 7)`)},
+		{Value: bplValue(t, `("name" => "ann" "age" => 31)`)},
+		{Value: bplValue(t, `("name" => "bob" "age" => "old")`)},
+		{Value: bplValue(t, `("name" => "cy" "age" => 7)`)},
 	}
 	n, err := lib.Send(ctx, p, []string{"users"}, msgs)
 	var se *SendError
@@ -111,7 +115,7 @@ func TestAvroUndecodable(t *testing.T) {
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": userV1}))
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-deserializer": "Avro", "auto-offset-reset": "earliest"}))
 	must[int](t)(lib.Send(ctx, raw, []string{"u"}, []Message{{Value: []byte{0, 0, 0, 0, 99, 2, 'a', 2}}, {Value: []byte("plain")}}))
-	must[int](t)(lib.Send(ctx, p, []string{"u"}, []Message{{Value: mustParseBPL(t, `("name" => "ok" "age" => 1)`)}}))
+	must[int](t)(lib.Send(ctx, p, []string{"u"}, []Message{{Value: bplValue(t, `("name" => "ok" "age" => 1)`)}}))
 	recs := pollRecords(t, lib, c, "u", 3)
 	for i, want := range []string{"schema id 99", "not in the schema registry's wire format"} {
 		err := recs[i].Err()
@@ -136,7 +140,7 @@ func TestAvroEvolutionThroughRegistry(t *testing.T) {
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": userV1}))
-	must[int](t)(lib.Send(ctx, p, []string{"evo"}, []Message{{Value: mustParseBPL(t, `("name" => "ann" "age" => 31)`)}}))
+	must[int](t)(lib.Send(ctx, p, []string{"evo"}, []Message{{Value: bplValue(t, `("name" => "ann" "age" => 31)`)}}))
 	if _, _, err := reg.RegisterSchema("evo-value", sr.Schema{Schema: userV2, Type: sr.TypeAvro}); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +172,7 @@ func TestRegistryDown(t *testing.T) {
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": url, "value-serializer": "Avro", "value-schema": userV1, "request-timeout": 2000}))
 	start := time.Now()
-	_, err = lib.Send(ctx, p, []string{"t"}, []Message{{Value: mustParseBPL(t, `("name" => "a" "age" => 1)`)}})
+	_, err = lib.Send(ctx, p, []string{"t"}, []Message{{Value: bplValue(t, `("name" => "a" "age" => 1)`)}})
 	if !errors.Is(err, ErrSchemaRegistry) || !strings.Contains(err.Error(), url) || ErrorType(err) != "SchemaRegistryError" {
 		t.Errorf("Send with the registry down: %v", err)
 	}
@@ -191,7 +195,7 @@ func TestRegistryDown(t *testing.T) {
 	}
 	// A non-loopback registry is never dialed by the tests.
 	p2 := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": "http://192.0.2.1:8081", "value-serializer": "Avro", "value-schema": userV1}))
-	if _, err := lib.Send(ctx, p2, []string{"t"}, []Message{{Value: mustParseBPL(t, `("name" => "a" "age" => 1)`)}}); !strings.Contains(fmt.Sprint(err), "loopback addresses only") {
+	if _, err := lib.Send(ctx, p2, []string{"t"}, []Message{{Value: bplValue(t, `("name" => "a" "age" => 1)`)}}); !strings.Contains(fmt.Sprint(err), "loopback addresses only") {
 		t.Errorf("Send to a registry off loopback: %v", err)
 	}
 }
@@ -222,10 +226,10 @@ func TestRegistryConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := c.registry.strategy.subject("t", c.valSer.schema.inline.fullName(), false); s != "t-app.User" {
-		t.Errorf("topic-record subject %q", s)
+	if c.registry.Strategy != serde.TopicRecordStrategy || c.registry.UserInfo != "u:secret" {
+		t.Errorf("registry config %+v", c.registry)
 	}
-	if !c.registry.autoRegister {
+	if !c.registry.AutoRegister {
 		t.Error("auto-register-schemas is off by default")
 	}
 }
@@ -250,7 +254,7 @@ func TestRegistryTLSAndAuth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = lib.Send(ctx, p, []string{"tls"}, []Message{{Value: mustParseBPL(t, `("name" => "a" "age" => 1)`)}})
+		_, err = lib.Send(ctx, p, []string{"tls"}, []Message{{Value: bplValue(t, `("name" => "a" "age" => 1)`)}})
 		return err
 	}
 	tlsCfg := map[string]any{"ca-file": ca}
@@ -275,7 +279,7 @@ func TestSubjectStrategies(t *testing.T) {
 	reg := newRegistryFake(t)
 	lib := newLib(t)
 	ctx := testCtx(t)
-	val := mustParseBPL(t, `("name" => "ann" "age" => 31)`)
+	val := bplValue(t, `("name" => "ann" "age" => 31)`)
 	for _, tt := range []struct{ strategy, subject string }{{"record", "app.User"}, {"io.confluent.kafka.serializers.subject.TopicRecordNameStrategy", "st-app.User"}} {
 		p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": userV1, "subject-name-strategy": tt.strategy}))
 		must[int](t)(lib.Send(ctx, p, []string{"st"}, []Message{{Value: val}}))
@@ -301,5 +305,68 @@ func TestSubjectStrategies(t *testing.T) {
 	}
 	if _, ok := reg.GetSchema("by-id-key", 1); !ok {
 		t.Error("the key's schema is not under by-id-key")
+	}
+}
+
+// TestProtobufThroughRegistry: Protobuf records with a reference, through
+// a registry.
+func TestProtobufThroughRegistry(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	reg := newRegistryFake(t)
+	if _, _, err := reg.RegisterSchema("unit.proto", sr.Schema{Schema: `syntax = "proto3"; package iot; enum Unit { C = 0; F = 1; }`, Type: sr.TypeProtobuf}); err != nil {
+		t.Fatal(err)
+	}
+	schema := `syntax = "proto3"; package iot; import "unit.proto"; message Temp { double t = 1; Unit unit = 2; }`
+	lib := newLib(t)
+	ctx := testCtx(t)
+	if _, _, err := reg.RegisterSchema("temps-value", sr.Schema{Schema: schema, Type: sr.TypeProtobuf,
+		References: []sr.SchemaReference{{Name: "unit.proto", Subject: "unit.proto", Version: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "io.confluent.kafka.serializers.protobuf.KafkaProtobufSerializer"}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-deserializer": "Protobuf", "auto-offset-reset": "earliest"}))
+	n, err := lib.Send(ctx, p, []string{"temps"}, []Message{{Value: bplValue(t, `("t" => 21.5 "unit" => "F")`)}, {Value: bplValue(t, `("t" => "warm")`)}})
+	if n != 1 || !strings.Contains(err.Error(), `the Protobuf serializer cannot encode`) || !strings.Contains(err.Error(), `field "t"`) {
+		t.Fatalf("Send: %d %v", n, err)
+	}
+	recs := pollRecords(t, lib, c, "temps", 1)
+	if err := recs[0].Err(); err != nil || value.Format(recs[0].Value()) != `("t" => 21.5 "unit" => "F")` {
+		t.Errorf("read %s, %v", value.Format(recs[0].Value()), err)
+	}
+	if b := recs[0].ValueBytes(); b[0] != 0 || b[5] != 0 {
+		t.Errorf("header %x, want the magic byte, the id and index [0] as one 0 byte", b[:6])
+	}
+}
+
+// TestJSONSchemaThroughRegistry: JSON Schema records through a registry,
+// with a reference, the value that does not fit failing alone.
+func TestJSONSchemaThroughRegistry(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	reg := newRegistryFake(t)
+	if _, _, err := reg.RegisterSchema("unit", sr.Schema{Schema: `{"type":"string","enum":["C","F"]}`, Type: sr.TypeJSON}); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := reg.RegisterSchema("temps-value", sr.Schema{Schema: `{"type":"object","properties":{"t":{"type":"number"},"unit":{"$ref":"unit.json"}}}`,
+		Type: sr.TypeJSON, References: []sr.SchemaReference{{Name: "unit.json", Subject: "unit", Version: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "io.confluent.kafka.serializers.json.KafkaJsonSchemaSerializer", "use-latest-version": true}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-deserializer": "JSON-Schema", "auto-offset-reset": "earliest"}))
+	n, err := lib.Send(ctx, p, []string{"temps"}, []Message{{Value: bplValue(t, `("t" => 21.5 "unit" => "C")`)}, {Value: bplValue(t, `("t" => 70 "unit" => "K")`)}})
+	var se *SendError
+	if n != 1 || !errors.As(err, &se) || se.Failed[0].Message != 1 || !strings.Contains(err.Error(), `the JSON Schema serializer cannot encode`) || !strings.Contains(err.Error(), `field "unit"`) {
+		t.Fatalf("Send: %d %v", n, err)
+	}
+	recs := pollRecords(t, lib, c, "temps", 1)
+	if err := recs[0].Err(); err != nil || value.Format(recs[0].Value()) != `("t" => 21.5 "unit" => "C")` {
+		t.Errorf("read %s, %v", value.Format(recs[0].Value()), err)
+	}
+	if b := recs[0].ValueBytes(); b[4] != byte(id) || string(b[5:]) != `{"t":21.5,"unit":"C"}` {
+		t.Errorf("wire bytes %q, want id %d then the JSON", b, id)
 	}
 }

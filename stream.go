@@ -559,6 +559,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	var b batchCounts
 	done := make([]*kgo.Record, 0, len(recs))
 	ins := make([]Record, len(recs)) // one allocation for the batch's inputs
+	s.h.cfg.prepareSchemas(s.workCtx, recs)
 	for i, kr := range recs {
 		in := &ins[i]
 		*in = Record{r: kr, cfg: s.h.cfg}
@@ -644,11 +645,11 @@ func (s *stream) record(o StreamOutput, pos int) (*kgo.Record, error) {
 	} else if err := topicname.Check(topic); err != nil {
 		return nil, errorf(ErrInvalidArgument, "output %d: %v", pos, err)
 	}
-	key, err := s.h.cfg.keySer.encodeAt(topic, o.Key, pos, "key")
+	key, err := s.h.cfg.keySer.Encode(s.workCtx, topic, o.Key, pos, "key")
 	if err != nil {
 		return nil, err
 	}
-	val, err := s.h.cfg.valSer.encodeAt(topic, o.Value, pos, "")
+	val, err := s.h.cfg.valSer.Encode(s.workCtx, topic, o.Value, pos, "")
 	if err != nil {
 		return nil, err
 	}

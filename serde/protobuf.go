@@ -1,4 +1,4 @@
-package kafkabpl
+package serde
 
 import (
 	"context"
@@ -38,16 +38,16 @@ type protobufCodec struct {
 	text string
 }
 
-func compileProtobuf(reg *registry, s sr.Schema) (schemaCodec, error) {
+func compileProtobuf(ctx context.Context, reg *Registry, s sr.Schema) (schemaCodec, error) {
 	files := map[string]string{protoMainFile: s.Schema}
-	if err := protoReferences(reg, s.References, files, 0); err != nil {
+	if err := protoReferences(ctx, reg, s.References, files, 0); err != nil {
 		return nil, err
 	}
 	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
 		Accessor: protocompile.SourceAccessorFromMap(files),
 	})}
 	var fd protoreflect.FileDescriptor
-	fds, err := c.Compile(context.Background(), protoMainFile)
+	fds, err := c.Compile(ctx, protoMainFile)
 	if err == nil {
 		fd = fds[0]
 	} else if fd = protoFromDescriptor(s.Schema); fd == nil {
@@ -80,7 +80,7 @@ func protoFromDescriptor(text string) protoreflect.FileDescriptor {
 
 // protoReferences fetches references (and theirs) into files, by import
 // name.
-func protoReferences(reg *registry, refs []sr.SchemaReference, files map[string]string, depth int) error {
+func protoReferences(ctx context.Context, reg *Registry, refs []sr.SchemaReference, files map[string]string, depth int) error {
 	if depth > 32 {
 		return errors.New("references nested more than 32 deep")
 	}
@@ -91,12 +91,12 @@ func protoReferences(reg *registry, refs []sr.SchemaReference, files map[string]
 		if reg == nil {
 			return fmt.Errorf("reference %q needs a schema registry", ref.Name)
 		}
-		rs, err := reg.reference(ref)
+		rs, err := reg.reference(ctx, ref)
 		if err != nil {
 			return err
 		}
 		files[ref.Name] = rs.Schema
-		if err := protoReferences(reg, rs.References, files, depth+1); err != nil {
+		if err := protoReferences(ctx, reg, rs.References, files, depth+1); err != nil {
 			return err
 		}
 	}
@@ -261,22 +261,22 @@ func pbScalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error
 		}
 		return protoreflect.Value{}, avroWant("true or false", v)
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		if n, ok := avroInteger(v); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
+		if n, ok := integer(v); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
 			return protoreflect.ValueOfInt32(int32(n)), nil
 		}
 		return protoreflect.Value{}, avroWant("an int32", v)
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		if n, ok := avroInteger(v); ok {
+		if n, ok := integer(v); ok {
 			return protoreflect.ValueOfInt64(n), nil
 		}
 		return protoreflect.Value{}, avroWant("an int64", v)
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		if n, ok := avroInteger(v); ok && n >= 0 && n <= math.MaxUint32 {
+		if n, ok := integer(v); ok && n >= 0 && n <= math.MaxUint32 {
 			return protoreflect.ValueOfUint32(uint32(n)), nil
 		}
 		return protoreflect.Value{}, avroWant("a uint32", v)
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		if n, ok := avroInteger(v); ok && n >= 0 {
+		if n, ok := integer(v); ok && n >= 0 {
 			return protoreflect.ValueOfUint64(uint64(n)), nil
 		}
 		if f, ok := v.(float64); ok && f >= 0 && f < 1<<64 && f == math.Trunc(f) {

@@ -1,4 +1,4 @@
-package kafkabpl
+package serde
 
 import (
 	"encoding/binary"

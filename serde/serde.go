@@ -1,7 +1,8 @@
-package kafkabpl
+package serde
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -16,10 +17,16 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// serde converts BPL values to Kafka bytes and back. It is the only place
-// where that happens. A nil value is Kafka's null (no bytes at all) both
-// ways, whatever the format.
-type serde struct {
+// Serde converts BPL values to the bytes of a Kafka record's key, value or
+// header, and back. It is the only place where that happens. A nil value
+// is Kafka's null (no bytes at all) both ways, whatever the format.
+//
+// The package's Serdes ([String], [Avro]...) are shared values: compare
+// them with ==, never change them. The schema serdes ([Avro], [Protobuf],
+// [JSONSchema]) need a schema registry: [Serde.Bind] makes one bound to a
+// [Registry], and only a bound one encodes and decodes. A Serde is safe
+// for concurrent use.
+type Serde struct {
 	name   string
 	encode func(v any) ([]byte, error)
 	decode func(b []byte) (any, error)
@@ -29,58 +36,89 @@ type serde struct {
 	check func(b []byte) error
 
 	// format is a schema serde's language (Avro...), nil for the others;
-	// schema is it bound to a config's registry (config.check binds it).
+	// schema is it bound to a registry (Bind binds it).
 	format *schemaFormat
 	schema *schemaSerde
 }
 
+// The serdes, by the names Lookup knows them by. Each reads back what it
+// writes. String writes text (numbers and booleans as their BPL text);
+// ByteArray bytes or text as they are; Short, Integer and Long integers
+// big-endian in 2, 4 and 8 bytes, and Float and Double IEEE 754 numbers,
+// as Java's serializers do; JSON lists with names as objects, in order,
+// and lists without as arrays; BPL any value as BPL text. Avro, Protobuf
+// and JSONSchema write Confluent's schema registry wire format, once bound
+// to a registry ([Serde.Bind]). README.md's "Schema registry" section maps
+// BPL values to each schema format.
 var (
-	serdeString = &serde{name: "String", encode: encodeString, decode: func(b []byte) (any, error) { return string(b), nil }}
-	serdeBytes  = &serde{name: "ByteArray", encode: encodeBytes, decode: func(b []byte) (any, error) { return b, nil }}
-	serdeShort  = &serde{name: "Short", encode: encodeInt(16), decode: decodeInt(2), check: checkLen(2)}
-	serdeInt    = &serde{name: "Integer", encode: encodeInt(32), decode: decodeInt(4), check: checkLen(4)}
-	serdeLong   = &serde{name: "Long", encode: encodeInt(64), decode: decodeInt(8), check: checkLen(8)}
-	serdeFloat  = &serde{name: "Float", encode: encodeFloat32, decode: decodeFloat32, check: checkLen(4)}
-	serdeDouble = &serde{name: "Double", encode: encodeFloat64, decode: decodeFloat64, check: checkLen(8)}
-	serdeJSON   = &serde{name: "JSON", encode: encodeJSON, decode: decodeJSON, check: checkJSON}
-	serdeBPL    = &serde{name: "BPL", encode: encodeBPL, decode: decodeBPL, check: checkBPL}
-	serdeAvro   = &serde{name: "Avro", format: avroFormat}
-	serdeJSONSc = &serde{name: "JSON Schema", format: jsonSchemaFormat}
-	serdeProto  = &serde{name: "Protobuf", format: protobufFormat}
+	String     = &Serde{name: "String", encode: encodeString, decode: func(b []byte) (any, error) { return string(b), nil }}
+	ByteArray  = &Serde{name: "ByteArray", encode: encodeBytes, decode: func(b []byte) (any, error) { return b, nil }}
+	Short      = &Serde{name: "Short", encode: encodeInt(16), decode: decodeInt(2), check: checkLen(2)}
+	Integer    = &Serde{name: "Integer", encode: encodeInt(32), decode: decodeInt(4), check: checkLen(4)}
+	Long       = &Serde{name: "Long", encode: encodeInt(64), decode: decodeInt(8), check: checkLen(8)}
+	Float      = &Serde{name: "Float", encode: encodeFloat32, decode: decodeFloat32, check: checkLen(4)}
+	Double     = &Serde{name: "Double", encode: encodeFloat64, decode: decodeFloat64, check: checkLen(8)}
+	JSON       = &Serde{name: "JSON", encode: encodeJSON, decode: decodeJSON, check: checkJSON}
+	BPL        = &Serde{name: "BPL", encode: encodeBPL, decode: decodeBPL, check: checkBPL}
+	Avro       = &Serde{name: "Avro", format: avroFormat}
+	JSONSchema = &Serde{name: "JSON Schema", format: jsonSchemaFormat}
+	Protobuf   = &Serde{name: "Protobuf", format: protobufFormat}
 )
 
-// serdeByName maps the lower-case short names to serdes.
-var serdeByName = map[string]*serde{
-	"string": serdeString, "bytearray": serdeBytes, "bytes": serdeBytes,
-	"short": serdeShort, "integer": serdeInt, "int": serdeInt, "long": serdeLong,
-	"float": serdeFloat, "double": serdeDouble, "json": serdeJSON, "bpl": serdeBPL,
+// byName maps the lower-case short names to serdes.
+var byName = map[string]*Serde{
+	"string": String, "bytearray": ByteArray, "bytes": ByteArray,
+	"short": Short, "integer": Integer, "int": Integer, "long": Long,
+	"float": Float, "double": Double, "json": JSON, "bpl": BPL,
 	// Confluent's: io.confluent.kafka.serializers.KafkaAvroSerializer and
 	// its deserializer.
-	"avro": serdeAvro, "kafkaavro": serdeAvro,
+	"avro": Avro, "kafkaavro": Avro,
 	// io.confluent.kafka.serializers.json.KafkaJsonSchemaSerializer
 	// io.confluent.kafka.serializers.protobuf.KafkaProtobufSerializer
-	"protobuf": serdeProto, "kafkaprotobuf": serdeProto,
-	"json-schema": serdeJSONSc, "jsonschema": serdeJSONSc, "json schema": serdeJSONSc, "kafkajsonschema": serdeJSONSc,
+	"protobuf": Protobuf, "kafkaprotobuf": Protobuf,
+	"json-schema": JSONSchema, "jsonschema": JSONSchema, "json schema": JSONSchema, "kafkajsonschema": JSONSchema,
 }
 
-// lookupSerde finds a serde by short name (String), Java class name
-// (StringSerializer, org.apache.kafka.common.serialization.StringDeserializer)
-// case-insensitively; nil when there is none.
-func lookupSerde(name string) *serde {
+// Lookup finds a serde by its short name (String, Avro, JSON-Schema) or
+// Java class name (StringSerializer,
+// org.apache.kafka.common.serialization.StringDeserializer,
+// io.confluent.kafka.serializers.KafkaAvroSerializer), case-insensitively;
+// a serializer's name and its deserializer's give the same Serde. It
+// returns nil when there is none.
+func Lookup(name string) *Serde {
 	n := strings.ToLower(strings.TrimSpace(name))
 	n = n[strings.LastIndex(n, ".")+1:]
 	n = strings.TrimSuffix(n, "deserializer")
 	n = strings.TrimSuffix(n, "serializer")
-	return serdeByName[n]
+	return byName[n]
 }
 
-// encodeAt runs the serde on a part of message pos (1-based; 0 for the
-// call's own arguments) written to topic: part is "" for the value, or
-// "key", or "header h". The error names both; it is only formatted on
-// failure, as this is the send path. Only schema serdes read topic (their
-// subject comes from it). A value that does not fit its schema is a
-// *recordError, which fails its record alone.
-func (s *serde) encodeAt(topic string, v any, pos int, part string) ([]byte, error) {
+// Name returns the serde's short name, as errors call it ("Avro",
+// "JSON Schema").
+func (s *Serde) Name() string { return s.name }
+
+// NeedsRegistry reports whether s is a schema serde (Avro, Protobuf, JSON
+// Schema), which needs [Serde.Bind] before it encodes or decodes.
+func (s *Serde) NeedsRegistry() bool { return s.format != nil }
+
+// Encode serializes v, part of message pos, for topic. pos counts from 1
+// (0: the value is not one of a list of messages) and part is "" for the
+// value, "key", or "header h": they only word the error, which names
+// both; it is only formatted on failure, as this is the send path. Only
+// schema serdes read topic (their subject comes from it) and ctx (they may
+// ask the registry). A Go value (int, []string, map[string]any...) is
+// encoded as its BPL value (see [value.FromGo]).
+//
+// A value the serializer cannot encode is an error wrapping
+// [value.ErrInvalidArgument]; for a schema serde, one that does not fit
+// the schema is a [*RecordError], which fails its record alone. A schema
+// serde's registry that cannot be asked is an [ErrSchemaRegistry] error.
+// Hazard: the first Encode of a schema serde for a topic asks the
+// registry, which takes up to the registry's timeout per request; when ctx
+// ends first, the error wraps ctx's error and not ErrSchemaRegistry, since
+// the registry did not fail. The answers are kept: later Encodes of the
+// topic do no I/O.
+func (s *Serde) Encode(ctx context.Context, topic string, v any, pos int, part string) ([]byte, error) {
 	switch v.(type) {
 	case nil:
 		return nil, nil
@@ -90,12 +128,12 @@ func (s *serde) encodeAt(topic string, v any, pos int, part string) ([]byte, err
 			v = bv
 		}
 	}
-	if s.schema != nil {
-		return s.encodeSchema(topic, v, pos, part)
+	if s.format != nil {
+		return s.encodeSchema(ctx, topic, v, pos, part)
 	}
 	b, err := s.encode(v)
 	if err != nil {
-		return nil, errorf(ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", partName(pos, part), s.name, value.Describe(v), err)
+		return nil, errorf(value.ErrInvalidArgument, "%s: the %s serializer cannot encode %s: %v", partName(pos, part), s.name, value.Describe(v), err)
 	}
 	return b, nil
 }
@@ -107,54 +145,92 @@ func partName(pos int, part string) string {
 	return part
 }
 
-func (s *serde) encodeSchema(topic string, v any, pos int, part string) ([]byte, error) {
-	b, err := s.schema.encode(topic, v)
+func (s *Serde) encodeSchema(ctx context.Context, topic string, v any, pos int, part string) ([]byte, error) {
+	if s.schema == nil {
+		return nil, s.unbound("serializer")
+	}
+	b, err := s.schema.encode(ctx, topic, v)
 	if err == nil {
 		return b, nil
 	}
-	var re *recordError
-	if errors.As(err, &re) {
-		return nil, &recordError{errorf(ErrInvalidArgument, "%s to topic %q: the %s serializer cannot encode %s: %v", partName(pos, part), topic, s.name, value.Describe(v), re.err)}
+	if re, ok := errors.AsType[*RecordError](err); ok {
+		return nil, &RecordError{errorf(value.ErrInvalidArgument, "%s to topic %q: the %s serializer cannot encode %s: %v", partName(pos, part), topic, s.name, value.Describe(v), re.Err)}
+	}
+	if ctx.Err() != nil && !errors.Is(err, ErrSchemaRegistry) { // the caller stopped waiting: not the registry's failure
+		return nil, fmt.Errorf("%s to topic %q: the %s serializer: %w", partName(pos, part), topic, s.name, err)
 	}
 	return nil, wrapf(ErrSchemaRegistry, err, "%s to topic %q: the %s serializer", partName(pos, part), topic, s.name)
 }
 
-// checkAt reports, for bytes received from topic, the error decodeAt would
-// give.
-func (s *serde) checkAt(topic string, b []byte, what string) error {
+// unbound is the error of a schema serde used without a registry.
+func (s *Serde) unbound(role string) error {
+	return errorf(ErrInvalidConfig, "the %s %s needs a schema registry (Serde.Bind)", s.name, role)
+}
+
+// Check reports, for bytes b received from topic, the error Decode would
+// give, without building the value when the format can tell without: a
+// consumer flags bad records so, and decodes the good ones only when asked
+// to. A schema deserializer has no cheaper check than decoding.
+func (s *Serde) Check(ctx context.Context, topic string, b []byte, part string) error {
 	if b == nil {
 		return nil
 	}
-	if s.schema != nil {
-		_, err := s.decodeAt(topic, b, what)
+	if s.format != nil {
+		_, err := s.Decode(ctx, topic, b, part)
 		return err
 	}
 	if s.check == nil {
 		return nil
 	}
 	if err := s.check(b); err != nil {
-		return wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", what, s.name, len(b))
+		return wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", part, s.name, len(b))
 	}
 	return nil
 }
 
-// decodeAt runs the serde on bytes received from topic, naming the part in
-// the error.
-func (s *serde) decodeAt(topic string, b []byte, what string) (any, error) {
+// Decode deserializes bytes b received from topic; part ("key", "value",
+// or "") words the error, an [ErrDeserialization] one. The value shares
+// nothing with b but what a ByteArray deserializer gives (b itself).
+//
+// A schema deserializer reads the schema id in b's header and asks the
+// registry, within ctx, for the schemas it does not know yet (the answers
+// are kept, as for Encode); when that fails the error wraps
+// [ErrSchemaRegistry], or ctx's error when ctx ended first. Hazard: a
+// registry that does not answer holds Decode up to the registry's timeout
+// per request when ctx has no deadline; [Serde.Prepare] asks ahead, within
+// a context of the caller's choosing.
+func (s *Serde) Decode(ctx context.Context, topic string, b []byte, part string) (any, error) {
 	if b == nil {
 		return nil, nil
 	}
 	var v any
 	var err error
-	if s.schema != nil {
-		v, err = s.schema.decode(topic, b)
-	} else {
+	switch {
+	case s.schema != nil:
+		v, err = s.schema.decode(ctx, topic, b)
+	case s.format != nil:
+		return nil, s.unbound("deserializer")
+	default:
 		v, err = s.decode(b)
 	}
 	if err != nil {
-		return nil, wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", what, s.name, len(b))
+		return nil, wrapf(ErrDeserialization, err, "%s: the %s deserializer cannot decode %d bytes", part, s.name, len(b))
 	}
 	return v, nil
+}
+
+// Prepare asks the registry, within ctx, for the schema bytes b received
+// from topic were written with, when a schema deserializer does not know
+// it yet, so that a later Decode or Check of b does no I/O; for the other
+// serdes, for null and for bytes not in the wire format it does nothing.
+// Its error is the registry's, which Decode would report too (a failed
+// lookup is remembered for a second, so the records of one poll ask
+// once); a consumer may ignore it and decode later.
+func (s *Serde) Prepare(ctx context.Context, topic string, b []byte) error {
+	if s.schema == nil || b == nil {
+		return nil
+	}
+	return s.schema.prepare(ctx, topic, b)
 }
 
 func checkLen(n int) func([]byte) error {
@@ -236,7 +312,7 @@ func encodeInt(bits int) func(any) ([]byte, error) {
 			n = v
 		case float64:
 			var ok bool
-			if n, ok = integral(v); !ok {
+			if n, ok = integer(v); !ok {
 				return nil, errors.New("not an integer")
 			}
 		case string: // a message's name is its key, and names are text
@@ -273,6 +349,21 @@ func decodeInt(size int) func([]byte) (any, error) {
 		shift := 64 - 8*size
 		return n << shift >> shift, nil // sign-extend
 	}
+}
+
+// integer returns v as an int64 when it is one, or a float64 that is a
+// whole number an int64 holds: BPL numbers that have no fraction may come
+// either way.
+func integer(v any) (int64, bool) {
+	switch v := v.(type) {
+	case int64:
+		return v, true
+	case float64:
+		if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {
+			return int64(v), true
+		}
+	}
+	return 0, false
 }
 
 func toFloat(v any) (float64, error) {

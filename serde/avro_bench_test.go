@@ -1,11 +1,10 @@
-package kafkabpl
+package serde
 
 import (
+	_ "embed"
 	"testing"
 
 	"github.com/twmb/avro"
-	"github.com/twmb/franz-go/pkg/sr"
-	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
 
 // The Avro benchmarks write and read one record of ten fields (strings,
@@ -14,22 +13,18 @@ import (
 // from and to the generic Go values a dynamic program has
 // (map[string]any: "twmb-avro-map", the aim's base) and, for reference,
 // a typed Go struct ("twmb-avro-struct"), which a BPL value never is.
-// BENCHMARKS.md has the command and the figures.
+// BENCHMARKS.md has the command and the figures. The record's schema and
+// value are in testdata (reading.avsc, reading.bpl), which package
+// kafkabpl's BenchmarkRecordsAvro sends too.
 
-const benchAvroSchema = `{"type":"record","name":"Reading","namespace":"iot","fields":[
- {"name":"device","type":"string"},
- {"name":"site","type":"string"},
- {"name":"seq","type":"long"},
- {"name":"temperature","type":"double"},
- {"name":"humidity","type":"float"},
- {"name":"ok","type":"boolean"},
- {"name":"at","type":{"type":"long","logicalType":"timestamp-millis"}},
- {"name":"battery","type":"int"},
- {"name":"alarms","type":{"type":"array","items":"string"}},
- {"name":"note","type":["null","string"]}]}`
-
-const benchAvroBPL = `("device" => "boiler-17" "site" => "north-plant" "seq" => 123456789 "temperature" => 71.25
- "humidity" => 0.5 "ok" => true "at" => 1700000000123 "battery" => 87 "alarms" => ("overheat" "low-water") "note" => "checked")`
+// The benchmarks' record, embedded so that a test binary built with
+// go test -c runs them from any directory.
+var (
+	//go:embed testdata/reading.avsc
+	readingSchema string
+	//go:embed testdata/reading.bpl
+	readingText string
+)
 
 type benchReading struct {
 	Device      string   `avro:"device"`
@@ -56,9 +51,9 @@ func benchAvroStruct() *benchReading {
 }
 
 func BenchmarkAvroEncode(b *testing.B) {
-	c := mustAvro(b, benchAvroSchema)
-	v := mustParseBPL(b, benchAvroBPL)
-	raw := avro.MustParse(benchAvroSchema)
+	c := mustAvro(b, readingSchema)
+	v := mustParseBPL(b, readingText)
+	raw := avro.MustParse(readingSchema)
 	m, st := benchAvroMap(), benchAvroStruct()
 	buf := make([]byte, 0, 256)
 	b.Run("kafkabpl", func(b *testing.B) {
@@ -88,9 +83,9 @@ func BenchmarkAvroEncode(b *testing.B) {
 }
 
 func BenchmarkAvroDecode(b *testing.B) {
-	c := mustAvro(b, benchAvroSchema)
-	raw := avro.MustParse(benchAvroSchema)
-	data, err := c.appendEncode(nil, mustParseBPL(b, benchAvroBPL))
+	c := mustAvro(b, readingSchema)
+	raw := avro.MustParse(readingSchema)
+	data, err := c.appendEncode(nil, mustParseBPL(b, readingText))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -121,44 +116,3 @@ func BenchmarkAvroDecode(b *testing.B) {
 		}
 	})
 }
-
-// BenchmarkRecordsAvro is BenchmarkRecords (a Send's serialization, 1,000
-// messages) with the Avro serializer, the registry's id already cached:
-// the per-record cost of a registry-backed producer against a String one.
-func BenchmarkRecordsAvro(b *testing.B) {
-	reg := srfake.New()
-	defer reg.Close()
-	value := mustParseBPL(b, benchAvroBPL)
-	for _, tt := range []struct {
-		name string
-		cfg  map[string]any
-		v    any
-	}{
-		{"String", map[string]any{"servers": "127.0.0.1:9092"}, benchValue},
-		{"Avro", map[string]any{"servers": "127.0.0.1:9092", "schema-registry-url": reg.URL(), "value-serializer": "Avro", "value-schema": benchAvroSchema}, value},
-	} {
-		b.Run(tt.name, func(b *testing.B) {
-			cfg, err := parseConfig(tt.cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cfg.reg.close()
-			h := &handle{cfg: cfg}
-			msgs := make([]Message, benchBatch)
-			for i := range msgs {
-				msgs[i] = Message{Key: benchKeys[i%len(benchKeys)], Value: tt.v}
-			}
-			topics := []string{"t"}
-			b.ReportAllocs()
-			for b.Loop() {
-				recs, failed, err := h.records(topics, len(msgs), func(i int) (Message, error) { return msgs[i], nil })
-				if err != nil || len(recs) != len(msgs) || failed != nil {
-					b.Fatal(len(recs), err, failed)
-				}
-				putRecords(recs)
-			}
-		})
-	}
-}
-
-var _ = sr.TypeAvro

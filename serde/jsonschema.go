@@ -1,7 +1,8 @@
-package kafkabpl
+package serde
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,14 +41,14 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%s is neither part of the schema nor one of its references", url)
 }
 
-func compileJSONSchema(reg *registry, s sr.Schema) (schemaCodec, error) {
+func compileJSONSchema(ctx context.Context, reg *Registry, s sr.Schema) (schemaCodec, error) {
 	c := jsonschema.NewCompiler()
 	c.UseLoader(noLoader{})
 	for _, ref := range s.References {
 		if reg == nil {
 			return nil, fmt.Errorf("reference %q needs a schema registry", ref.Name)
 		}
-		rs, err := reg.reference(ref)
+		rs, err := reg.reference(ctx, ref)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
-package kafkabpl
+package serde
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -91,13 +92,13 @@ type avroCodec struct {
 	reader   *avroNode
 }
 
-func compileAvro(reg *registry, s sr.Schema) (schemaCodec, error) {
+func compileAvro(ctx context.Context, reg *Registry, s sr.Schema) (schemaCodec, error) {
 	var cache avro.SchemaCache
 	for _, ref := range s.References {
 		if reg == nil {
 			return nil, fmt.Errorf("reference %q needs a schema registry", ref.Name)
 		}
-		rs, err := reg.reference(ref)
+		rs, err := reg.reference(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -275,16 +276,6 @@ func appendVarlong(dst []byte, n int64) []byte {
 	return binary.AppendUvarint(dst, uint64(n<<1)^uint64(n>>63))
 }
 
-func avroInteger(v any) (int64, bool) {
-	switch v := v.(type) {
-	case int64:
-		return v, true
-	case float64:
-		return integral(v)
-	}
-	return 0, false
-}
-
 func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 	switch n.kind {
 	case avNull:
@@ -302,7 +293,7 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, 0), nil
 	case avInt:
-		i, ok := avroInteger(v)
+		i, ok := integer(v)
 		if n.logical == lgDate {
 			return n.encDate(dst, v)
 		}
@@ -311,7 +302,7 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 		}
 		return appendVarlong(dst, i), nil
 	case avLong:
-		i, ok := avroInteger(v)
+		i, ok := integer(v)
 		if !ok {
 			if s, isStr := v.(string); isStr && strings.Contains(n.lt, "timestamp-") {
 				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -564,7 +555,7 @@ func (n *avroNode) encDate(dst []byte, v any) ([]byte, error) {
 		}
 		return appendVarlong(dst, t.Unix()/86400), nil
 	}
-	ms, ok := avroInteger(v)
+	ms, ok := integer(v)
 	if !ok {
 		return nil, avroWant("a date (milliseconds since 1970, or \"YYYY-MM-DD\")", v)
 	}

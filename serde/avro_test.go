@@ -1,4 +1,4 @@
-package kafkabpl
+package serde
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ const avroAll = `{"type":"record","name":"Reading","namespace":"iot","fields":[
 
 func mustAvro(t testing.TB, schema string) *avroCodec {
 	t.Helper()
-	c, err := compileAvro(nil, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+	c, err := compileAvro(t.Context(), nil, sr.Schema{Schema: schema, Type: sr.TypeAvro})
 	if err != nil {
 		t.Fatal(err)
 	}
