@@ -50,6 +50,7 @@ import (
 	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -240,7 +241,12 @@ func Start(opts ...Option) (*Cluster, error) {
 	}
 	// Cached: kfake's ListenAddrs blocks forever once the cluster is closed.
 	c.addrs = kc.ListenAddrs()
-	go c.watch.run(kc, c.addrs)
+	watcher, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...)) // dials only when a held member needs it
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("embedded: %w", err)
+	}
+	go c.watch.run(kc, watcher)
 	c.watching = true
 	if cfg.registry {
 		r, err := startRegistry(cfg.registryPort, cfg.dataDir)

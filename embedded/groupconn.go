@@ -81,15 +81,13 @@ func (w *groupWatch) listen(network, addr string) (net.Listener, error) {
 	return &trackedListener{Listener: ln, w: w}, nil
 }
 
-// run heartbeats for held members until close; addrs are the cluster's.
-func (w *groupWatch) run(kc *kfake.Cluster, addrs []string) {
+// run heartbeats for held members with cl, a client of the cluster's
+// own, until close, and then closes cl. The cluster makes cl before run
+// starts, so that what it starts is there from Start on (tests that count
+// goroutines count it before what they test).
+func (w *groupWatch) run(kc *kfake.Cluster, cl *kgo.Client) {
 	defer close(w.done)
-	var cl *kgo.Client // made when first needed
-	defer func() {
-		if cl != nil {
-			cl.Close()
-		}
-	}()
+	defer cl.Close()
 	tick := time.NewTicker(keepAliveEvery)
 	defer tick.Stop()
 	for {
@@ -110,12 +108,6 @@ func (w *groupWatch) run(kc *kfake.Cluster, addrs []string) {
 			info := kc.GroupInfo(h.group)
 			if info == nil || info.State != "PreparingRebalance" {
 				continue
-			}
-			if cl == nil {
-				var err error
-				if cl, err = kgo.NewClient(kgo.SeedBrokers(addrs...)); err != nil {
-					return
-				}
 			}
 			req := kmsg.NewPtrHeartbeatRequest()
 			req.Group = h.group
