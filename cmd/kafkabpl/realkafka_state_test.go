@@ -6,7 +6,8 @@ package main
 // scenarios on a real Apache Kafka broker of its own (startKafka's, as
 // TestRealKafkaStream does): the counts and the windows killed with
 // SIGKILL mid-run and restarted, and the windows with a second process
-// joining mid-run. The changelog topics are created by the streams on the
+// joining mid-run; and TestStreamKills's repeated kills of the counts'
+// processes. The changelog topics are created by the streams on the
 // real broker, compacted. After a kill, the restore of the killed
 // process's partitions and read_committed readers wait for the broker to
 // abort its open transaction: the scripts' 10 s transaction timeout plus
@@ -36,5 +37,6 @@ func TestRealKafkaStreamState(t *testing.T) {
 	add("counts/restart", "counts-restart-", false, stateRestart)
 	add("windows/restart", "windows-restart-", true, stateRestart)
 	add("windows/second joins", "windows-joins-", true, stateSecondJoins)
+	tests["counts/repeated kills"] = func(t *testing.T) { streamKills(t, bin, []string{k.servers}, "counts-kills-") }
 	concurrently(t, tests)
 }

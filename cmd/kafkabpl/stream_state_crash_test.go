@@ -74,7 +74,10 @@ const stateConfig = `(list "servers" => kafka-servers "group" => %q
 
 // countScript counts inputs per key: args config, from, to, guarantee,
 // throttle.
-const countScript = `(kafka-stream ` + stateConfig + `
+const countScript = `(kafka-stream ` + stateConfig + countStream
+
+// countStream is countScript after its config.
+const countStream = `
   "from" => %q "to" => %q "guarantee" => %q "store" => "counts"
   "transform" => (function (in state)
     (when (= 0 (mod (get in "offset") %d)) (sleep 1))
