@@ -2,6 +2,7 @@ package kafkabpl
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,25 +64,34 @@ func recordErr(err error) error {
 // bounds the registry's requests, not only the registry's own timeout.
 // The registry is asked once per schema; per record this reads the
 // header and finds the schema cached, and builds nothing, so a poll still
-// allocates nothing per record. Errors are left for the records to
-// report when decoded (a failed lookup is remembered for a second, so
-// they do not ask again at once); when ctx ends, it stops.
-func (c *config) prepareSchemas(ctx context.Context, recs []*kgo.Record) {
+// allocates nothing per record.
+//
+// It returns the first error that says nothing of the records: the
+// registry is unavailable ([ErrRegistryUnavailable]), or ctx ended. Such
+// records cannot be read yet, and are no bad records: the caller holds
+// them back. Other errors (a schema id the registry does not know, bytes
+// not in its wire format) are left for the records to report when
+// decoded.
+func (c *config) prepareSchemas(ctx context.Context, recs []*kgo.Record) error {
 	key, val := c.keyDeser.NeedsRegistry(), c.valDeser.NeedsRegistry()
 	if !key && !val {
-		return
+		return nil
+	}
+	held := func(err error) bool {
+		return err != nil && (errors.Is(err, ErrRegistryUnavailable) || ctx.Err() != nil)
 	}
 	for _, r := range recs {
-		if ctx.Err() != nil {
-			return
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if key {
-			c.keyDeser.Prepare(ctx, r.Topic, r.Key)
+		if err := c.keyDeser.Prepare(ctx, r.Topic, r.Key); key && held(err) {
+			return err
 		}
-		if val {
-			c.valDeser.Prepare(ctx, r.Topic, r.Value)
+		if err := c.valDeser.Prepare(ctx, r.Topic, r.Value); val && held(err) {
+			return err
 		}
 	}
+	return nil
 }
 
 // Topic returns the record's topic.

@@ -85,6 +85,7 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		return nil, errorf(ErrNotSubscribed, "the consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
 	}
 	cs.markPending() // the caller is done with what the last poll returned
+	deadline := time.Now().Add(timeout)
 	max := cs.h.cfg.maxPollRecords
 	recs := batches(cs.takeHeld(topics, max))
 	if len(recs) == 0 {
@@ -96,10 +97,70 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 	if topics == nil {
 		topics = cs.subscription()
 	}
-	for _, b := range recs {
-		cs.h.cfg.prepareSchemas(ctx, b.recs)
+	if err := cs.prepareSchemas(ctx, recs, deadline); err != nil {
+		cs.holdBack(recs)
+		return nil, err
 	}
 	return cs.result(topics, recs), nil
+}
+
+// registryWait is the least a poll gives the schema registry to answer for
+// the schemas of the records it has, past its own timeout when that is
+// shorter: a poll with timeout 0 must be able to read records of a schema
+// it has not met yet.
+const registryWait = time.Second
+
+// prepareSchemas asks the registry for the schemas of recs (see
+// config.prepareSchemas), until deadline or registryWait from now, asking
+// again while it is unavailable. When it never answered, the error says
+// that the records are held back, as SchemaRegistryError, or is ctx's.
+func (cs *consumerState) prepareSchemas(ctx context.Context, recs []batch, deadline time.Time) error {
+	pctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(registryWait)))
+	defer cancel()
+	for {
+		var err error
+		for _, b := range recs {
+			if err = cs.h.cfg.prepareSchemas(pctx, b.recs); err != nil {
+				break
+			}
+		}
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		select {
+		case <-pctx.Done():
+			// The registry's error, as text: the poll's own deadline
+			// is not the caller's, nor a Timeout.
+			return &kindError{kind: ErrRegistryUnavailable, cause: errorf(ErrSchemaRegistry,
+				"records held back, to be returned once the schema registry answers for their schemas: %v", err)}
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// holdBack puts records a poll could not return back in front of the held
+// ones, in order, for the next poll: they are not marked, so no commit
+// covers them, and a rebalance that takes their partition drops them, as
+// it drops every held record.
+func (cs *consumerState) holdBack(recs []batch) {
+	var back []*kgo.Record
+	for _, b := range recs {
+		back = append(back, b.recs...)
+	}
+	cs.mu.Lock()
+	cs.held = append(back, cs.held...)
+	cs.mu.Unlock()
 }
 
 // takeHeld removes and returns up to max held records of topics (nil: all).

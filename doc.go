@@ -335,9 +335,17 @@
 // asked once per topic and schema id, and each request ends within
 // request-timeout (10 s at most); one that fails is an
 // [ErrSchemaRegistry] error naming the registry's URL (BPL type
-// SchemaRegistryError). A value that does not fit the schema fails its
-// record alone, naming the message and the field (field "address.zip");
-// a record that does not decode is delivered with its error, as above.
+// SchemaRegistryError; one that gets no answer in time is a Timeout). A
+// value that does not fit the schema fails its record alone, naming the
+// message and the field (field "address.zip"); a record that does not
+// decode (a schema id the registry does not know, bytes not in its wire
+// format) is delivered with its error, as above. But a record the consumer
+// cannot read because the registry is unavailable (unreachable, silent,
+// or failing with HTTP 5xx: [ErrRegistryUnavailable]) is no bad record:
+// the poll asks again until its timeout (a second at least, for a schema
+// not met yet), then fails with a SchemaRegistryError and holds the
+// records back, uncommitted, for the next poll, or for the group's next
+// member; a stream waits for the registry, whatever "on-error" says.
 // How BPL values map to each format's is in README.md's "Schema registry"
 // section: records, messages, objects and maps are lists with names,
 // arrays and repeated fields lists without, an Avro date is milliseconds

@@ -56,6 +56,13 @@ var (
 	// subject). The message names the registry's URL. Its BPL type is
 	// "SchemaRegistryError". It is [serde.ErrSchemaRegistry].
 	ErrSchemaRegistry = serde.ErrSchemaRegistry
+	// ErrRegistryUnavailable: the schema registry could not be reached,
+	// did not answer in time, or failed (HTTP 5xx); it comes with
+	// ErrSchemaRegistry. A poll holds back the records it cannot read for
+	// that reason and fails with it, and a stream waits for the registry:
+	// such a record is not a bad one, and is never skipped or committed
+	// past.
+	ErrRegistryUnavailable = serde.ErrRegistryUnavailable
 	// ErrLate: an input of a windowed stream came after its windows
 	// closed; what such a stream dead-letters wraps it (see
 	// [DeadLetterLate]). Its BPL type is "LateRecord".
@@ -76,9 +83,9 @@ var exceptionTypes = []struct {
 	{ErrClosed, "Closed"},
 	{ErrDeserialization, "DeserializationError"},
 	{ErrNotSubscribed, "NotSubscribed"},
+	{context.DeadlineExceeded, "Timeout"}, // a schema registry that did not answer too
 	{ErrSchemaRegistry, "SchemaRegistryError"},
 	{ErrLate, "LateRecord"},
-	{context.DeadlineExceeded, "Timeout"},
 	{context.Canceled, "Interrupted"},
 }
 

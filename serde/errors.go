@@ -25,7 +25,23 @@ var (
 	// for (an unknown id or subject), or gave a schema that does not
 	// parse. The message names the registry's URL, never its password.
 	ErrSchemaRegistry = errors.New("schema registry")
+	// ErrRegistryUnavailable: the schema registry could not be reached,
+	// did not answer within its timeout, or answered with a server error
+	// (HTTP 5xx). It always comes with [ErrSchemaRegistry]. It says
+	// nothing of the record at hand: a consumer holds such a record back
+	// until the registry answers, where a record the registry does answer
+	// for (an unknown schema id) is an error of its own.
+	ErrRegistryUnavailable = errors.New("schema registry unavailable")
 )
+
+// unavailable is an error of the registry that is its unavailability:
+// it wraps ErrSchemaRegistry and ErrRegistryUnavailable.
+type unavailable struct{ err error }
+
+func (e *unavailable) Error() string { return e.err.Error() }
+func (e *unavailable) Unwrap() []error {
+	return []error{ErrRegistryUnavailable, e.err}
+}
 
 // kindError is an error of one of the package's kinds (a sentinel) whose
 // message is err's alone: "message 2: ..." rather than "invalid argument:

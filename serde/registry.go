@@ -97,12 +97,16 @@ func (r *Registry) fail(ctx context.Context, what string, err error) error {
 		if msg == "" {
 			msg = strings.TrimSpace(re.Error())
 		}
-		return errorf(ErrSchemaRegistry, "schema registry %s: %s: HTTP %d, error %d: %s", r.url, what, re.StatusCode, re.ErrorCode, msg)
+		err := errorf(ErrSchemaRegistry, "schema registry %s: %s: HTTP %d, error %d: %s", r.url, what, re.StatusCode, re.ErrorCode, msg)
+		if re.StatusCode >= 500 {
+			return &unavailable{err}
+		}
+		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-		return wrapf(ErrSchemaRegistry, err, "schema registry %s: %s: no answer within %v", r.url, what, r.timeout)
+		return &unavailable{wrapf(ErrSchemaRegistry, err, "schema registry %s: %s: no answer within %v", r.url, what, r.timeout)}
 	}
-	return wrapf(ErrSchemaRegistry, err, "schema registry %s: %s", r.url, what)
+	return &unavailable{wrapf(ErrSchemaRegistry, err, "schema registry %s: %s", r.url, what)}
 }
 
 func isTimeout(err error) bool {
