@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -37,6 +38,7 @@ func newFlakyRegistry(t *testing.T) *flakyRegistry {
 	target := must[*url.URL](t)(url.Parse(newRegistryFake(t).URL()))
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	f := &flakyRegistry{}
+	stop := make(chan struct{}) // ends hung requests when the test ends
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch registryMode(f.mode.Load()) {
 		case registryDown:
@@ -44,12 +46,19 @@ func newFlakyRegistry(t *testing.T) *flakyRegistry {
 			http.Error(w, `{"error_code":50301,"message":"down for the test"}`, http.StatusServiceUnavailable)
 		case registryHung:
 			f.hits.Add(1)
-			<-r.Context().Done()
+			io.Copy(io.Discard, r.Body) // then the server sees the client go
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
 		default:
 			proxy.ServeHTTP(w, r)
 		}
 	}))
-	t.Cleanup(f.Close)
+	t.Cleanup(func() {
+		close(stop)
+		f.Close()
+	})
 	return f
 }
 
@@ -190,5 +199,23 @@ func TestStreamWaitsForRegistry(t *testing.T) {
 	}
 	if st := must[*StreamStatus](t)(lib.StreamStatus(ctx, id)); st.Skipped != 0 {
 		t.Errorf("skipped %d inputs", st.Skipped)
+	}
+}
+
+// TestSendToHungRegistry checks that a send whose registry never answers
+// fails as a Timeout, after the registry's timeout, not as a
+// SchemaRegistryError: the registry refused nothing.
+func TestSendToHungRegistry(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	reg := newFlakyRegistry(t)
+	reg.set(registryHung)
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL,
+		"value-serializer": "Avro", "value-schema": userV1, "request-timeout": 1000}))
+	_, err := lib.Send(ctx, p, []string{"t"}, []Message{{Value: bplValue(t, `("name" => "a" "age" => 1)`)}})
+	if ErrorType(err) != "Timeout" || !errors.Is(err, ErrRegistryUnavailable) {
+		t.Errorf("send to a registry that never answers: %v (%s), want a Timeout of an unavailable registry", err, ErrorType(err))
 	}
 }
