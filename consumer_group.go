@@ -375,7 +375,7 @@ func (h *handle) leaveGroup(ctx context.Context) (detached bool, err error) {
 
 // leaveGrace is how long leave lets kgo leave the group before it sends a
 // LeaveGroup of its own.
-var leaveGrace = time.Second
+const leaveGrace = time.Second
 
 // leaveNow asks the group's coordinator to take member out of the group.
 func (h *handle) leaveNow(ctx context.Context, member string) error {
