@@ -115,6 +115,9 @@ const registryWait = time.Second
 // again while it is unavailable. When it never answered, the error says
 // that the records are held back, as SchemaRegistryError, or is ctx's.
 func (cs *consumerState) prepareSchemas(ctx context.Context, recs []batch, deadline time.Time) error {
+	if len(recs) == 0 || !cs.h.cfg.keyDeser.NeedsRegistry() && !cs.h.cfg.valDeser.NeedsRegistry() {
+		return nil // the usual poll: no context, no timer
+	}
 	pctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(registryWait)))
 	defer cancel()
 	for {
