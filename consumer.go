@@ -84,11 +84,15 @@ func (c *config) prepareSchemas(ctx context.Context, recs []*kgo.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.keyDeser.Prepare(ctx, r.Topic, r.Key); key && held(err) {
-			return err
+		if key {
+			if err := c.keyDeser.Prepare(ctx, r.Topic, r.Key); held(err) {
+				return err
+			}
 		}
-		if err := c.valDeser.Prepare(ctx, r.Topic, r.Value); val && held(err) {
-			return err
+		if val {
+			if err := c.valDeser.Prepare(ctx, r.Topic, r.Value); held(err) {
+				return err
+			}
 		}
 	}
 	return nil
