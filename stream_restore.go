@@ -63,7 +63,7 @@ func (st *store) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32)
 	for _, id := range m[st.input] {
 		delete(st.assigned, id)
 		if p := st.restoring[id]; p != nil {
-			p.cancel()
+			p.stopRestore()
 		}
 	}
 	st.wakeLocked() // to drop their state
@@ -76,6 +76,16 @@ func (st *store) forget() {
 	defer st.mu.Unlock()
 	clear(st.assigned)
 	for _, p := range st.restoring {
+		p.stopRestore()
+	}
+}
+
+// stopRestore ends p's restore if it began; the caller holds st.mu.
+// syncStore puts a partition in restoring before startRestore gives it
+// its cancel func, and a revocation may come in between: startRestore
+// then sees the partition is no longer assigned, and does not begin.
+func (p *part) stopRestore() {
+	if p.cancel != nil {
 		p.cancel()
 	}
 }
@@ -137,7 +147,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 	for id, p := range st.restoring {
 		switch {
 		case !current(p):
-			p.cancel()
+			p.stopRestore()
 			delete(st.restoring, id)
 			s.log(fmt.Sprintf("stream %s: store %q partition %d was revoked during its restore", s.h.id, st.name, id))
 		case !p.restored:

@@ -168,3 +168,26 @@ func TestStreamRestoreFails(t *testing.T) {
 		t.Errorf("destroy: %v", err)
 	}
 }
+
+// TestStoreRevokedBeforeRestore revokes, and forgets, a partition that
+// syncStore has put in restoring but whose restore has not begun, so that
+// it has no cancel func yet: kgo calls revoked on a goroutine of its own,
+// at any time. It once panicked on the nil func (found on Apache Kafka
+// 4.4 by TestRealKafkaStreamState's repeated kills).
+func TestStoreRevokedBeforeRestore(t *testing.T) {
+	cfg, err := parseConfig(map[string]any{"servers": "127.0.0.1:1", "group": "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStore(cfg, &StreamSpec{From: []string{"in"}, To: "out", Store: "s", Update: countUpdate})
+	ctx := context.Background()
+	st.assign(ctx, nil, map[string][]int32{"in": {0, 1}})
+	for id, gen := range st.assigned {
+		st.restoring[id] = newPart(id, gen) // as syncStore does, before startRestore
+	}
+	st.revoked(ctx, nil, map[string][]int32{"in": {0}})
+	st.forget()
+	if len(st.assigned) != 0 || !st.pending {
+		t.Errorf("assigned %v, pending %v", st.assigned, st.pending)
+	}
+}
