@@ -3,7 +3,7 @@
 package main
 
 // TestFaults is the fault suite: the library against a real Apache Kafka
-// 4.1.1 cluster of three KRaft nodes (the jars of testdata/kafka, as
+// 4.4.0 cluster of three KRaft nodes (the jars of testdata/kafka, as
 // TestRealKafka's broker; Java's client from testdata/interop/java), whose
 // nodes are killed with SIGKILL and restarted on their log directories
 // while clients work. Each node is a broker and a controller

@@ -3,7 +3,7 @@
 package main
 
 // TestRealKafkaStream proves streams against a real Apache Kafka broker
-// (startKafka's: Kafka 4.1.1, one KRaft node, with the transaction state
+// (startKafka's: Kafka 4.4.0, one KRaft node, with the transaction state
 // log's replication factor and min.isr 1, which transactions on one
 // broker need, and Kafka's 3 s initial rebalance delay). It starts a
 // broker of its own, so that it runs beside TestRealKafka. Without java or

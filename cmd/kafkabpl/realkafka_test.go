@@ -3,7 +3,7 @@
 package main
 
 // TestRealKafka proves the library and the command against a real Apache
-// Kafka broker, where every other test uses kfake: one Kafka 4.1.1 broker
+// Kafka broker, where every other test uses kfake: one Kafka 4.4.0 broker
 // (the jars that testdata/kafka/pom.xml fetches into its lib/, git-ignored;
 // kafkaFetch is the command) in KRaft combined mode (broker and
 // controller, node.id 1), on free ports of 127.0.0.1, with its data and
