@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The group admin functions: listing consumer groups and describing one,
@@ -102,7 +105,9 @@ func (lib *Library) ListGroups(ctx context.Context, target any) ([]GroupListing,
 // what each is assigned, and per partition the committed offset, the end
 // offset and the lag, with the lags' total. A group that does not exist is
 // an error wrapping kerr.GroupIDNotFound (older brokers instead answer with
-// the state "Dead" and no members).
+// the state "Dead" and no members). A group of KIP-848's protocol
+// ("group-protocol" "consumer") is described as the broker's
+// ConsumerGroupDescribe shows it, with the same fields.
 //
 // The group's lag is what it has committed: a consumer that polled
 // messages but has not committed them yet (kafka-commit, or auto-commit
@@ -140,14 +145,123 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 		if !ok {
 			return nil, unanswered("group", group)
 		}
-		if err := l.Error(); err != nil {
+		if err := l.Error(); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 			if isKafkaErr(err) {
 				return nil, wrapf(errKafka, err, "group %q", group)
 			}
 			return nil, h.requestError(ctx, err)
 		}
-		return groupInfo(l), nil
+		info := groupInfo(l)
+		if l.Error() != nil || len(info.Members) == 0 && info.State != "Empty" && info.State != "Dead" {
+			// Not found, or active with no members: it may be a group of
+			// KIP-848's protocol, which the classic DescribeGroups that
+			// kadm's Lag asks does not show.
+			found, err := describeConsumerGroup(ctx, h.cl, adm, info)
+			if err != nil {
+				return nil, h.requestError(ctx, err)
+			}
+			if !found && l.Error() != nil {
+				return nil, wrapf(errKafka, l.Error(), "group %q", group)
+			}
+		}
+		return info, nil
 	})
+}
+
+// describeConsumerGroup completes info with what the broker says of a
+// group of KIP-848's protocol ("group-protocol" "consumer"): its state,
+// its members and their assignments, and the lag of the partitions
+// assigned that the group has committed nothing to, which kadm's Lag
+// computes only for the classic protocol's members. found is false when
+// the group is no such group, or the broker knows no such groups (before
+// Kafka 4.0).
+func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client, info *GroupInfo) (found bool, err error) {
+	// The request itself, not kadm's DescribeConsumerGroups: a broker may
+	// name an assignment's topics by id alone (kfake does), and kadm
+	// keeps only their names.
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{info.Group}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
+		return false, nil
+	}
+	g := resp.Groups[0]
+	var names map[[16]byte]string // topic ids to names, asked for once if needed
+	name := func(tp kmsg.AssignmentTopicPartition) (string, error) {
+		if tp.Topic != "" {
+			return tp.Topic, nil
+		}
+		if names == nil {
+			topics, err := adm.ListTopics(ctx)
+			if err != nil {
+				return "", err
+			}
+			names = map[[16]byte]string{}
+			for _, td := range topics {
+				names[td.ID] = td.Topic
+			}
+		}
+		return names[tp.TopicID], nil
+	}
+	info.State = g.State
+	info.Members = info.Members[:0]
+	assigned := kadm.TopicsSet{}
+	for _, m := range g.Members {
+		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: memberHost(m.ClientHost), Assignment: []TopicPartitions{}}
+		for _, tp := range m.Assignment.TopicPartitions {
+			t, err := name(tp)
+			if err != nil {
+				return true, err
+			}
+			gm.Assignment = append(gm.Assignment, TopicPartitions{Topic: t, Partitions: slices.Sorted(slices.Values(tp.Partitions))})
+			assigned.Add(t, tp.Partitions...)
+		}
+		slices.SortFunc(gm.Assignment, func(a, b TopicPartitions) int { return strings.Compare(a.Topic, b.Topic) })
+		info.Members = append(info.Members, gm)
+	}
+	slices.SortFunc(info.Members, func(a, b GroupMember) int { return strings.Compare(a.MemberID, b.MemberID) })
+	for _, tl := range info.Lag { // the partitions committed to have their lag
+		for _, p := range tl.Partitions {
+			delete(assigned[tl.Topic], p.Partition)
+		}
+	}
+	topics := slices.DeleteFunc(assigned.Topics(), func(t string) bool { return len(assigned[t]) == 0 })
+	if len(topics) == 0 {
+		return true, nil
+	}
+	starts, err := adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return true, err
+	}
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return true, err
+	}
+	for _, t := range topics {
+		i, found := slices.BinarySearchFunc(info.Lag, t, func(tl TopicLag, t string) int { return strings.Compare(tl.Topic, t) })
+		if !found {
+			info.Lag = slices.Insert(info.Lag, i, TopicLag{Topic: t, Partitions: []PartitionLag{}})
+		}
+		tl := &info.Lag[i]
+		for _, p := range slices.Sorted(maps.Keys(assigned[t])) {
+			// Nothing committed: the lag is the messages in the partition.
+			pl := PartitionLag{Partition: p, Committed: -1, End: -1, Lag: -1}
+			start, sok := starts.Lookup(t, p)
+			end, eok := ends.Lookup(t, p)
+			switch {
+			case !sok || !eok:
+				pl.Err = fmt.Errorf("no offsets listed for %s partition %d", t, p)
+			case cmp.Or(start.Err, end.Err) != nil:
+				pl.Err = cmp.Or(start.Err, end.Err)
+			default:
+				pl.End, pl.Lag = end.Offset, end.Offset-start.Offset
+				info.TotalLag += pl.Lag
+			}
+			j, _ := slices.BinarySearchFunc(tl.Partitions, p, func(pl PartitionLag, p int32) int { return cmp.Compare(pl.Partition, p) })
+			tl.Partitions = slices.Insert(tl.Partitions, j, pl)
+		}
+	}
+	return true, nil
 }
 
 // memberHost is a member's address as brokers report it, alike from all:

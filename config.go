@@ -36,6 +36,8 @@ type config struct {
 	maxPollInterval    time.Duration
 	readCommitted      bool
 	balancers          []kgo.GroupBalancer
+	serverAssigns      bool // group-protocol "consumer": KIP-848, the broker assigns partitions
+	remoteAssignor     string
 	pollRecords        bool // poll-format "records" rather than "values"
 	keyDeser, valDeser *serde.Serde
 
@@ -197,6 +199,14 @@ var configKeys = []configKey{
 	}},
 	{"assignment-strategy", []string{"partition.assignment.strategy", "partition-assignment-strategy"}, func(c *config, r valueReader) (err error) {
 		c.balancers, err = r.balancers()
+		return err
+	}},
+	{"group-protocol", []string{"group.protocol"}, func(c *config, r valueReader) (err error) {
+		c.serverAssigns, err = oneOf(r, choice[bool]{[]string{"classic"}, false}, choice[bool]{[]string{"consumer"}, true})
+		return err
+	}},
+	{"group-remote-assignor", []string{"group.remote.assignor"}, func(c *config, r valueReader) (err error) {
+		c.remoteAssignor, err = oneOf(r, choice[string]{[]string{"uniform"}, "uniform"}, choice[string]{[]string{"range"}, "range"})
 		return err
 	}},
 	{"poll-format", []string{"poll.format"}, func(c *config, r valueReader) (err error) {
@@ -486,6 +496,9 @@ func (c *config) check() error {
 		return errorf(ErrInvalidConfig, `config "heartbeat-interval" (%d ms) must be less than "session-timeout" (%d ms)`,
 			c.heartbeatInterval.Milliseconds(), c.sessionTimeout.Milliseconds())
 	}
+	if err := c.checkGroupProtocol(); err != nil {
+		return err
+	}
 	if c.retryBackoff > c.retryBackoffMax {
 		return errorf(ErrInvalidConfig, `config "retry-backoff" (%d ms) must not exceed "retry-backoff-max" (%d ms)`,
 			c.retryBackoff.Milliseconds(), c.retryBackoffMax.Milliseconds())
@@ -500,6 +513,31 @@ func (c *config) check() error {
 		c.group = "kafkabpl-" + newID(Consumer)[1:]
 	}
 	return c.bindSchemaSerdes()
+}
+
+// checkGroupProtocol checks the keys of the group protocol, and makes the
+// broker's assignor the balancer under the consumer protocol. There the
+// broker assigns partitions and keeps the session: like Java's client, a
+// config that also sets what only the classic protocol reads is refused
+// rather than silently not applied.
+func (c *config) checkGroupProtocol() error {
+	if !c.serverAssigns {
+		if c.given["group-remote-assignor"] {
+			return errorf(ErrInvalidConfig, `config "group-remote-assignor" needs "group-protocol" "consumer"`)
+		}
+		return nil
+	}
+	for _, key := range []string{"assignment-strategy", "session-timeout", "heartbeat-interval"} {
+		if c.given[key] {
+			return errorf(ErrInvalidConfig, `config %q is not read under "group-protocol" "consumer", where the broker assigns partitions and keeps the session; give "group-remote-assignor" ("uniform" or "range"), or the broker's group.consumer.* settings`, key)
+		}
+	}
+	// kgo names the broker's assignor by its first balancer's kind.
+	c.balancers = []kgo.GroupBalancer{kgo.CooperativeStickyBalancer()} // "uniform", the broker's default
+	if c.remoteAssignor == "range" {
+		c.balancers = []kgo.GroupBalancer{kgo.RangeBalancer()}
+	}
+	return nil
 }
 
 // bindSchemaSerdes binds the schema serdes the config names (Avro...) to
@@ -700,6 +738,11 @@ func (c *config) consumerOpts() []kgo.Opt {
 	}
 	if c.readCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	if c.serverAssigns {
+		// KIP-848 where the broker has it (Kafka 4.0 and later, kfake);
+		// against an older broker, kgo falls back to the classic protocol.
+		opts = append(opts, kgo.ServerSideBalancer())
 	}
 	return opts
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -20,10 +21,17 @@ import (
 // partitions: every message is delivered exactly once among them.
 func TestGroupSharesWork(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t, embedded.Partitions(4), embedded.Topics("work")).Servers()
+	shareWork(t, newCluster(t, embedded.Partitions(4), embedded.Topics("work")).Servers(), nil)
+}
+
+// shareWork is TestGroupSharesWork's body, on the 4 partitions of topic
+// "work" of servers, for two consumers of group "workers" with the keys
+// of extra besides. It returns their Library, the consumers still in it.
+func shareWork(t *testing.T, servers string, extra map[string]any) *Library {
 	lib := newLib(t)
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "workers", "topics": "work", "auto-offset-reset": "earliest"}
+	maps.Copy(cfg, extra)
 	c1 := must[string](t)(lib.Create(ctx, Consumer, cfg))
 	c2 := must[string](t)(lib.Create(ctx, Consumer, cfg))
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
@@ -77,6 +85,7 @@ func TestGroupSharesWork(t *testing.T) {
 	if per[c1] == 0 || per[c2] == 0 {
 		t.Errorf("work not shared: %v", per)
 	}
+	return lib
 }
 
 // TestCommitThenRestart checks that a consumer that committed and was

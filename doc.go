@@ -222,6 +222,8 @@
 //	max-poll-interval            300000                                     ms (the group's rebalance timeout)
 //	isolation-level              "read_uncommitted"                         or "read_committed"
 //	assignment-strategy          ("range" "roundrobin")                     or "sticky", "cooperative-sticky"; Java class names work
+//	group-protocol               "classic"                                  or "consumer": KIP-848's, where the broker assigns partitions and keeps the session (session-timeout, heartbeat-interval and assignment-strategy are then refused)
+//	group-remote-assignor        "uniform"                                  or "range": the broker's assignor under group-protocol "consumer"
 //	poll-format                  "values"                                   or "records"
 //	key-serializer, value-serializer      "String"
 //	key-deserializer, value-deserializer  "String"

@@ -287,7 +287,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)
 		opts = append(opts, s.store.hooks()...)
-		if !cfg.given["assignment-strategy"] {
+		if !cfg.given["assignment-strategy"] && !cfg.serverAssigns {
 			opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
 		}
 		if spec.Update != nil {

@@ -283,7 +283,7 @@ func testGroupShared(t *testing.T, bin string, peer groupPeer) {
 
 // missingTool fails the test when CI is set, else skips it; fix says how
 // to get what is missing.
-func missingTool(t *testing.T, what string, err error, fix string) {
+func missingTool(t testing.TB, what string, err error, fix string) {
 	t.Helper()
 	msg := fmt.Sprintf("%s: %v (%s)", what, err, fix)
 	if os.Getenv("CI") != "" {
@@ -406,7 +406,7 @@ type peerProc struct {
 }
 
 // startPeer starts a command whose standard input is empty.
-func startPeer(t *testing.T, ctx context.Context, name string, args ...string) *peerProc {
+func startPeer(t testing.TB, ctx context.Context, name string, args ...string) *peerProc {
 	t.Helper()
 	return startPeerCmd(t, ctx, false, name, args...)
 }
@@ -418,7 +418,7 @@ func startPipedPeer(t *testing.T, ctx context.Context, name string, args ...stri
 	return startPeerCmd(t, ctx, true, name, args...)
 }
 
-func startPeerCmd(t *testing.T, ctx context.Context, piped bool, name string, args ...string) *peerProc {
+func startPeerCmd(t testing.TB, ctx context.Context, piped bool, name string, args ...string) *peerProc {
 	t.Helper()
 	p := &peerProc{stdout: new(syncBuffer), stderr: new(syncBuffer), done: make(chan struct{})}
 	p.cmd = peerCommand(ctx, name, args...)

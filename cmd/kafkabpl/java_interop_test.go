@@ -154,7 +154,7 @@ func needJava(t *testing.T) string {
 // exactly the version dir/pom.xml names (a stale second version counts as
 // missing); it returns java's path. what names the jars, fetch is the
 // command that fetches them.
-func needJars(t *testing.T, dir, artifact, what, fetch string) string {
+func needJars(t testing.TB, dir, artifact, what, fetch string) string {
 	t.Helper()
 	fix := "fetch them from the repository root: " + fetch
 	java, err := exec.LookPath("java")

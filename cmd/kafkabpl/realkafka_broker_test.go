@@ -37,7 +37,7 @@ var realClusterID = base64.RawURLEncoding.EncodeToString([]byte("kafkabpl-testin
 
 // needKafka checks for java on PATH and the broker's jars in
 // kafkaDir/lib; it returns java's path.
-func needKafka(t *testing.T) string {
+func needKafka(t testing.TB) string {
 	t.Helper()
 	return needJars(t, kafkaDir, "kafka_2.13", "the Kafka broker's jars", kafkaFetch)
 }
@@ -56,7 +56,7 @@ type realKafka struct {
 // program's outgoing connection or port-0 listener before Kafka binds it,
 // or while a killed node is down, so that its restart cannot bind. That
 // happened beside another CI run that was starting clusters too.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	low := ephemeralLow()
 	givenPorts.Lock()
@@ -103,7 +103,7 @@ func ephemeralLow() int {
 // itself as the one broker (60 s at most), and kills it when the test
 // ends. When the test failed, the broker log's warnings and errors are
 // logged.
-func startKafka(t *testing.T, java string) *realKafka {
+func startKafka(t testing.TB, java string) *realKafka {
 	t.Helper()
 	dir := t.TempDir()
 	lib, err := filepath.Abs(filepath.Join(kafkaDir, "lib"))
@@ -172,7 +172,7 @@ num.partitions=1
 	return k
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func logTail(path string, n int) string {
 
 // writeLog4j writes, in dir, a log4j2 configuration that sends a Kafka
 // node's log to the file logFile, and returns its path.
-func writeLog4j(t *testing.T, dir, logFile string) string {
+func writeLog4j(t testing.TB, dir, logFile string) string {
 	t.Helper()
 	log4j := filepath.Join(dir, "log4j2.properties")
 	writeFile(t, log4j, fmt.Sprintf(`appender.file.type=File

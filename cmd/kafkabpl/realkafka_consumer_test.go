@@ -168,13 +168,14 @@ func testRealCommit(t *testing.T, servers string) {
 
 // testRealGroup mirrors TestGroupSharesWork, and checks each message came
 // from its partition's owner.
-func testRealGroup(t *testing.T, servers string) {
-	const topic, group, n = "rk-work", "rk-workers", 400
+func testRealGroup(t *testing.T, servers, protocol string) {
+	const n = 400
+	topic, group := "rk-work-"+protocol, "rk-workers-"+protocol
 	lib := newRealLib(t)
 	ctx := realCtx(t)
 	a := ok[string](t)(lib.Create(ctx, kafkabpl.Admin, servers))
 	ok[map[string]bool](t)(lib.CreateTopics(ctx, a, []string{topic}, kafkabpl.TopicOptions{Partitions: 4}))
-	cfg := map[string]any{"servers": servers, "group": group, "topics": topic, "auto-offset-reset": "earliest"}
+	cfg := map[string]any{"servers": servers, "group": group, "topics": topic, "auto-offset-reset": "earliest", "group-protocol": protocol}
 	c1 := ok[string](t)(lib.Create(ctx, kafkabpl.Consumer, cfg))
 	c2 := ok[string](t)(lib.Create(ctx, kafkabpl.Consumer, cfg))
 

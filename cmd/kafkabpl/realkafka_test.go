@@ -100,13 +100,15 @@ func TestRealKafka(t *testing.T) {
 	t.Run("fresh cluster", func(t *testing.T) { testRealFresh(t, k.servers) })
 	t.Run("examples", func(t *testing.T) { testRealExamples(t, bin, k.servers) })
 	concurrently(t, map[string]func(*testing.T){
-		"subscribe is deterministic": func(t *testing.T) { testRealSubscribe(t, k.servers) },
-		"commit then restart":        func(t *testing.T) { testRealCommit(t, k.servers) },
-		"group shares a topic":       func(t *testing.T) { testRealGroup(t, k.servers) },
-		"admin":                      func(t *testing.T) { testRealAdmin(t, k) },
-		"admin read-after-write":     func(t *testing.T) { testRealReadAfterWrite(t, k.servers) },
-		"re-created topic":           func(t *testing.T) { testRealRecreated(t, k.servers) },
-		"errors":                     func(t *testing.T) { testRealErrors(t, k.servers) },
+		"subscribe is deterministic":         func(t *testing.T) { testRealSubscribe(t, k.servers) },
+		"commit then restart":                func(t *testing.T) { testRealCommit(t, k.servers) },
+		"group shares a topic":               func(t *testing.T) { testRealGroup(t, k.servers, "classic") },
+		"group shares a topic, KIP-848":      func(t *testing.T) { testRealGroup(t, k.servers, "consumer") },
+		"third member, both group protocols": func(t *testing.T) { testRealThirdMember(t, k.servers) },
+		"admin":                              func(t *testing.T) { testRealAdmin(t, k) },
+		"admin read-after-write":             func(t *testing.T) { testRealReadAfterWrite(t, k.servers) },
+		"re-created topic":                   func(t *testing.T) { testRealRecreated(t, k.servers) },
+		"errors":                             func(t *testing.T) { testRealErrors(t, k.servers) },
 	})
 }
 
