@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -553,7 +554,7 @@ func suggestKey(name string) string {
 	case strings.HasPrefix(lower, "sasl."):
 		return ` (SASL is configured with the "sasl" key)`
 	}
-	if spelling, ok := closest(lower, configSpellings); ok {
+	if spelling, ok := words.Closest(lower, configSpellings); ok {
 		return fmt.Sprintf(" (did you mean %q?)", configKeyByName[spelling].name)
 	}
 	// A shortened key, such as "offset-reset" for "auto-offset-reset".

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -67,7 +68,7 @@ func readArgs(fn string, l *value.List, min, max int, usage string, names []stri
 				continue
 			}
 			if names != nil && !slices.Contains(names, name) {
-				return nil, newError(fn, errorf(ErrInvalidArgument, "unknown named argument %q%s; usage: %s", name, suggest(name, names), usage))
+				return nil, newError(fn, errorf(ErrInvalidArgument, "unknown named argument %q%s; usage: %s", name, words.Suggest(name, names), usage))
 			}
 			a.named.AppendNamed(name, v)
 		}
@@ -130,7 +131,7 @@ func (a *args) optionalTopics(i int) ([]string, error) {
 func (a *args) int(v any, what string, lo, hi int64) (int64, error) {
 	n, ok := v.(int64)
 	if f, isFloat := v.(float64); isFloat {
-		n, ok = integral(f)
+		n, ok = words.Integral(f)
 	}
 	if !ok || n < lo || n > hi {
 		return 0, a.errorf("%s: want an integer from %d to %d, got %s", what, lo, hi, value.Describe(v))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -95,7 +96,7 @@ func topicConfigs(a *args, v any) (map[string]string, error) {
 		case int64:
 			out[name] = strconv.FormatInt(val, 10)
 		case float64:
-			if n, ok := integral(val); ok {
+			if n, ok := words.Integral(val); ok {
 				out[name] = strconv.FormatInt(n, 10)
 			} else {
 				out[name] = strconv.FormatFloat(val, 'g', -1, 64)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 )
@@ -87,7 +88,7 @@ func (a *args) recordFields(m *Message, src *value.List, pos int, allowed []stri
 			if name == "records" && where == "" {
 				continue
 			}
-			return a.errorf("%sfield %q: want one of %s%s", where, name, strings.Join(allowed, ", "), suggest(name, allowed))
+			return a.errorf("%sfield %q: want one of %s%s", where, name, strings.Join(allowed, ", "), words.Suggest(name, allowed))
 		}
 		switch name {
 		case "key":

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -165,7 +166,7 @@ func (a *args) window(v any) (*Window, error) {
 		case "":
 			err = a.errorf(`"window": want named settings %s, got the unnamed %s`, windowUsage, value.Describe(v))
 		default:
-			err = a.errorf(`"window": unknown setting %q%s; want %s`, name, suggest(name, windowNames), windowUsage)
+			err = a.errorf(`"window": unknown setting %q%s; want %s`, name, words.Suggest(name, windowNames), windowUsage)
 		}
 		if err != nil {
 			return nil, err
