@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/box"
 	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
@@ -67,9 +68,9 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 		m.Value = val
 		if list.Name(i) != "" {
 			// The key is the element's name, boxed in place (see
-			// boxInPlace): the list is not changed during the call, and
+			// box.InPlace): the list is not changed during the call, and
 			// the record keeps the name's bytes, not the interface.
-			boxInPlace(&m.Key, &list.Names()[i])
+			box.InPlace(&m.Key, &list.Names()[i])
 		}
 		return m, nil
 	}
