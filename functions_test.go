@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -67,30 +68,12 @@ func mustCall(t testing.TB, lib *Library, name string, args ...any) any {
 // messages, concatenated over the polls.
 func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) map[string]*value.List {
 	t.Helper()
-	got := map[string]*value.List{}
-	n := 0
-	deadline := time.Now().Add(20 * time.Second)
-	for n < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("polled %d of %d messages: %v", n, want, got)
-		}
-		var res any
+	return testkit.PollUntil(t, want, func() *value.List {
 		if topics != nil {
-			res = mustCall(t, lib, "kafka-poll", c, topics, 1000)
-		} else {
-			res = mustCall(t, lib, "kafka-poll", c, 1000)
+			return mustCall(t, lib, "kafka-poll", c, topics, 1000).(*value.List)
 		}
-		for name, msgs := range res.(*value.List).All() {
-			if got[name] == nil {
-				got[name] = &value.List{}
-			}
-			for mn, m := range msgs.(*value.List).All() {
-				got[name].AppendNamed(mn, m)
-				n++
-			}
-		}
-	}
-	return got
+		return mustCall(t, lib, "kafka-poll", c, 1000).(*value.List)
+	})
 }
 
 // TestSeedExamples runs the user's own examples, in Go terms, against a

@@ -20,10 +20,12 @@ var layers = map[string][]string{
 	"internal/browsertest": {},
 	"internal/words":       {},
 	"internal/box":         {},
+	"internal/testdial":    {},
 	"bpl":                  {"value"},
 	"serde":                {"value"},
-	"":                     {"value", "serde", "internal/topicname", "internal/words", "internal/box"},
+	"":                     {"value", "serde", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
 	"embedded":             {"internal/topicname"},
+	"internal/testkit":     {"value", "embedded", "internal/testdial"}, // by tests only
 	"server":               {"value", "bpl", ""},
 	"cmd/kafkabpl":         {"value", "bpl", "", "embedded", "server"},
 }
