@@ -184,12 +184,12 @@ func TestAdminTopicErrors(t *testing.T) {
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
-	a := mustCall(t, lib, "kafka-create", "admin", servers)
-	mustCall(t, lib, "kafka-create-topics", a, "old")
+	a := must[string](t)(lib.Create(ctx, Admin, servers))
+	must[map[string]bool](t)(lib.CreateTopics(ctx, a, []string{"old"}, TopicOptions{}))
 
 	// kfake, as Kafka, refuses a replication factor above the number of
 	// brokers with INVALID_REPLICATION_FACTOR, for each topic.
-	_, err := call(t, lib, "kafka-create-topics", a, []any{"r1", "r2"}, nv{"replication-factor", 5})
+	_, err := lib.CreateTopics(ctx, a, []string{"r1", "r2"}, TopicOptions{ReplicationFactor: 5})
 	if !errors.Is(err, kerr.InvalidReplicationFactor) || ErrorType(err) != "KafkaError" {
 		t.Errorf("replication factor 5 on 3 brokers: %v (%s)", err, ErrorType(err))
 	}
@@ -215,21 +215,23 @@ func TestAdminTopicErrors(t *testing.T) {
 	// Not authorized: kfake answers TOPIC_AUTHORIZATION_FAILED for the
 	// one topic, and the other is still created.
 	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreateTopics}, Topic: "secret", Err: kerr.TopicAuthorizationFailed})
-	_, err = call(t, lib, "kafka-create-topics", a, []any{"secret", "open"})
+	_, err = lib.CreateTopics(ctx, a, []string{"secret", "open"}, TopicOptions{})
 	if !errors.Is(err, kerr.TopicAuthorizationFailed) || !strings.Contains(err.Error(), `topic "secret": TOPIC_AUTHORIZATION_FAILED`) || !strings.HasSuffix(err.Error(), `created: "open"`) {
 		t.Errorf("not authorized: %v", err)
 	}
 	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DeleteTopics}, Topic: "open", Err: kerr.TopicAuthorizationFailed})
-	_, err = call(t, lib, "kafka-delete-topics", a, []any{"open", "good", "never"})
+	_, err = lib.DeleteTopics(ctx, a, []string{"open", "good", "never"})
 	if !errors.Is(err, kerr.TopicAuthorizationFailed) || !strings.HasSuffix(err.Error(), `; deleted: "good"; did not exist: "never"`) {
 		t.Errorf("delete not authorized: %v", err)
 	}
 	// A single topic's error is just that topic's.
-	_, err = call(t, lib, "kafka-create-topics", a, "x y")
+	_, err = lib.CreateTopics(ctx, a, []string{"x y"}, TopicOptions{})
 	if err == nil || !strings.HasPrefix(err.Error(), `kafka-create-topics: invalid topic name "x y"`) {
 		t.Errorf("one bad topic: %v", err)
 	}
-	wantFormat(t, "after the errors", mustCall(t, lib, "kafka-list-topics", a), `("old" "open")`)
+	if names := must[[]string](t)(lib.ListTopics(ctx, a)); !cmp.Equal(names, []string{"old", "open"}) {
+		t.Errorf("after the errors: %q", names)
+	}
 }
 
 // TestAdminBadInputs checks targets and arguments that are wrong.

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
@@ -81,3 +82,42 @@ func TestDialGuard(t *testing.T) {
 // equalValues reports whether two BPL values are equal, as List.Equal
 // compares elements.
 func equalValues(a, b any) bool { return value.NewList(a).Equal(value.NewList(b)) }
+
+// pollUntil polls consumer c (only topics, when given) until want messages
+// came in all, or fails the test after 20 s. It returns each topic's
+// messages as a poll's BPL list holds them ([Polled.List]), concatenated
+// over the polls.
+func pollUntil(t testing.TB, lib *Library, c string, topics []string, want int) map[string]*value.List {
+	t.Helper()
+	return testkit.PollUntil(t, want, func() *value.List {
+		var p *Polled
+		var err error
+		if topics != nil {
+			p, err = lib.PollTopics(testCtx(t), c, topics, time.Second)
+		} else {
+			p, err = lib.Poll(testCtx(t), c, time.Second)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.List()
+	})
+}
+
+// send sends msgs to topics with producer p, failing the test unless every
+// one is delivered.
+func send(t testing.TB, lib *Library, p string, topics []string, msgs ...Message) {
+	t.Helper()
+	if n, err := lib.Send(testCtx(t), p, topics, msgs); err != nil || n != len(msgs)*len(topics) {
+		t.Fatalf("send to %q: %d of %d delivered, %v", topics, n, len(msgs)*len(topics), err)
+	}
+}
+
+// unkeyed returns messages of the values vs, with no key.
+func unkeyed(vs ...any) []Message {
+	msgs := make([]Message, len(vs))
+	for i, v := range vs {
+		msgs[i].Value = v
+	}
+	return msgs
+}
