@@ -69,20 +69,6 @@ func TestSubscribeLatestSkipsOlder(t *testing.T) {
 	}
 }
 
-func TestPollRecordsFormat(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest"})
-	mustCall(t, lib, "kafka-send", p, "t", bplList(t, nv{"k", "v"}), nv{"headers", map[string]any{"h1": "x", "h2": 5}}, nv{"timestamp", 1700000000123})
-	got := pollUntil(t, lib, c.(string), []string{"t"}, 1)
-	want := `(("topic" => "t" "partition" => 0 "offset" => 0 "timestamp" => 1700000000123 "key" => "k" "value" => "v" "headers" => ("h1" => "x" "h2" => "5")))`
-	if s := value.Format(got["t"]); s != want {
-		t.Errorf("got  %s\nwant %s", s, want)
-	}
-}
-
 // TestPollUndecodable checks that a message the deserializer cannot read is
 // delivered with its position and the reason, and does not stall the
 // messages after it.
@@ -168,34 +154,6 @@ func TestPollTopicsKeepsOthers(t *testing.T) {
 	gotB := pollUntil(t, lib, c, nil, 3)
 	if s := value.Format(gotB["b"]); s != `("1" "2" "3")` {
 		t.Errorf("b's messages after polling a: %s", s)
-	}
-}
-
-func TestSubscribeUnsubscribe(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t).Servers()
-	lib := newLib(t)
-	c := mustCall(t, lib, "kafka-create", "consumer", servers)
-	steps := []struct {
-		fn   string
-		args []any
-		want string
-	}{
-		{"kafka-subscribe", []any{[]any{"b", "a"}}, `("a" "b")`},
-		{"kafka-subscribe", []any{[]any{"c", "b"}}, `("b" "c")`},
-		{"kafka-unsubscribe", []any{"b"}, `("c")`},
-		{"kafka-unsubscribe", []any{"never"}, `("c")`},
-		{"kafka-poll", []any{"d", 0}, `("d" => ())`},
-		{"kafka-poll", []any{0}, `("c" => () "d" => ())`},
-		{"kafka-unsubscribe", nil, `()`},
-		{"kafka-subscribe", []any{[]any{"x"}}, `("x")`},
-		{"kafka-subscribe", []any{[]any{}}, `()`},
-	}
-	for _, s := range steps {
-		got := mustCall(t, lib, s.fn, append([]any{c}, s.args...)...)
-		if value.Format(got) != s.want {
-			t.Errorf("%s %v = %s, want %s", s.fn, s.args, value.Format(got), s.want)
-		}
 	}
 }
 

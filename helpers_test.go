@@ -1,7 +1,6 @@
 package kafkabpl
 
 import (
-	"context"
 	"runtime"
 	"strings"
 	"testing"
@@ -27,17 +26,14 @@ var (
 	// outages takes a test's own brokers down for the clients, as a kill
 	// would.
 	outages = testkit.Outages
+	// wantFormat fails the test unless a value prints as wanted.
+	wantFormat = testkit.WantFormat
 )
 
 // newLib returns a Library closed at the end of the test.
 func newLib(t testing.TB) *Library {
-	t.Helper()
 	lib := New()
-	t.Cleanup(func() {
-		if err := lib.Close(context.Background()); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, lib)
 	return lib
 }
 

@@ -26,8 +26,9 @@ var layers = map[string][]string{
 	"":                     {"value", "serde", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
 	"embedded":             {"internal/topicname"},
 	"internal/testkit":     {"value", "embedded", "internal/testdial"}, // by tests only
-	"server":               {"value", "bpl", ""},
-	"cmd/kafkabpl":         {"value", "bpl", "", "embedded", "server"},
+	"functions":            {"value", "serde", "", "internal/words", "internal/box"},
+	"server":               {"value", "bpl", "", "functions"},
+	"cmd/kafkabpl":         {"value", "bpl", "", "functions", "embedded", "server"},
 }
 
 const module = "github.com/brain4it/kafkabpl"

@@ -80,6 +80,16 @@ func NewCluster(t testing.TB, opts ...embedded.Option) *embedded.Cluster {
 	return c
 }
 
+// CloseAtEnd closes c (a Library) at the end of the test, failing the
+// test if that fails.
+func CloseAtEnd(t testing.TB, c interface{ Close(context.Context) error }) {
+	t.Cleanup(func() {
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
 // Ctx is a context that ends well before the test binary's timeout.
 func Ctx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -109,6 +119,15 @@ func Must[T any](t testing.TB) func(T, error) T {
 			t.Fatal(err)
 		}
 		return v
+	}
+}
+
+// WantFormat fails the test unless v prints as want (as [value.Format]
+// prints it); what names v.
+func WantFormat(t testing.TB, what string, v any, want string) {
+	t.Helper()
+	if got := value.Format(v); got != want {
+		t.Errorf("%s\n got  %s\n want %s", what, got, want)
 	}
 }
 
