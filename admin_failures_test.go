@@ -21,24 +21,25 @@ func TestAdminUnreachable(t *testing.T) {
 	t.Parallel()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": "127.0.0.1:1", "request-timeout": 300} // loopback: nothing listens on port 1
-	a := mustCall(t, lib, "kafka-create", "admin", cfg)
+	ctx := testCtx(t)
+	a := must[string](t)(lib.Create(ctx, Admin, cfg))
 	calls := []struct {
 		fn   string
-		args []any
+		call func() error
 	}{
-		{"kafka-list-topics", []any{a}},
-		{"kafka-list-topics", []any{cfg}},
-		{"kafka-create-topics", []any{a, "t"}},
-		{"kafka-delete-topics", []any{cfg, "t"}},
-		{"kafka-describe-topics", []any{a}},
-		{"kafka-describe-cluster", []any{cfg}},
-		{"kafka-create-partitions", []any{a, "t", 2}},
-		{"kafka-list-groups", []any{a}},
-		{"kafka-describe-group", []any{cfg, "g"}},
+		{"kafka-list-topics", func() error { _, err := lib.ListTopics(ctx, a); return err }},
+		{"kafka-list-topics", func() error { _, err := lib.ListTopics(ctx, cfg); return err }},
+		{"kafka-create-topics", func() error { _, err := lib.CreateTopics(ctx, a, []string{"t"}, TopicOptions{}); return err }},
+		{"kafka-delete-topics", func() error { _, err := lib.DeleteTopics(ctx, cfg, []string{"t"}); return err }},
+		{"kafka-describe-topics", func() error { _, err := lib.DescribeTopics(ctx, a); return err }},
+		{"kafka-describe-cluster", func() error { _, err := lib.DescribeCluster(ctx, cfg); return err }},
+		{"kafka-create-partitions", func() error { _, err := lib.CreatePartitions(ctx, a, "t", 2); return err }},
+		{"kafka-list-groups", func() error { _, err := lib.ListGroups(ctx, a); return err }},
+		{"kafka-describe-group", func() error { _, err := lib.DescribeGroup(ctx, cfg, "g"); return err }},
 	}
 	for _, cl := range calls {
 		start := time.Now()
-		_, err := call(t, lib, cl.fn, cl.args...)
+		err := cl.call()
 		elapsed := time.Since(start)
 		if !errors.Is(err, ErrTimeout) || !strings.HasPrefix(err.Error(), cl.fn+": ") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 			t.Errorf("%s: %v (%s), want a Timeout naming 127.0.0.1:1", cl.fn, err, ErrorType(err))
@@ -80,9 +81,9 @@ func TestAdminSilentBroker(t *testing.T) {
 	})
 	lib := newLib(t)
 	cfg := map[string]any{"servers": ln.Addr().String(), "request-timeout": 300}
-	for _, target := range []any{cfg, mustCall(t, lib, "kafka-create", "admin", cfg)} {
+	for _, target := range []any{cfg, must[string](t)(lib.Create(testCtx(t), Admin, cfg))} {
 		start := time.Now()
-		_, err := call(t, lib, "kafka-describe-cluster", target)
+		_, err := lib.DescribeCluster(testCtx(t), target)
 		elapsed := time.Since(start)
 		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "no answer from "+ln.Addr().String()+" within 300ms") {
 			t.Errorf("silent broker: %v (%s)", err, ErrorType(err))

@@ -24,9 +24,9 @@ func TestAdminGroupLag(t *testing.T) {
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
-	a := mustCall(t, lib, "kafka-create", "admin", servers)
-	mustCall(t, lib, "kafka-create-topics", a, "lagged", nv{"partitions", 2})
-	_, err := call(t, lib, "kafka-describe-group", a, "g-lag")
+	a := must[string](t)(lib.Create(ctx, Admin, servers))
+	must[map[string]bool](t)(lib.CreateTopics(ctx, a, []string{"lagged"}, TopicOptions{Partitions: 2}))
+	_, err := lib.DescribeGroup(ctx, a, "g-lag")
 	if !errors.Is(err, kerr.GroupIDNotFound) {
 		t.Errorf("describe-group before the group exists: %v", err)
 	}
@@ -42,10 +42,10 @@ func TestAdminGroupLag(t *testing.T) {
 	}
 	must[int](t)(lib.Send(ctx, p, []string{"lagged"}, msgs))
 
-	cons := mustCall(t, lib, "kafka-create", "consumer", map[string]any{
+	cons := must[string](t)(lib.Create(ctx, Consumer, map[string]any{
 		"servers": servers, "group": "g-lag", "topics": "lagged", "auto-offset-reset": "earliest",
 		"enable-auto-commit": false, "max-poll-records": 3,
-	}).(string)
+	}))
 
 	// describe checks the lag's consistency and returns the group.
 	describe := func() *GroupInfo {
@@ -80,7 +80,9 @@ func TestAdminGroupLag(t *testing.T) {
 	if g := describe(); g.TotalLag != 10 {
 		t.Errorf("before the commit: total lag %d, want 10", g.TotalLag)
 	}
-	mustCall(t, lib, "kafka-commit", cons)
+	if err := lib.Commit(ctx, cons); err != nil {
+		t.Fatal(err)
+	}
 	g := describe()
 	if g.TotalLag != int64(10-polled) || g.TotalLag == 0 {
 		t.Errorf("after polling %d and committing: total lag %d, want %d", polled, g.TotalLag, 10-polled)
@@ -99,13 +101,17 @@ func TestAdminGroupLag(t *testing.T) {
 			polled += msgs.Len()
 		}
 	}
-	mustCall(t, lib, "kafka-commit", cons)
-	res := mustCall(t, lib, "kafka-describe-group", a, "g-lag").(*value.List)
+	if err := lib.Commit(ctx, cons); err != nil {
+		t.Fatal(err)
+	}
+	res := must[*GroupInfo](t)(lib.DescribeGroup(ctx, a, "g-lag")).List()
 	member := fmt.Sprintf(`("member-id" => %q "client-id" => "kafkabpl" "host" => %q "assignment" => ("lagged" => (0 1)))`, m.MemberID, m.Host)
 	wantFormat(t, "describe-group caught up", res,
 		`("group" => "g-lag" "state" => "Stable" "members" => (`+member+`) "lag" => ("lagged" => (`+
 			`("partition" => 0 "committed" => 6 "end" => 6 "lag" => 0) ("partition" => 1 "committed" => 4 "end" => 4 "lag" => 0))) "total-lag" => 0)`)
-	wantFormat(t, "list-groups", mustCall(t, lib, "kafka-list-groups", servers), `("g-lag" => "Stable")`)
+	if gs := must[[]GroupListing](t)(lib.ListGroups(ctx, servers)); !cmp.Equal(gs, []GroupListing{{Group: "g-lag", State: "Stable"}}) {
+		t.Errorf("list-groups: %+v", gs)
+	}
 
 	// More messages: lag again, until the consumer reads and commits them.
 	must[int](t)(lib.Send(ctx, p, []string{"lagged"}, []Message{{Value: "x", Partition: new(int32(1))}}))
@@ -113,17 +119,21 @@ func TestAdminGroupLag(t *testing.T) {
 		t.Errorf("after one more message: %s", value.Format(g.List()))
 	}
 	pollUntil(t, lib, cons, nil, 1)
-	mustCall(t, lib, "kafka-commit", cons)
+	if err := lib.Commit(ctx, cons); err != nil {
+		t.Fatal(err)
+	}
 	if g := describe(); g.TotalLag != 0 {
 		t.Errorf("after reading it: %s", value.Format(g.List()))
 	}
 
 	// Once the consumer leaves, the group is Empty and keeps its commits.
-	mustCall(t, lib, "kafka-destroy", cons)
-	wantFormat(t, "describe-group empty", mustCall(t, lib, "kafka-describe-group", a, "g-lag"),
+	must[bool](t)(lib.Destroy(ctx, cons))
+	wantFormat(t, "describe-group empty", must[*GroupInfo](t)(lib.DescribeGroup(ctx, a, "g-lag")).List(),
 		`("group" => "g-lag" "state" => "Empty" "members" => () "lag" => ("lagged" => (`+
 			`("partition" => 0 "committed" => 6 "end" => 6 "lag" => 0) ("partition" => 1 "committed" => 5 "end" => 5 "lag" => 0))) "total-lag" => 0)`)
-	wantFormat(t, "list-groups empty", mustCall(t, lib, "kafka-list-groups", a), `("g-lag" => "Empty")`)
+	if gs := must[[]GroupListing](t)(lib.ListGroups(ctx, a)); !cmp.Equal(gs, []GroupListing{{Group: "g-lag", State: "Empty"}}) {
+		t.Errorf("list-groups empty: %+v", gs)
+	}
 }
 
 // TestAdminUncommittedLag checks the shape of a partition the group has
@@ -133,14 +143,16 @@ func TestAdminUncommittedLag(t *testing.T) {
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
-	mustCall(t, lib, "kafka-create-topics", servers, "u", nv{"partitions", 2})
+	must[map[string]bool](t)(lib.CreateTopics(ctx, servers, []string{"u"}, TopicOptions{Partitions: 2}))
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
 	must[int](t)(lib.Send(ctx, p, []string{"u"}, []Message{{Value: "a", Partition: new(int32(0))}}))
-	cons := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "group": "g-u", "topics": "u", "auto-offset-reset": "earliest", "auto-commit": false})
-	if s := value.Format(pollUntil(t, lib, cons.(string), nil, 1)["u"]); s != `("a")` {
+	cons := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g-u", "topics": "u", "auto-offset-reset": "earliest", "auto-commit": false}))
+	if s := value.Format(pollUntil(t, lib, cons, nil, 1)["u"]); s != `("a")` {
 		t.Fatalf("polled %s", s)
 	}
-	mustCall(t, lib, "kafka-commit", cons)
+	if err := lib.Commit(ctx, cons); err != nil {
+		t.Fatal(err)
+	}
 	// Sent after the commit and never polled: partition 1 has nothing
 	// committed.
 	must[int](t)(lib.Send(ctx, p, []string{"u"}, []Message{{Value: "b", Partition: new(int32(1))}, {Value: "c", Partition: new(int32(1))}}))

@@ -96,36 +96,44 @@ func TestAdminRecreatedTopic(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate()).Servers()
 	lib := newLib(t)
-	a := mustCall(t, lib, "kafka-create", "admin", servers)
-	mustCall(t, lib, "kafka-create-topics", a, "re", nv{"partitions", 3})
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "group": "g-re", "topics": "re", "auto-offset-reset": "earliest"})
-	must[int](t)(lib.Send(testCtx(t), p.(string), []string{"re"}, []Message{{Value: "early0", Partition: new(int32(0))}, {Value: "early1", Partition: new(int32(1))}}))
+	ctx := testCtx(t)
+	a := must[string](t)(lib.Create(ctx, Admin, servers))
+	must[map[string]bool](t)(lib.CreateTopics(ctx, a, []string{"re"}, TopicOptions{Partitions: 3}))
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "group": "g-re", "topics": "re", "auto-offset-reset": "earliest"}))
+	must[int](t)(lib.Send(testCtx(t), p, []string{"re"}, []Message{{Value: "early0", Partition: new(int32(0))}, {Value: "early1", Partition: new(int32(1))}}))
 	// Another consumer, with the default "latest" and its own group,
 	// subscribed by a poll once partitions 0 and 1 hold a message: it
 	// starts after them. The topic created again must not start there.
-	c2 := mustCall(t, lib, "kafka-create", "consumer", servers)
-	mustCall(t, lib, "kafka-poll", c2, "re", 0)
+	c2 := must[string](t)(lib.Create(ctx, Consumer, servers))
+	must[*Polled](t)(lib.PollTopics(ctx, c2, []string{"re"}, 0))
 
-	mustCall(t, lib, "kafka-send", p, "re", bplList(t, nv{"k1", "old1"}, nv{"k2", "old2"}))
-	if n := len(pollUntil(t, lib, c.(string), nil, 4)["re"].Values()); n != 4 {
+	send(t, lib, p, []string{"re"}, Message{Key: "k1", Value: "old1"}, Message{Key: "k2", Value: "old2"})
+	if n := len(pollUntil(t, lib, c, nil, 4)["re"].Values()); n != 4 {
 		t.Fatalf("consumer 1 read %d messages before the delete, want 4", n)
 	}
-	if s := value.Format(pollUntil(t, lib, c2.(string), nil, 2)["re"]); s != `("k1" => "old1" "k2" => "old2")` && s != `("k2" => "old2" "k1" => "old1")` {
+	if s := value.Format(pollUntil(t, lib, c2, nil, 2)["re"]); s != `("k1" => "old1" "k2" => "old2")` && s != `("k2" => "old2" "k1" => "old1")` {
 		t.Fatalf("consumer 2 before the delete: %s", s)
 	}
-	mustCall(t, lib, "kafka-commit", c)
+	if err := lib.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
 
 	// Deleted through a config target: the Library's clients are told
 	// all the same.
-	wantFormat(t, "delete", mustCall(t, lib, "kafka-delete-topics", servers, "re"), `("re" => true)`)
-	wantFormat(t, "re-create", mustCall(t, lib, "kafka-create-topics", a, "re", nv{"partitions", 2}), `("re" => true)`)
-
-	if n := mustCall(t, lib, "kafka-send", p, "re", bplList(t, nv{"k1", "new1"}, nv{"k2", "new2"}, "new3"), nv{"partition", 0}); n != int64(3) {
-		t.Fatalf("send to the new topic = %v", n)
+	if done := must[map[string]bool](t)(lib.DeleteTopics(ctx, servers, []string{"re"})); !cmp.Equal(done, map[string]bool{"re": true}) {
+		t.Errorf("delete: %v", done)
 	}
-	for _, id := range []any{c, c2} {
-		got := pollUntil(t, lib, id.(string), nil, 3)["re"]
+	if done := must[map[string]bool](t)(lib.CreateTopics(ctx, a, []string{"re"}, TopicOptions{Partitions: 2})); !cmp.Equal(done, map[string]bool{"re": true}) {
+		t.Errorf("re-create: %v", done)
+	}
+
+	zero := new(int32(0))
+	if n, err := lib.Send(ctx, p, []string{"re"}, []Message{{Key: "k1", Value: "new1", Partition: zero}, {Key: "k2", Value: "new2", Partition: zero}, {Value: "new3", Partition: zero}}); n != 3 || err != nil {
+		t.Fatalf("send to the new topic = %v, %v", n, err)
+	}
+	for _, id := range []string{c, c2} {
+		got := pollUntil(t, lib, id, nil, 3)["re"]
 		values := map[string]bool{}
 		for _, v := range got.Values() {
 			values[v.(string)] = true
@@ -136,12 +144,16 @@ func TestAdminRecreatedTopic(t *testing.T) {
 	}
 	// The consumer can commit on the new topic, and its group's lag
 	// is that of the new topic.
-	mustCall(t, lib, "kafka-commit", c)
+	if err := lib.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
 	g := must[*GroupInfo](t)(lib.DescribeGroup(testCtx(t), a, "g-re"))
 	if g.TotalLag != 0 || len(g.Lag) != 1 || len(g.Lag[0].Partitions) != 2 {
 		t.Errorf("group after re-creation: %s", value.Format(g.List()))
 	}
-	wantFormat(t, "subscription", mustCall(t, lib, "kafka-subscribe", c, "re"), `("re")`)
+	if sub := must[[]string](t)(lib.Subscribe(ctx, c, []string{"re"})); !cmp.Equal(sub, []string{"re"}) {
+		t.Errorf("subscription: %q", sub)
+	}
 }
 
 // staleMetadata makes c answer the next n metadata requests that name only
@@ -206,17 +218,20 @@ func TestAdminWaitsForMetadata(t *testing.T) {
 	cluster := newCluster(t, embedded.Brokers(3), embedded.NoAutoCreate())
 	c, servers := cluster.Kfake(), cluster.Servers()
 	lib := newLib(t)
-	a := mustCall(t, lib, "kafka-create", "admin", servers)
+	ctx := testCtx(t)
+	a := must[string](t)(lib.Create(ctx, Admin, servers))
 	const lag = 3 // stale answers before the change shows
 
 	created := staleMetadata(t, c, "w", lag, staleTopic(0))
-	wantFormat(t, "create", mustCall(t, lib, "kafka-create-topics", a, "w", nv{"partitions", 2}), `("w" => true)`)
+	if done := must[map[string]bool](t)(lib.CreateTopics(ctx, a, []string{"w"}, TopicOptions{Partitions: 2})); !cmp.Equal(done, map[string]bool{"w": true}) {
+		t.Errorf("create: %v", done)
+	}
 	if n := created.Load(); n != lag {
 		t.Errorf("create-topics returned after %d stale metadata answers, want %d", n, lag)
 	}
 
 	grown := staleMetadata(t, c, "w", lag, staleTopic(2))
-	if mustCall(t, lib, "kafka-create-partitions", a, "w", 4) != true {
+	if !must[bool](t)(lib.CreatePartitions(ctx, a, "w", 4)) {
 		t.Error("create-partitions 4 did not answer true")
 	}
 	// create-partitions asks once before growing; that answer is stale too.
@@ -225,9 +240,13 @@ func TestAdminWaitsForMetadata(t *testing.T) {
 	}
 
 	deleted := staleMetadata(t, c, "w", lag, staleTopic(4))
-	wantFormat(t, "delete", mustCall(t, lib, "kafka-delete-topics", a, "w"), `("w" => true)`)
+	if done := must[map[string]bool](t)(lib.DeleteTopics(ctx, a, []string{"w"})); !cmp.Equal(done, map[string]bool{"w": true}) {
+		t.Errorf("delete: %v", done)
+	}
 	if n := deleted.Load(); n != lag {
 		t.Errorf("delete-topics returned after %d stale metadata answers, want %d", n, lag)
 	}
-	wantFormat(t, "topics after the delete", mustCall(t, lib, "kafka-list-topics", a), `()`)
+	if names := must[[]string](t)(lib.ListTopics(ctx, a)); len(names) != 0 {
+		t.Errorf("topics after the delete: %q", names)
+	}
 }

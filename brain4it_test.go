@@ -20,14 +20,26 @@ func handleConfig(t *testing.T, lib *Library, id string) *config {
 	return h.cfg
 }
 
-// TestBrain4itDefaults checks that brain4it's kafka-consumer uses the
-// consumer defaults of brain4it's Java library, and kafka-create Kafka's.
+// brain4it returns the config of brain4it's kafka-consumer and
+// kafka-producer: servers, and keys as named arguments (name, value, ...).
+func brain4it(servers string, keys ...any) Config {
+	l := &value.List{}
+	for i := 0; i < len(keys); i += 2 {
+		l.AppendNamed(keys[i].(string), keys[i+1])
+	}
+	return Config{Base: servers, Keys: l, Brain4it: true}
+}
+
+// TestBrain4itDefaults checks that a config read as brain4it's
+// kafka-consumer reads it has the consumer defaults of brain4it's Java
+// library, and kafka-create's Kafka's.
 func TestBrain4itDefaults(t *testing.T) {
 	t.Parallel()
 	lib := newLib(t)
+	ctx := testCtx(t)
 	servers := "127.0.0.1:1" // nothing is dialed
-	b4 := handleConfig(t, lib, mustCall(t, lib, "kafka-consumer", servers).(string))
-	kc := handleConfig(t, lib, mustCall(t, lib, "kafka-create", "consumer", servers).(string))
+	b4 := handleConfig(t, lib, must[string](t)(lib.Create(ctx, Consumer, brain4it(servers))))
+	kc := handleConfig(t, lib, must[string](t)(lib.Create(ctx, Consumer, servers)))
 	for _, tt := range []struct {
 		name           string
 		brain4it, kafk any
@@ -49,7 +61,7 @@ func TestBrain4itDefaults(t *testing.T) {
 		t.Errorf("kafka-consumer's group %q is not a fresh one", b4.group)
 	}
 	// A named argument still overrides the default.
-	on := handleConfig(t, lib, mustCall(t, lib, "kafka-consumer", servers, nv{"enable-auto-commit", true}).(string))
+	on := handleConfig(t, lib, must[string](t)(lib.Create(ctx, Consumer, brain4it(servers, "enable-auto-commit", true))))
 	if !on.autoCommit {
 		t.Error(`"enable-auto-commit" => true did not turn auto-commit on`)
 	}
@@ -62,16 +74,17 @@ func TestBrain4itReplay(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-producer", servers)
-	mustCall(t, lib, "kafka-send", p, "replay", []any{"a", "b", "c"})
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, brain4it(servers)))
+	send(t, lib, p, []string{"replay"}, unkeyed("a", "b", "c")...)
 	for i := range 2 {
-		c := mustCall(t, lib, "kafka-consumer", servers, nv{"group-id", "replay-g"}, nv{"auto-offset-reset", "earliest"})
-		mustCall(t, lib, "kafka-subscribe", c, "replay")
-		got := pollUntil(t, lib, c.(string), nil, 3)["replay"]
+		c := must[string](t)(lib.Create(ctx, Consumer, brain4it(servers, "group-id", "replay-g", "auto-offset-reset", "earliest")))
+		must[[]string](t)(lib.Subscribe(ctx, c, []string{"replay"}))
+		got := pollUntil(t, lib, c, nil, 3)["replay"]
 		if value.Format(got) != `("a" "b" "c")` {
 			t.Errorf("consumer %d got %s, want all three again", i+1, value.Format(got))
 		}
-		mustCall(t, lib, "kafka-delete-app", c)
+		must[bool](t)(lib.Destroy(ctx, c))
 	}
 }
 
@@ -80,14 +93,15 @@ func TestBrain4itReplay(t *testing.T) {
 func TestBrain4itUnknownKeys(t *testing.T) {
 	t.Parallel()
 	lib := newLib(t)
+	ctx := testCtx(t)
 	var warnings strings.Builder
 	lib.SetLogOutput(&warnings)
 	servers := "127.0.0.1:1"
-	c := mustCall(t, lib, "kafka-consumer", servers, nv{"offset-reset", "earliest"}, nv{"max-poll-records", 3}).(string)
+	c := must[string](t)(lib.Create(ctx, Consumer, brain4it(servers, "offset-reset", "earliest", "max-poll-records", 3)))
 	if cfg := handleConfig(t, lib, c); cfg.maxPollRecords != 3 || cfg.autoOffsetReset != resetLatest {
 		t.Errorf("known key not applied or unknown one applied: max-poll-records %d, reset %v", cfg.maxPollRecords, cfg.autoOffsetReset)
 	}
-	mustCall(t, lib, "kafka-producer", servers, nv{"linger-ms", 5})
+	must[string](t)(lib.Create(ctx, Producer, brain4it(servers, "linger-ms", 5)))
 	want := []string{
 		`kafka-consumer: warning: unknown config key "offset-reset" ignored (did you mean "auto-offset-reset"?)`,
 		`kafka-producer: warning: unknown config key "linger-ms" ignored (did you mean "linger"?)`,
@@ -96,11 +110,11 @@ func TestBrain4itUnknownKeys(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", warnings.String(), strings.Join(want, "\n"))
 	}
 	// A known key with a bad value is still an error.
-	if _, err := call(t, lib, "kafka-consumer", servers, nv{"max-poll-records", "many"}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := lib.Create(ctx, Consumer, brain4it(servers, "max-poll-records", "many")); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("bad value under kafka-consumer: %v, want ErrInvalidConfig", err)
 	}
 	// kafka-create stays strict.
-	_, err := call(t, lib, "kafka-create", "consumer", bplList(t, nv{"servers", servers}, nv{"offset-reset", "earliest"}))
+	_, err := lib.Create(ctx, Consumer, map[string]any{"servers": servers, "offset-reset": "earliest"})
 	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `(did you mean "auto-offset-reset"?)`) {
 		t.Errorf("kafka-create with an unknown key: %v, want ErrInvalidConfig with a suggestion", err)
 	}
@@ -112,20 +126,21 @@ func TestPollNotSubscribed(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
-	for _, c := range []any{
-		mustCall(t, lib, "kafka-consumer", servers),
-		mustCall(t, lib, "kafka-create", "consumer", servers),
+	ctx := testCtx(t)
+	for _, c := range []string{
+		must[string](t)(lib.Create(ctx, Consumer, brain4it(servers))),
+		must[string](t)(lib.Create(ctx, Consumer, servers)),
 	} {
-		_, err := call(t, lib, "kafka-poll", c, 10)
+		_, err := lib.Poll(ctx, c, 10*time.Millisecond)
 		if !errors.Is(err, ErrNotSubscribed) || ErrorType(err) != "NotSubscribed" || !strings.Contains(err.Error(), "kafka-poll: the consumer is subscribed to no topic") {
 			t.Errorf("poll with no subscription: %v, want ErrNotSubscribed", err)
 		}
-		mustCall(t, lib, "kafka-subscribe", c, "t")
-		if _, err := call(t, lib, "kafka-poll", c, 0); err != nil {
+		must[[]string](t)(lib.Subscribe(ctx, c, []string{"t"}))
+		if _, err := lib.Poll(ctx, c, 0); err != nil {
 			t.Errorf("poll after subscribe: %v", err)
 		}
-		mustCall(t, lib, "kafka-unsubscribe", c)
-		if _, err := call(t, lib, "kafka-poll", c, 0); !errors.Is(err, ErrNotSubscribed) {
+		must[[]string](t)(lib.Unsubscribe(ctx, c, nil))
+		if _, err := lib.Poll(ctx, c, 0); !errors.Is(err, ErrNotSubscribed) {
 			t.Errorf("poll after unsubscribing from all: %v, want ErrNotSubscribed", err)
 		}
 	}

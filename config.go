@@ -1,16 +1,16 @@
 package kafkabpl
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/testdial"
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -562,7 +562,7 @@ func (c *config) bindSchemaSerdes() error {
 		}
 		if c.reg == nil {
 			c.registry.Timeout = min(c.requestTimeout, 10*time.Second)
-			c.registry.Dial = testDialer // nil but in this package's tests
+			c.registry.Dial = testdial.Dial // nil but in tests
 			reg, err := serde.NewRegistry(c.registry)
 			if err != nil {
 				return err
@@ -591,7 +591,7 @@ func suggestKey(name string) string {
 	case strings.HasPrefix(lower, "sasl."):
 		return ` (SASL is configured with the "sasl" key)`
 	}
-	if spelling, ok := closest(lower, configSpellings); ok {
+	if spelling, ok := words.Closest(lower, configSpellings); ok {
 		return fmt.Sprintf(" (did you mean %q?)", configKeyByName[spelling].name)
 	}
 	// A shortened key, such as "offset-reset" for "auto-offset-reset".
@@ -604,12 +604,6 @@ func suggestKey(name string) string {
 	}
 	return ""
 }
-
-// testDialer, when set (by this package's tests only), dials every
-// client's connections, the schema registry's too: the tests refuse any address outside 127.0.0.0/8
-// there, so that no config a test or a fuzzer makes up reaches another
-// host.
-var testDialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // kgoOpts turns the config into the options of a kgo client for kind
 // whose handle is id.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -317,5 +318,34 @@ func TestDocKeyTable(t *testing.T) {
 		if !documented[k.name] {
 			t.Errorf("config key %q is parsed but not in doc.go's key table", k.name)
 		}
+	}
+}
+
+// TestSeedConfigNotDialed creates a consumer from the config of the seed's
+// examples, with the user's own network (TestSeedExamples in package
+// functions runs the rest): it is parsed, and never dialed.
+func TestSeedConfigNotDialed(t *testing.T) {
+	t.Parallel()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	cfg := (&value.List{}).
+		AppendNamed("servers", value.NewList("10.1.20.87:9092", "10.1.20.88:9092")).
+		AppendNamed("key-deserializer", "StringDeserializer").
+		AppendNamed("value-deserializer", "StringDeserializer").
+		AppendNamed("group", "test-group")
+	id := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	h, err := lib.acquire(id, Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.cfg.group != "test-group" || !slices.Equal(h.cfg.servers, []string{"10.1.20.87:9092", "10.1.20.88:9092"}) {
+		t.Errorf("config read as group %q servers %q", h.cfg.group, h.cfg.servers)
+	}
+	h.calls.Done()
+	if ok, err := lib.Destroy(ctx, id); !ok || err != nil {
+		t.Errorf("destroy: %v, %v", ok, err)
+	}
+	if h.net.dials != 0 {
+		t.Errorf("creating and destroying a consumer dialed %d times", h.net.dials)
 	}
 }

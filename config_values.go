@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -108,7 +109,7 @@ func (r valueReader) int(lo, hi int64) (int64, error) {
 		n = v
 	case float64:
 		var ok bool
-		if n, ok = integral(v); !ok {
+		if n, ok = words.Integral(v); !ok {
 			return 0, r.errorf(fmt.Sprintf("an integer from %d to %d", lo, hi))
 		}
 	case string:

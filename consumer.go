@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/box"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -354,7 +355,7 @@ func (p *Polled) List() *value.List {
 // fillMessages makes msgs, an empty list, one topic's records as
 // kafka-poll gives them. Keys and values read by the String deserializer
 // (the default) are copied into one buffer, and the values' interfaces
-// point into one slice of strings (see boxInPlace), so that a poll of n
+// point into one slice of strings (see box.InPlace), so that a poll of n
 // such messages makes four allocations rather than four per message.
 // Other deserializers, and the records form, decode each record on its
 // own.
@@ -374,7 +375,7 @@ func fillMessages(msgs *value.List, recs []Record) {
 			size += len(r.r.Value)
 		}
 	}
-	arena := newTextArena(size)
+	arena := box.NewTextArena(size)
 	// texts holds the names, then the String values (boxed in place).
 	var texts []string
 	for i := range recs {
@@ -390,8 +391,8 @@ func fillMessages(msgs *value.List, recs []Record) {
 		case r.r.Value == nil:
 		case r.cfg.valDeser == serde.String:
 			v := &texts[len(recs)+i]
-			*v = arena.text(r.r.Value)
-			boxInPlace(&vals[i], v)
+			*v = arena.Text(r.r.Value)
+			box.InPlace(&vals[i], v)
 		default:
 			vals[i] = r.Value()
 		}
@@ -402,7 +403,7 @@ func fillMessages(msgs *value.List, recs []Record) {
 			names = texts[:len(recs):len(recs)]
 		}
 		if r.cfg.keyDeser == serde.String {
-			names[i] = arena.text(r.r.Key)
+			names[i] = arena.Text(r.r.Key)
 		} else {
 			names[i] = keyName(r.Key())
 		}
@@ -424,7 +425,7 @@ func keyName(k any) string {
 // List returns the record in its BPL records form (see [Polled.List]).
 // A stream's BPL transform gets one per input, so it is built in two
 // allocations, the text and the rest, not one per element (see
-// boxInPlace); headers, rare, take their own.
+// box.InPlace); headers, rare, take their own.
 func (r *Record) List() *value.List {
 	one := &struct {
 		l, headers value.List
@@ -447,7 +448,7 @@ func (r *Record) List() *value.List {
 	if r.cfg.valDeser == serde.String {
 		size += len(r.r.Value)
 	}
-	arena := newTextArena(size)
+	arena := box.NewTextArena(size)
 	failed := r.Err() != nil
 	// text appends name => the text of b, as the String deserializer
 	// reads it (and not when the record failed: its raw bytes then).
@@ -456,18 +457,18 @@ func (r *Record) List() *value.List {
 		case b == nil:
 			add(name)
 		case s == serde.String && !failed:
-			one.texts[slot] = arena.text(b)
-			boxInPlace(add(name), &one.texts[slot])
+			one.texts[slot] = arena.Text(b)
+			box.InPlace(add(name), &one.texts[slot])
 		default:
 			*add(name) = r.decoded(s, b)
 		}
 	}
 	integer := func(name string, slot int, v int64) {
 		one.ints[slot] = v
-		boxInPlace(add(name), &one.ints[slot])
+		box.InPlace(add(name), &one.ints[slot])
 	}
 	one.texts[0] = r.r.Topic
-	boxInPlace(add("topic"), &one.texts[0])
+	box.InPlace(add("topic"), &one.texts[0])
 	integer("partition", 0, int64(r.r.Partition))
 	integer("offset", 1, r.r.Offset)
 	integer("timestamp", 2, r.r.Timestamp.UnixMilli())

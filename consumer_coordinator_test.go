@@ -102,7 +102,7 @@ func TestGroupOutlastsCoordinatorDown(t *testing.T) {
 	t.Parallel()
 	cluster := newCluster(t, embedded.Brokers(3), embedded.Partitions(6), embedded.Topics("t"))
 	c, servers := cluster.Kfake(), cluster.Servers()
-	outages.watch(t, cluster.Addrs()...)
+	outages.Watch(t, cluster.Addrs()...)
 	var joins atomic.Int32
 	c.ControlKey(int16(kmsg.JoinGroup), func(kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
@@ -153,8 +153,8 @@ func TestGroupOutlastsCoordinatorDown(t *testing.T) {
 	}
 	joinsBefore := joins.Load()
 
-	outages.down(coordinator)
-	defer outages.up(coordinator)
+	outages.Down(coordinator)
+	defer outages.Up(coordinator)
 	if err := cl.ProduceSync(ctx, live...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +167,8 @@ func TestGroupOutlastsCoordinatorDown(t *testing.T) {
 		}
 		got += msgs.Len()
 	}
-	outages.up(coordinator)
-	if outages.refuses(coordinator) == 0 {
+	outages.Up(coordinator)
+	if outages.Refuses(coordinator) == 0 {
 		t.Fatal("no dial to the coordinator was refused: the outage proves nothing")
 	}
 	for range 10 { // good heartbeats after it: a session that had ended would rejoin meanwhile

@@ -99,20 +99,23 @@ func TestCommitThenRestart(t *testing.T) {
 			t.Parallel()
 			servers := newCluster(t, embedded.Topics("t")).Servers()
 			lib := newLib(t)
+			ctx := testCtx(t)
 			cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "enable-auto-commit": auto}
-			p := mustCall(t, lib, "kafka-create", "producer", servers)
-			mustCall(t, lib, "kafka-send", p, "t", []any{"1", "2", "3"})
+			p := must[string](t)(lib.Create(ctx, Producer, servers))
+			send(t, lib, p, []string{"t"}, unkeyed("1", "2", "3")...)
 
-			c := mustCall(t, lib, "kafka-create", "consumer", cfg)
-			pollUntil(t, lib, c.(string), nil, 3)
+			c := must[string](t)(lib.Create(ctx, Consumer, cfg))
+			pollUntil(t, lib, c, nil, 3)
 			if !auto {
-				mustCall(t, lib, "kafka-commit", c)
+				if err := lib.Commit(ctx, c); err != nil {
+					t.Fatal(err)
+				}
 			}
-			mustCall(t, lib, "kafka-destroy", c)
+			must[bool](t)(lib.Destroy(ctx, c))
 
-			mustCall(t, lib, "kafka-send", p, "t", []any{"4", "5"})
-			c = mustCall(t, lib, "kafka-create", "consumer", cfg)
-			got := pollUntil(t, lib, c.(string), nil, 2)
+			send(t, lib, p, []string{"t"}, unkeyed("4", "5")...)
+			c = must[string](t)(lib.Create(ctx, Consumer, cfg))
+			got := pollUntil(t, lib, c, nil, 2)
 			if s := value.Format(got["t"]); s != `("4" "5")` {
 				t.Errorf("after restart got %s, want the two uncommitted messages", s)
 			}
@@ -126,14 +129,15 @@ func TestNoCommitRedelivers(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
+	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "g", "topics": "t", "auto-offset-reset": "earliest", "auto-commit": false}
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	mustCall(t, lib, "kafka-send", p, "t", []any{"1", "2"})
-	c := mustCall(t, lib, "kafka-create", "consumer", cfg)
-	pollUntil(t, lib, c.(string), nil, 2)
-	mustCall(t, lib, "kafka-destroy", c)
-	c = mustCall(t, lib, "kafka-create", "consumer", cfg)
-	if s := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); s != `("1" "2")` {
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p, []string{"t"}, unkeyed("1", "2")...)
+	c := must[string](t)(lib.Create(ctx, Consumer, cfg))
+	pollUntil(t, lib, c, nil, 2)
+	must[bool](t)(lib.Destroy(ctx, c))
+	c = must[string](t)(lib.Create(ctx, Consumer, cfg))
+	if s := value.Format(pollUntil(t, lib, c, nil, 2)["t"]); s != `("1" "2")` {
 		t.Errorf("got %s", s)
 	}
 }

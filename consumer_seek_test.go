@@ -47,16 +47,22 @@ func TestSeek(t *testing.T) {
 		t.Fatalf("from the beginning: %v", got)
 	}
 	// Now owned partitions move at once.
-	mustCall(t, lib, "kafka-seek", c, "t", 3, nv{"partition", 1}) // partition 1 holds 1 3 5 7 9 at offsets 0..4
+	if err := lib.Seek(ctx, c, "t", SeekOffset(3), 1); err != nil { // partition 1 holds 1 3 5 7 9 at offsets 0..4
+		t.Fatal(err)
+	}
 	if got := values(c, 2); !slices.Equal(got, []string{"7", "9"}) {
 		t.Errorf("offset 3 of partition 1: %v", got)
 	}
-	mustCall(t, lib, "kafka-seek", c, "t", map[string]any{"timestamp": 8500})
+	if err := lib.Seek(ctx, c, "t", SeekTimestamp(time.UnixMilli(8500))); err != nil {
+		t.Fatal(err)
+	}
 	if got := values(c, 2); !slices.Equal(got, []string{"8", "9"}) {
 		t.Errorf("from timestamp 8500: %v", got)
 	}
-	mustCall(t, lib, "kafka-seek", c, "t", "end")
-	if s := value.Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
+	if err := lib.Seek(ctx, c, "t", SeekEnd()); err != nil {
+		t.Fatal(err)
+	}
+	if s := value.Format(must[*Polled](t)(lib.Poll(ctx, c, 200*time.Millisecond)).List()); s != `("t" => ())` {
 		t.Errorf("after seeking to the end: %s", s)
 	}
 }

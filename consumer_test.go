@@ -26,24 +26,25 @@ func TestSubscribeIsDeterministic(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
 	const rounds = 60
 	for i := range rounds {
 		topic := fmt.Sprintf("fresh-%d", i)
-		c := mustCall(t, lib, "kafka-create", "consumer", servers)
+		c := must[string](t)(lib.Create(ctx, Consumer, servers))
 		if i%2 == 0 {
-			mustCall(t, lib, "kafka-subscribe", c, topic)
-		} else { // the three-argument poll subscribes too
-			if s := value.Format(mustCall(t, lib, "kafka-poll", c, topic, 0)); s != fmt.Sprintf("(%q => ())", topic) {
+			must[[]string](t)(lib.Subscribe(ctx, c, []string{topic}))
+		} else { // a poll of topics subscribes too
+			if s := value.Format(must[*Polled](t)(lib.PollTopics(ctx, c, []string{topic}, 0)).List()); s != fmt.Sprintf("(%q => ())", topic) {
 				t.Fatalf("round %d: first poll %s", i, s)
 			}
 		}
-		mustCall(t, lib, "kafka-send", p, topic, fmt.Sprintf("m%d", i))
-		got := pollUntil(t, lib, c.(string), nil, 1)
+		send(t, lib, p, []string{topic}, unkeyed(fmt.Sprintf("m%d", i))...)
+		got := pollUntil(t, lib, c, nil, 1)
 		if s := value.Format(got[topic]); s != fmt.Sprintf(`("m%d")`, i) {
 			t.Fatalf("round %d: got %s", i, s)
 		}
-		mustCall(t, lib, "kafka-destroy", c)
+		must[bool](t)(lib.Destroy(ctx, c))
 	}
 }
 
@@ -53,31 +54,18 @@ func TestSubscribeLatestSkipsOlder(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	mustCall(t, lib, "kafka-send", p, "t", []any{"old1", "old2"})
-	c := mustCall(t, lib, "kafka-create", "consumer", servers)
-	mustCall(t, lib, "kafka-subscribe", c, "t")
-	mustCall(t, lib, "kafka-send", p, "t", "new")
-	got := pollUntil(t, lib, c.(string), nil, 1)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p, []string{"t"}, unkeyed("old1", "old2")...)
+	c := must[string](t)(lib.Create(ctx, Consumer, servers))
+	must[[]string](t)(lib.Subscribe(ctx, c, []string{"t"}))
+	send(t, lib, p, []string{"t"}, unkeyed("new")...)
+	got := pollUntil(t, lib, c, nil, 1)
 	if s := value.Format(got["t"]); s != `("new")` {
 		t.Errorf("got %s, want only the message sent after subscribing", s)
 	}
-	if s := value.Format(mustCall(t, lib, "kafka-poll", c, 200)); s != `("t" => ())` {
+	if s := value.Format(must[*Polled](t)(lib.Poll(ctx, c, 200*time.Millisecond)).List()); s != `("t" => ())` {
 		t.Errorf("then %s", s)
-	}
-}
-
-func TestPollRecordsFormat(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest"})
-	mustCall(t, lib, "kafka-send", p, "t", bplList(t, nv{"k", "v"}), nv{"headers", map[string]any{"h1": "x", "h2": 5}}, nv{"timestamp", 1700000000123})
-	got := pollUntil(t, lib, c.(string), []string{"t"}, 1)
-	want := `(("topic" => "t" "partition" => 0 "offset" => 0 "timestamp" => 1700000000123 "key" => "k" "value" => "v" "headers" => ("h1" => "x" "h2" => "5")))`
-	if s := value.Format(got["t"]); s != want {
-		t.Errorf("got  %s\nwant %s", s, want)
 	}
 }
 
@@ -88,13 +76,14 @@ func TestPollUndecodable(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Topics("nums")).Servers()
 	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-create", "producer", servers) // String serializer
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "value-deserializer": "Integer", "auto-offset-reset": "earliest"})
-	ip := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "value-serializer": "Integer"})
-	mustCall(t, lib, "kafka-send", ip, "nums", 7)
-	mustCall(t, lib, "kafka-send", p, "nums", "abc")
-	mustCall(t, lib, "kafka-send", ip, "nums", 8)
-	got := pollUntil(t, lib, c.(string), []string{"nums"}, 3)["nums"]
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers)) // String serializer
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "value-deserializer": "Integer", "auto-offset-reset": "earliest"}))
+	ip := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "value-serializer": "Integer"}))
+	send(t, lib, ip, []string{"nums"}, unkeyed(7)...)
+	send(t, lib, p, []string{"nums"}, unkeyed("abc")...)
+	send(t, lib, ip, []string{"nums"}, unkeyed(8)...)
+	got := pollUntil(t, lib, c, []string{"nums"}, 3)["nums"]
 	if got.At(0) != int64(7) || got.At(2) != int64(8) {
 		t.Fatalf("good messages around the bad one: %s", value.Format(got))
 	}
@@ -153,45 +142,18 @@ func TestPollTopicsKeepsOthers(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	c := mustCall(t, lib, "kafka-create", "consumer", servers)
-	mustCall(t, lib, "kafka-subscribe", c, []any{"a", "b"})
-	mustCall(t, lib, "kafka-send", p, []any{"a", "b"}, []any{"1", "2", "3"})
-	gotA := pollUntil(t, lib, c.(string), []string{"a"}, 3)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	c := must[string](t)(lib.Create(ctx, Consumer, servers))
+	must[[]string](t)(lib.Subscribe(ctx, c, []string{"a", "b"}))
+	send(t, lib, p, []string{"a", "b"}, unkeyed("1", "2", "3")...)
+	gotA := pollUntil(t, lib, c, []string{"a"}, 3)
 	if s := value.Format(gotA["a"]); s != `("1" "2" "3")` || gotA["b"] != nil {
 		t.Fatalf("poll of a returned %v", gotA)
 	}
-	gotB := pollUntil(t, lib, c.(string), nil, 3)
+	gotB := pollUntil(t, lib, c, nil, 3)
 	if s := value.Format(gotB["b"]); s != `("1" "2" "3")` {
 		t.Errorf("b's messages after polling a: %s", s)
-	}
-}
-
-func TestSubscribeUnsubscribe(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t).Servers()
-	lib := newLib(t)
-	c := mustCall(t, lib, "kafka-create", "consumer", servers)
-	steps := []struct {
-		fn   string
-		args []any
-		want string
-	}{
-		{"kafka-subscribe", []any{[]any{"b", "a"}}, `("a" "b")`},
-		{"kafka-subscribe", []any{[]any{"c", "b"}}, `("b" "c")`},
-		{"kafka-unsubscribe", []any{"b"}, `("c")`},
-		{"kafka-unsubscribe", []any{"never"}, `("c")`},
-		{"kafka-poll", []any{"d", 0}, `("d" => ())`},
-		{"kafka-poll", []any{0}, `("c" => () "d" => ())`},
-		{"kafka-unsubscribe", nil, `()`},
-		{"kafka-subscribe", []any{[]any{"x"}}, `("x")`},
-		{"kafka-subscribe", []any{[]any{}}, `()`},
-	}
-	for _, s := range steps {
-		got := mustCall(t, lib, s.fn, append([]any{c}, s.args...)...)
-		if value.Format(got) != s.want {
-			t.Errorf("%s %v = %s, want %s", s.fn, s.args, value.Format(got), s.want)
-		}
 	}
 }
 
@@ -239,9 +201,9 @@ func TestIsolationLevel(t *testing.T) {
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
 	cfg := map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}
-	dirty := mustCall(t, lib, "kafka-create", "consumer", cfg)
+	dirty := must[string](t)(lib.Create(testCtx(t), Consumer, cfg))
 	cfg["isolation-level"] = "read_committed"
-	clean := mustCall(t, lib, "kafka-create", "consumer", cfg)
+	clean := must[string](t)(lib.Create(testCtx(t), Consumer, cfg))
 
 	txn, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...), kgo.TransactionalID("tx"), kgo.DefaultProduceTopic("t"))
 	if err != nil {
@@ -255,16 +217,16 @@ func TestIsolationLevel(t *testing.T) {
 	if err := txn.ProduceSync(ctx, kgo.StringRecord("pending")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	if got := value.Format(pollUntil(t, lib, dirty.(string), nil, 1)["t"]); got != `("pending")` {
+	if got := value.Format(pollUntil(t, lib, dirty, nil, 1)["t"]); got != `("pending")` {
 		t.Errorf("read_uncommitted got %s", got)
 	}
-	if got := value.Format(mustCall(t, lib, "kafka-poll", clean, 300)); got != `("t" => ())` {
+	if got := value.Format(must[*Polled](t)(lib.Poll(ctx, clean, 300*time.Millisecond)).List()); got != `("t" => ())` {
 		t.Errorf("read_committed saw an open transaction: %s", got)
 	}
 	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	if got := value.Format(pollUntil(t, lib, clean.(string), nil, 1)["t"]); got != `("pending")` {
+	if got := value.Format(pollUntil(t, lib, clean, nil, 1)["t"]); got != `("pending")` {
 		t.Errorf("read_committed after the commit got %s", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/testdial"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -75,8 +76,8 @@ func newBrokerDialer(c *config) *brokerDialer {
 		reached: map[string]bool{},
 		stop:    make(chan struct{}),
 	}
-	if testDialer != nil {
-		d.dial = testDialer
+	if testdial.Dial != nil {
+		d.dial = testdial.Dial // tests: loopback addresses only
 	}
 	if c.tls != nil {
 		d.tls = c.tls.Clone()

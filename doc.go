@@ -1,16 +1,17 @@
 // Package kafkabpl is the Kafka library of BPL, the Lisp-like scripting
 // language of the brain4it IoT platform, built on franz-go.
 //
-// It has two faces. For Go programs, a [Library] holds producers, consumers
-// and admin clients behind string handles, with typed methods that mirror
-// the BPL functions: [Library.Create], [Library.Send], [Library.Poll],
-// [Library.Subscribe], [Library.Commit], [Library.Seek], [Library.Destroy]
-// and the admin calls, and streams between topics ([Library.Stream]). For
-// BPL runtimes, [Library.Functions] returns the
-// table of BPL functions, thin adapters over those methods, to register
-// under their names. The command kafkabpl (cmd/kafkabpl) runs BPL scripts
-// with that table, and can start an embedded Kafka-compatible cluster
-// (package embedded) so no broker needs to be installed.
+// This package is its Go API. A [Library] holds producers, consumers and
+// admin clients behind string handles, with typed methods:
+// [Library.Create], [Library.Send], [Library.Poll], [Library.Subscribe],
+// [Library.Commit], [Library.Seek], [Library.Destroy] and the admin calls,
+// and streams between topics ([Library.Stream]). For BPL runtimes, package
+// functions is the table of BPL functions (kafka-create, kafka-send,
+// kafka-poll, ...), thin adapters over these methods, to register under
+// their names: its documentation is the functions' reference. The command
+// kafkabpl (cmd/kafkabpl) runs BPL scripts with that table, and can start
+// an embedded Kafka-compatible cluster (package embedded) so no broker
+// needs to be installed.
 //
 // # Values
 //
@@ -22,174 +23,72 @@
 // list does, which loses messages with the same key). [value.Format] prints a
 // value in canonical BPL text and [value.Parse] reads BPL text.
 //
-// # BPL functions
+// # Handles, sends and polls
 //
-// Handles are strings: "p", "c", "a" or "s" (a stream) and 32 hex digits. An admin target is
-// an admin handle or a config. Every error message starts with the
-// function's name, and scripts see errors as exceptions typed by
-// [ErrorType].
+// Handles are strings: "p", "c", "a" or "s" (a stream) and 32 hex digits.
+// An admin call's target is an admin handle, or a config for a client of
+// the call's own; each admin call ends within request-timeout. Every error
+// is an [Error] that names the BPL function the method serves (its message
+// starts with it, as in `kafka-poll: unknown consumer id "c12..."`), and a
+// BPL runtime sees it as an exception typed by [ErrorType].
 //
-//	(kafka-create kind config)             kind "producer" "consumer" "admin"; returns a handle
-//	(kafka-producer servers "key" => v ...) brain4it's name: config keys as named arguments
-//	(kafka-consumer servers "key" => v ...) likewise
-//	(kafka-send id topics messages)        returns how many records were delivered
-//	    named: "key" => k "partition" => n "headers" => ("h" => "v") "timestamp" => ms "records" => true
-//	(kafka-poll id timeout-ms)             messages by topic, every subscribed topic (none: NotSubscribed)
-//	(kafka-poll id topics timeout-ms)      subscribes first if needed; only those topics
-//	(kafka-subscribe id topics)            the subscription after the call, sorted; () unsubscribes
-//	(kafka-unsubscribe id [topics])        the remaining subscription, sorted
-//	(kafka-commit id)                      true once everything polled is committed
-//	(kafka-seek id topic position)         position "beginning" "end" offset or ("timestamp" => ms);
-//	    named: "partition" => p (default: every partition)
-//	(kafka-destroy id)                     true; false if id was unknown
-//	(kafka-delete-app id)                  brain4it's name for kafka-destroy
-//
-// The admin functions take a target: an admin handle, or a config for a
-// client of the call's own. Each call ends within request-timeout.
-//
-//	(kafka-create-topics target topics)    ("t1" => true "t2" => false): created / already existed
-//	    named: "partitions" => n "replication-factor" => r "configs" => ("retention.ms" => 60000)
-//	(kafka-delete-topics target topics)    ("t1" => true ...): deleted / did not exist
-//	(kafka-list-topics target)             ("t1" "t2"), sorted, internal topics left out
-//	(kafka-describe-topics target [topics]) per topic, its partitions:
-//	    ("t" => ("partitions" => (("partition" => 0 "leader" => 1 "replicas" => (1 2 0) "isr" => (1 2 0)) ...)) ...)
-//	(kafka-describe-cluster target)
-//	    ("cluster-id" => "..." "controller" => 1 "brokers" => (("id" => 0 "host" => "127.0.0.1" "port" => 9092) ...))
-//	(kafka-create-partitions target topic count)  true; false when it already has count
-//	(kafka-list-groups target)             ("g1" => "Stable" "g2" => "Empty")
-//	(kafka-describe-group target group)
-//	    ("group" => "g" "state" => "Stable"
-//	     "members" => (("member-id" => m "client-id" => c "host" => h "assignment" => ("t" => (0 1))) ...)
-//	     "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
-//	     "total-lag" => 4)
-//
-// Each is described in full with its method: [Library.CreateTopics],
-// [Library.DeleteTopics], [Library.ListTopics], [Library.DescribeTopics],
-// [Library.DescribeCluster], [Library.CreatePartitions],
-// [Library.ListGroups] and [Library.DescribeGroup].
-//
-// kafka-send sends every message to every topic, in order. messages is one
-// value or a list of values, and a message's name in the list is its key:
-//
-//	(kafka-send p "sensors" ("s1" => "21.5" "s1" => "21.7" "no key"))
-//
-// sends three messages, two with key "s1". To send one list as one message
-// (with the JSON or BPL serializer), wrap it: (kafka-send p "t" (("a" => 1))).
-// With "records" => true each message is a record list with "key" "value"
-// "partition" "headers" "timestamp". The call returns when every record is
-// acknowledged, within send-timeout; one call is sent in batches.
-//
-// kafka-poll returns ("t1" => (messages) "t2" => ()) with every subscribed
-// topic, sorted, each message its value, named by its key when the key is
-// not null:
-//
-//	("sensors" => ("s1" => "21.5" "s1" => "21.7" "no key"))
-//
-// With the consumer config "poll-format" => "records", each message is
-//
-//	("topic" => "sensors" "partition" => 0 "offset" => 7 "timestamp" => 1700000000123
-//	 "key" => "s1" "value" => "21.5" "headers" => ("unit" => "C"))
-//
-// and a message that cannot be deserialized always comes in this form, with
-// its raw key and value and an "error" element saying why: it is never
-// dropped and never stalls the consumer.
+// [Library.Send] sends every message to every topic, in order, and returns
+// when every record is acknowledged, within send-timeout; one call is sent
+// in batches. [Library.Poll] returns each subscribed topic's new records
+// ([Polled]), in partition and offset order; [Polled.List] is their BPL
+// form, as kafka-poll returns it, shaped by the consumer's "poll-format". A
+// record that its deserializer cannot read carries its error
+// ([Record.Err]): it is never dropped and never stalls the consumer.
 //
 // # Streams
 //
-// A stream reads topics, runs a BPL function on each message and writes
-// what it returns, on goroutines of its own while the script goes on:
-//
-//	(kafka-stream config "from" => topics "to" => topic "transform" => fn)   returns a handle "s..."
-//	    named: "guarantee" => "exactly-once" (default) | "at-least-once"
-//	           "on-error" => "stop" (default) | "skip" | "dead-letter"
-//	           "dead-letter-topic" => t (default: "<input topic>.dlq")
-//	           and any config key, as kafka-create takes it; "group" is required
-//	(kafka-stream-status id)
-//	    ("state" => "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
-//	     "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n "reinits" => n
-//	     "last-error" => null)
-//	(kafka-destroy id)                     commits the batch in hand, leaves the group
-//
-// config is read like a consumer's and a producer's together. "group" is
-// the stream's application id: processes started with the same group
-// share the input partitions. The transform gets the input as a record
-// list ("topic" "partition" "offset" "timestamp" "key" "value"
-// "headers") and returns:
-//
-//	null                                   nothing is written (a filter)
-//	any other value, lists included        one message to "to", with the input's key
-//	(kafka-output v "topic" => t "key" => k "partition" => p "headers" => (...) "timestamp" => ms)
-//	                                       one message with its own topic, key (none given: the input's; null: none), ...
-//	(kafka-outputs a b ...)                several messages, each a value or a kafka-output
-//
-// kafka-output and kafka-outputs return values of their own kind, never
-// lists, so a list a transform returns (a JSON array, say) is always one
-// message's value. Under exactly-once (see [ExactlyOnce]) a batch's
+// A stream ([Library.Stream]) reads topics, runs a [Transform] on each
+// record and writes what it returns, on goroutines of its own. Its config
+// is read like a consumer's and a producer's together; "group" is the
+// stream's application id: processes started with the same group share
+// the input partitions. Under exactly-once (see [ExactlyOnce]) a batch's
 // outputs, its dead letters and its input offsets are committed in one
 // transaction; under at-least-once the outputs are acknowledged before the
 // inputs are committed. An input that cannot be deserialized, a transform
-// that throws and an output that cannot be serialized are handled by
-// "on-error": stop (the stream fails, nothing from that input on is
-// committed), skip, or dead-letter (the input's key, value and headers,
-// with headers dlq-error, dlq-error-type, dlq-source-topic,
+// that fails and an output that cannot be serialized are handled as the
+// stream's [OnError] says: stop (the stream fails, nothing from that input
+// on is committed), skip, or dead-letter (the input's key, value and
+// headers, with headers dlq-error, dlq-error-type, dlq-source-topic,
 // dlq-source-partition and dlq-source-offset). The outputs of one input
-// partition are written in input order. kafkabpl run keeps running while
-// a script's streams run, and exits 1 when one failed.
+// partition are written in input order. [Library.StreamStatus] reports a
+// stream's state and counts.
 //
 // # Stateful streams
 //
-// A stream can keep state per key, or per key and window, in a store named
-// by "store" (see [StreamSpec] for the guarantees, [Window] for the
-// windows):
-//
-//	(kafka-stream config "from" => topic "to" => topic "store" => name
-//	  "transform" => (function (in state) ...))
-//	    the transform gets the input and its key's state (null at first) and returns
-//	    (kafka-state new-state output ...)     the key's new state (null deletes it), and
-//	                                           outputs as kafka-outputs takes them
-//	    null                                   the state as the function left it; no output
-//	(kafka-stream config "from" => topic "to" => topic "store" => name
-//	  "window" => ("type" => "tumbling" "size" => ms)
-//	  "aggregate" => (function (in acc) ...)) the window's new aggregate; acc is null for a new one
-//	    window: "type" => "tumbling" (with "size") | "hopping" ("size", "advance") | "session" ("gap")
-//	            "grace" => ms (default 0)       how long after its end a window still takes inputs
-//	            "emit" => "close" (default)     one result per window, when it closes
-//	                      | "update"            a result after every input it takes
-//	            "late" => "drop" (default) | "dead-letter"   inputs for closed windows
-//	            "idle" => ms (default 0: off)   a partition without input that long moves its time on
-//	                                            with the wall clock, so that its windows close
-//	    "merge" => (function (a b) ...)        session windows: the aggregate of two sessions an input bridges
-//	    "result" => (function (w) ...)         a closed window's outputs, as a transform returns them;
-//	                                           w is ("key" "start" "end" "value" "final")
-//	                                           (default: ("start" => ms "end" => ms "value" => acc),
-//	                                           keyed by the window's key)
+// A stream can keep state per key ([StreamSpec]'s Update), or per key and
+// window ([Window]), in a store named by [StreamSpec]'s Store (see
+// [StreamSpec] for the guarantees).
 //
 // A stateful stream reads one topic, whose inputs need keys (state is kept
-// by the key's bytes; an input with a null key is an error, handled by
-// "on-error"). Windows are timed by the inputs' timestamps: a partition's
-// stream time is the latest timestamp it has read, and a window [start,
-// end) closes when the stream time reaches its end plus the grace. A
-// session holds a key's inputs at most the gap apart, and closes when the
-// stream time passes its last input by more than the gap plus the grace
-// (an input exactly the gap after it still joins it). An input whose
-// windows have all closed is late. The store is held in memory per input
-// partition and in the compacted topic "<group>-<store>-changelog"
-// (created with the input's partition count, or checked against it),
-// written in the transaction of the outputs and the input offsets; when a
-// process is assigned a partition, it restores the partition's state from
-// the changelog before processing any of its input, while its other
-// partitions go on (a restore first waits for a transaction a crashed owner
-// left open on the changelog to end). State values are kept
-// exactly (3.0 stays a float). kafka-stream-status adds "store" => ("name"
-// "changelog" "partitions" "keys" "windows" "bytes" "restoring"
-// "restore-read" "restore-total" "restored" "late"). Under at-least-once an
-// input processed again after a crash is counted again in the state.
+// by the key's bytes; an input with a null key is an error, handled by the
+// stream's OnError). Windows are timed by the inputs' timestamps: a
+// partition's stream time is the latest timestamp it has read, and a window
+// [start, end) closes when the stream time reaches its end plus the grace.
+// A session holds a key's inputs at most the gap apart, and closes when the
+// stream time passes its last input by more than the gap plus the grace (an
+// input exactly the gap after it still joins it). An input whose windows
+// have all closed is late. The store is held in memory per input partition
+// and in the compacted topic "<group>-<store>-changelog" (created with the
+// input's partition count, or checked against it), written in the
+// transaction of the outputs and the input offsets; when a process is
+// assigned a partition, it restores the partition's state from the
+// changelog before processing any of its input, while its other partitions
+// go on (a restore first waits for a transaction a crashed owner left open
+// on the changelog to end). State values are kept exactly (3.0 stays a
+// float); [StreamStatus] reports the store ([StoreStatus]). Under
+// at-least-once an input processed again after a crash is counted again in
+// the state.
 //
 // # Subscribing is deterministic
 //
-// Once kafka-subscribe (or the three-argument kafka-poll) returns, every
-// message sent afterwards to a subscribed topic is returned by the
-// following polls, even with "auto-offset-reset" => "latest": a partition
+// Once [Library.Subscribe] (or [Library.PollTopics], which subscribes too)
+// returns, every message sent afterwards to a subscribed topic is returned
+// by the following polls, even with "auto-offset-reset" => "latest": a partition
 // with no committed offset starts where the topic ended when the
 // subscription was made, not where it ends when the group is finally
 // joined. A topic created after the subscription is read from its start.

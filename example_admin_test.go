@@ -10,52 +10,6 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// The admin functions as a BPL script calls them, on an admin handle or
-// straight on the servers.
-func Example_admin() {
-	// One broker that creates no topic on first use: what exists is what
-	// the admin functions made.
-	cluster, err := embedded.Start(embedded.Port(0), embedded.NoAutoCreate())
-	if err != nil {
-		panic(err)
-	}
-	defer cluster.Close()
-	servers := cluster.Servers()
-	ctx := context.Background()
-	lib := kafkabpl.New()
-	defer lib.Close(ctx)
-	fns := lib.Functions()
-	call := func(name string, args *value.List) any {
-		v, err := fns[name](ctx, args)
-		if err != nil {
-			return err
-		}
-		return v
-	}
-	args := value.NewList // a BPL call's arguments
-
-	a := call("kafka-create", args("admin", servers))
-	// (kafka-create-topics a ("sensors" "alarms") "partitions" => 2)
-	fmt.Println(value.Format(call("kafka-create-topics",
-		args(a, args("sensors", "alarms")).AppendNamed("partitions", int64(2)))))
-	fmt.Println(value.Format(call("kafka-create-topics", args(servers, "sensors"))))
-	fmt.Println(value.Format(call("kafka-list-topics", args(a))))
-	fmt.Println(value.Format(call("kafka-describe-topics", args(a, "sensors"))))
-	fmt.Println(value.Format(call("kafka-create-partitions", args(a, "sensors", int64(3)))))
-	fmt.Println(value.Format(call("kafka-delete-topics", args(a, args("alarms", "missing")))))
-	fmt.Println(value.Format(call("kafka-list-topics", args(servers))))
-	fmt.Println(call("kafka-create-topics", args(a, "t").AppendNamed("replication-factor", int64(3))))
-	// Output:
-	// ("sensors" => true "alarms" => true)
-	// ("sensors" => false)
-	// ("alarms" "sensors")
-	// ("sensors" => ("partitions" => (("partition" => 0 "leader" => 0 "replicas" => (0) "isr" => (0)) ("partition" => 1 "leader" => 0 "replicas" => (0) "isr" => (0)))))
-	// true
-	// ("alarms" => true "missing" => false)
-	// ("sensors")
-	// kafka-create-topics: topic "t": INVALID_REPLICATION_FACTOR: Replication factor is below 1 or larger than the number of available brokers.
-}
-
 // A consumer group's lag: what it has yet to read, from what it committed.
 func ExampleLibrary_DescribeGroup() {
 	// One broker that creates no topic on first use: what exists is what

@@ -2,7 +2,6 @@ package kafkabpl_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -51,45 +50,6 @@ func ExampleLibrary_Send() {
 	// delivered 2 <nil>
 	// containers offset 0: key <nil>, value hello world
 	// containers offset 1: key c7, value full
-}
-
-// The BPL functions, called from Go as a BPL runtime would call them. The
-// poll result is a BPL list: each message is its value, named by its key.
-func ExampleLibrary_Functions() {
-	cluster, err := embedded.Start(embedded.Port(0)) // free ports of 127.0.0.1
-	if err != nil {
-		panic(err)
-	}
-	defer cluster.Close()
-	servers := cluster.Servers()
-	ctx := context.Background()
-	lib := kafkabpl.New()
-	defer lib.Close(ctx)
-	f := lib.Functions()
-
-	c, _ := f["kafka-create"](ctx, value.NewList("consumer", servers))
-	fmt.Println(f["kafka-subscribe"](ctx, value.NewList(c, value.NewList("lights", "containers"))))
-
-	p, _ := f["kafka-producer"](ctx, value.NewList(servers).AppendNamed("value-serializer", "JSON"))
-	msgs := value.NewList().
-		AppendNamed("c7", value.NewList().AppendNamed("level", int64(80))).
-		AppendNamed("c7", value.NewList().AppendNamed("level", int64(95)))
-	fmt.Println(f["kafka-send"](ctx, value.NewList(p, "containers", msgs)))
-
-	consumerJSON, _ := f["kafka-consumer"](ctx, value.NewList(servers).
-		AppendNamed("value-deserializer", "JSON").
-		AppendNamed("auto-offset-reset", "earliest").
-		AppendNamed("topics", "containers"))
-	res, err := f["kafka-poll"](ctx, value.NewList(consumerJSON, int64(5000)))
-	fmt.Println(value.Format(res), err)
-
-	_, err = f["kafka-poll"](ctx, value.NewList(p, int64(10)))
-	fmt.Println(value.ErrorType(err), errors.Is(err, kafkabpl.ErrWrongKind))
-	// Output:
-	// ("containers" "lights") <nil>
-	// 2 <nil>
-	// ("containers" => ("c7" => ("level" => 80) "c7" => ("level" => 95))) <nil>
-	// WrongKind true
 }
 
 // Printing and reading BPL text.

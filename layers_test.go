@@ -18,12 +18,17 @@ var layers = map[string][]string{
 	"internal/topicname":   {},
 	"internal/benchloop":   {},
 	"internal/browsertest": {},
+	"internal/words":       {},
+	"internal/box":         {},
+	"internal/testdial":    {},
 	"bpl":                  {"value"},
 	"serde":                {"value"},
-	"":                     {"value", "serde", "internal/topicname"},
+	"":                     {"value", "serde", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
 	"embedded":             {"internal/topicname"},
-	"server":               {"value", "bpl", ""},
-	"cmd/kafkabpl":         {"value", "bpl", "", "embedded", "server"},
+	"internal/testkit":     {"value", "embedded", "internal/testdial"}, // by tests only
+	"functions":            {"value", "serde", "", "internal/words", "internal/box"},
+	"server":               {"value", "bpl", "", "functions"},
+	"cmd/kafkabpl":         {"value", "bpl", "", "functions", "embedded", "server"},
 }
 
 const module = "github.com/brain4it/kafkabpl"

@@ -88,14 +88,15 @@ func TestKeysLandLikeJava(t *testing.T) {
 	const parts = 7
 	servers := newCluster(t, embedded.Partitions(parts), embedded.Topics("keyed")).Servers()
 	lib := newLib(t)
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "keyed"})
-	msgs := &value.List{}
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "keyed"}))
+	var msgs []Message
 	for i := range 100 {
-		msgs.AppendNamed(fmt.Sprintf("sensor-%d", i%25), fmt.Sprint(i))
+		msgs = append(msgs, Message{Key: fmt.Sprintf("sensor-%d", i%25), Value: fmt.Sprint(i)})
 	}
-	mustCall(t, lib, "kafka-send", p, "keyed", msgs)
-	got := pollUntil(t, lib, c.(string), nil, 100)["keyed"]
+	send(t, lib, p, []string{"keyed"}, msgs...)
+	got := pollUntil(t, lib, c, nil, 100)["keyed"]
 	for _, r := range got.Values() {
 		rec := r.(*value.List)
 		key, _ := rec.Get("key")
@@ -110,42 +111,43 @@ func TestPartitionChoice(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Partitions(3), embedded.Topics("t")).Servers()
 	lib := newLib(t)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "t"})
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "poll-format": "records", "auto-offset-reset": "earliest", "topics": "t"}))
 	partitionsOf := func(n int) map[int64]int {
 		out := map[int64]int{}
-		for _, r := range pollUntil(t, lib, c.(string), nil, n)["t"].Values() {
+		for _, r := range pollUntil(t, lib, c, nil, n)["t"].Values() {
 			p, _ := r.(*value.List).Get("partition")
 			out[p.(int64)]++
 		}
 		return out
 	}
 
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	mustCall(t, lib, "kafka-send", p, "t", []any{"a", "b"}, nv{"partition", 2})
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p, []string{"t"}, Message{Value: "a", Partition: new(int32(2))}, Message{Value: "b", Partition: new(int32(2))})
 	if got := partitionsOf(2); got[2] != 2 {
-		t.Errorf(`"partition" => 2 went to %v`, got)
+		t.Errorf("partition 2 went to %v", got)
 	}
 	// A keyed message with an explicit partition goes there, not to its hash.
-	mustCall(t, lib, "kafka-send", p, "t", []any{map[string]any{"key": "k", "value": "v", "partition": 1}}, nv{"records", true})
+	send(t, lib, p, []string{"t"}, Message{Key: "k", Value: "v", Partition: new(int32(1))})
 	if got := partitionsOf(1); got[1] != 1 {
 		t.Errorf("record with partition 1 went to %v", got)
 	}
-	_, err := call(t, lib, "kafka-send", p, "t", "x", nv{"partition", 9})
+	_, err := lib.Send(ctx, p, []string{"t"}, []Message{{Value: "x", Partition: new(int32(9))}})
 	if err == nil || !strings.Contains(err.Error(), "delivered 0 of 1") {
 		t.Errorf("partition 9 of 3: %v", err)
 	}
 
-	rr := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "partitioner": "round-robin"})
-	mustCall(t, lib, "kafka-send", rr, "t", []any{"1", "2", "3", "4", "5", "6"})
+	rr := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "partitioner": "round-robin"}))
+	send(t, lib, rr, []string{"t"}, unkeyed("1", "2", "3", "4", "5", "6")...)
 	if got := partitionsOf(6); got[0] != 2 || got[1] != 2 || got[2] != 2 {
 		t.Errorf("round-robin spread 6 messages as %v", got)
 	}
 
-	manual := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "partitioner": "manual"})
-	if _, err := call(t, lib, "kafka-send", manual, "t", "x"); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `no partition and the partitioner is "manual"`) {
+	manual := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "partitioner": "manual"}))
+	if _, err := lib.Send(ctx, manual, []string{"t"}, unkeyed("x")); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `no partition and the partitioner is "manual"`) {
 		t.Errorf("manual without partition: %v", err)
 	}
-	mustCall(t, lib, "kafka-send", manual, "t", "x", nv{"partition", 0})
+	send(t, lib, manual, []string{"t"}, Message{Value: "x", Partition: new(int32(0))})
 	if got := partitionsOf(1); got[0] != 1 {
 		t.Errorf("manual partition 0 went to %v", got)
 	}
@@ -402,84 +404,19 @@ func TestDestroyDuringPoll(t *testing.T) {
 	}
 }
 
-// TestSendCallWideKey checks "key" => k: it keys every message that has no
-// name of its own; a message's name still wins.
-func TestSendCallWideKey(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	mustCall(t, lib, "kafka-send", p, "t", bplList(t, "a", nv{"own", "b"}), nv{"key", "k"})
-	if got := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("k" => "a" "own" => "b")` {
-		t.Errorf("got %s", got)
-	}
-}
-
-// TestEmptyIsNotNull checks that an empty string is sent as an empty
-// value, key or header, never as Kafka's null: a null value is a tombstone,
-// which on a compacted topic deletes the key.
-func TestEmptyIsNotNull(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
-	p := mustCall(t, lib, "kafka-create", "producer", servers)
-	mustCall(t, lib, "kafka-send", p, "t", bplList(t, "", nv{"k", ""}, nil), nv{"headers", bplList(t, nv{"h", ""})})
-	mustCall(t, lib, "kafka-send", p, "t", bplList(t, bplList(t, nv{"key", ""}, nv{"value", ""})), nv{"records", true})
-	got := pollUntil(t, lib, c.(string), nil, 4)["t"]
-	// (An empty key names nothing: a List's empty name means unnamed.
-	// The Go API below and the "records" format tell it from null.)
-	if s := value.Format(got); s != `("" "k" => "" null "")` {
-		t.Errorf("polled %s", s)
-	}
-	// The Go API's view: empty, not nil.
-	c2 := must[string](t)(lib.Create(testCtx(t), Consumer, map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}))
-	var recs []Record
-	for len(recs) < 4 {
-		res := must[*Polled](t)(lib.Poll(testCtx(t), c2, 5*time.Second))
-		if res.Len() == 0 {
-			t.Fatalf("polled %d records", len(recs))
-		}
-		recs = append(recs, res.Topics[0].Records...)
-	}
-	if r := recs[0]; r.KeyBytes() != nil || r.ValueBytes() == nil || r.Headers()[0].Value == nil {
-		t.Errorf("record 1: key %#v value %#v headers %#v; want a null key, an empty value and header", r.KeyBytes(), r.ValueBytes(), r.Headers())
-	}
-	if r := recs[2]; r.ValueBytes() != nil {
-		t.Errorf("record 3: value %#v, want null", r.ValueBytes())
-	}
-	if r := recs[3]; r.KeyBytes() == nil || r.ValueBytes() == nil {
-		t.Errorf("record 4: key %#v value %#v, want both empty, not null", r.KeyBytes(), r.ValueBytes())
-	}
-}
-
-// TestNumericKeysNameMessages checks that keys read by a numeric
-// deserializer name their messages with their BPL text.
-func TestNumericKeysNameMessages(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t", "key-deserializer": "Integer", "value-deserializer": "Double"})
-	p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "key-serializer": "Integer", "value-serializer": "Double"})
-	mustCall(t, lib, "kafka-send", p, "t", bplList(t, nv{"7", 21.5}, nv{"-3", int64(2)}))
-	if got := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("7" => 21.5 "-3" => 2)` {
-		t.Errorf("got %s", got)
-	}
-}
-
 // TestCompressionRoundTrip sends and receives with every codec.
 func TestCompressionRoundTrip(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
+	ctx := testCtx(t)
 	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
 		topic := "c-" + codec
-		c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": topic})
-		p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "compression": codec})
+		c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": topic}))
+		p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "compression": codec}))
 		big := strings.Repeat("compressible ", 500)
-		mustCall(t, lib, "kafka-send", p, topic, []any{big, "small"})
-		if got := pollUntil(t, lib, c.(string), nil, 2)[topic]; got.Len() != 2 || got.At(0) != big || got.At(1) != "small" {
+		send(t, lib, p, []string{topic}, unkeyed(big, "small")...)
+		if got := pollUntil(t, lib, c, nil, 2)[topic]; got.Len() != 2 || got.At(0) != big || got.At(1) != "small" {
 			t.Errorf("%s: got %d messages", codec, got.Len())
 		}
 	}
@@ -492,14 +429,15 @@ func TestAcksWithoutIdempotence(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
-	c := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "t"})
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t"}))
 	for _, acks := range []any{1, 0} {
-		p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "acks": acks})
-		if n := mustCall(t, lib, "kafka-send", p, "t", fmt.Sprint("acks ", acks)); n != int64(1) {
-			t.Errorf("acks %v: sent %v", acks, n)
+		p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "acks": acks}))
+		if n, err := lib.Send(ctx, p, []string{"t"}, unkeyed(fmt.Sprint("acks ", acks))); n != 1 || err != nil {
+			t.Errorf("acks %v: sent %v, %v", acks, n, err)
 		}
 	}
-	if got := value.Format(pollUntil(t, lib, c.(string), nil, 2)["t"]); got != `("acks 1" "acks 0")` {
+	if got := value.Format(pollUntil(t, lib, c, nil, 2)["t"]); got != `("acks 1" "acks 0")` {
 		t.Errorf("got %s", got)
 	}
 }

@@ -30,14 +30,15 @@ func roundTrip(t *testing.T, lib *Library, cfg map[string]any) {
 	for k, v := range cfg {
 		ccfg[k] = v
 	}
-	c := mustCall(t, lib, "kafka-create", "consumer", ccfg)
-	p := mustCall(t, lib, "kafka-create", "producer", cfg)
-	mustCall(t, lib, "kafka-send", p, "secure", "classified")
-	if got := value.Format(pollUntil(t, lib, c.(string), nil, 1)["secure"]); got != `("classified")` {
+	ctx := testCtx(t)
+	c := must[string](t)(lib.Create(ctx, Consumer, ccfg))
+	p := must[string](t)(lib.Create(ctx, Producer, cfg))
+	send(t, lib, p, []string{"secure"}, unkeyed("classified")...)
+	if got := value.Format(pollUntil(t, lib, c, nil, 1)["secure"]); got != `("classified")` {
 		t.Errorf("got %s", got)
 	}
-	mustCall(t, lib, "kafka-destroy", p)
-	mustCall(t, lib, "kafka-destroy", c)
+	must[bool](t)(lib.Destroy(ctx, p))
+	must[bool](t)(lib.Destroy(ctx, c))
 }
 
 func TestSASL(t *testing.T) {
@@ -50,8 +51,8 @@ func TestSASL(t *testing.T) {
 			roundTrip(t, lib, map[string]any{"servers": servers, "sasl": map[string]any{"mechanism": mech, "username": "iot", "password": "s3cret-pass"}})
 
 			bad := map[string]any{"servers": servers, "send-timeout": 3000, "sasl": map[string]any{"mechanism": mech, "username": "iot", "password": "wrong-pass"}}
-			p := mustCall(t, lib, "kafka-create", "producer", bad)
-			_, err := call(t, lib, "kafka-send", p, "secure", "x")
+			p := must[string](t)(lib.Create(testCtx(t), Producer, bad))
+			_, err := lib.Send(testCtx(t), p, []string{"secure"}, unkeyed("x"))
 			if err == nil || strings.Contains(err.Error(), "wrong-pass") {
 				t.Fatalf("send with a wrong password: %v", err)
 			}
@@ -94,8 +95,8 @@ func TestTLS(t *testing.T) {
 	// Without the CA the server is not trusted: the send fails, in time,
 	// naming the certificate. The timeout leaves a loaded machine room
 	// for a first dial whose error that is (at 2 s it once had none).
-	p := mustCall(t, lib, "kafka-create", "producer", map[string]any{"servers": servers, "send-timeout": 10000, "tls": map[string]any{"cert-file": certFile, "key-file": keyFile}})
-	if _, err := call(t, lib, "kafka-send", p, "secure", "x"); err == nil || !strings.Contains(err.Error(), "certificate") {
+	p := must[string](t)(lib.Create(testCtx(t), Producer, map[string]any{"servers": servers, "send-timeout": 10000, "tls": map[string]any{"cert-file": certFile, "key-file": keyFile}}))
+	if _, err := lib.Send(testCtx(t), p, []string{"secure"}, unkeyed("x")); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("send to an untrusted server: %v", err)
 	}
 }

@@ -79,7 +79,7 @@ func appendState(b []byte, v any, depth int) ([]byte, error) {
 			}
 		}
 		return b, nil
-	case value.Callable, *streamOutputs, *stateResult:
+	case value.Callable, fmt.Stringer: // a function, or a value of a runtime's own that prints itself (kafka-output's, say): no data
 		return nil, errorf(ErrInvalidArgument, "state: %s cannot be kept in a store (only data: numbers, strings, booleans, null and lists of them)", value.Describe(v))
 	}
 	bv, err := value.FromGo(v) // a Go int, []any, map[string]any, ...: never a type above again

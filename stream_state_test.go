@@ -267,8 +267,8 @@ func TestStateCodec(t *testing.T) {
 	if _, err := encodeState(nil, 3); err != nil { // a Go int converts
 		t.Error(err)
 	}
-	if _, err := encodeState(nil, &streamOutputs{}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("a kafka-output as state: %v", err)
+	if _, err := encodeState(nil, time.Second); !errors.Is(err, ErrInvalidArgument) { // prints itself, as a kafka-output does
+		t.Errorf("a value that prints itself (a kafka-output) as state: %v", err)
 	}
 	if _, err := encodeState(nil, struct{}{}); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("a struct as state: %v", err)
@@ -278,9 +278,6 @@ func TestStateCodec(t *testing.T) {
 	cyc.Append(cyc)
 	if _, err := encodeState(nil, cyc); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "contains itself") {
 		t.Errorf("a list that contains itself as state: %v", err)
-	}
-	if _, err := outputsOf(cyc, "k"); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "contains itself") {
-		t.Errorf("a transform returning a list that contains itself: %v", err)
 	}
 	for _, bad := range [][]byte{nil, {2}, {1}, {1, tagList, 200}, {1, tagString, 5, 'a'}, {1, tagInt}, {1, 99}, {1, tagNull, 0}} {
 		if _, err := decodeState(bad); !errors.Is(err, ErrDeserialization) {

@@ -105,7 +105,7 @@ func New(out io.Writer) *Interp {
 
 // Define registers a library function under name, as in
 //
-//	for name, f := range lib.Functions() { in.Define(name, f) }
+//	for name, f := range functions.Table(lib) { in.Define(name, f) }
 //
 // A builtin of the same name (such as print) takes precedence.
 func (in *Interp) Define(name string, f value.Func) {

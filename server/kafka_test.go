@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/functions"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -51,14 +52,14 @@ func TestKafkaTemperatureModule(t *testing.T) {
 	defer lib.Close(context.Background())
 	send := func(v string) {
 		t.Helper()
-		p, err := lib.Functions()["kafka-producer"](ctx, value.NewList(cluster.Servers()))
+		p, err := functions.Table(lib)["kafka-producer"](ctx, value.NewList(cluster.Servers()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lib.Functions()["kafka-send"](ctx, value.NewList(p, "temperature", v)); err != nil {
+		if _, err := functions.Table(lib)["kafka-send"](ctx, value.NewList(p, "temperature", v)); err != nil {
 			t.Fatal(err)
 		}
-		lib.Functions()["kafka-destroy"](ctx, value.NewList(p))
+		functions.Table(lib)["kafka-destroy"](ctx, value.NewList(p))
 	}
 	// the consumer reads from the latest offset once it has joined its
 	// group: send until a reading arrives

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/functions"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -78,7 +79,7 @@ func (m *Module) runtime() (*bpl.Interp, *kafkabpl.Library) {
 func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
 	lib := kafkabpl.New()
 	lib.SetLogOutput(m.srv.logWriter(m.name))
-	for name, f := range lib.Functions() {
+	for name, f := range functions.Table(lib) {
 		in.Define(name, f)
 	}
 	return lib

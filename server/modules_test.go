@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/functions"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -105,7 +106,7 @@ func TestModuleFunctions(t *testing.T) {
 	if in.Busy() != 0 {
 		t.Fatalf("module-stop left %d executors", in.Busy())
 	}
-	if _, err := lib.Functions()["kafka-producer"](context.Background(), value.NewList("127.0.0.1:1")); err == nil {
+	if _, err := functions.Table(lib)["kafka-producer"](context.Background(), value.NewList("127.0.0.1:1")); err == nil {
 		t.Fatal("the stopped module's library still makes handles")
 	}
 	if got := c.ok("POST", "/m", "(module-start)"); got != `"Module m started."` {
@@ -253,7 +254,7 @@ func TestDestroyEndsExecutorsAndHandles(t *testing.T) {
 		t.Fatal("stop did not run")
 	}
 	vs, _ := parseOne(p)
-	if ok, err := lib.Functions()["kafka-destroy"](context.Background(), value.NewList(vs)); err == nil && ok != false {
+	if ok, err := functions.Table(lib)["kafka-destroy"](context.Background(), value.NewList(vs)); err == nil && ok != false {
 		t.Fatalf("the handle %s outlived its module", p)
 	}
 	if srv.Module("other").Interp().Busy() != 1 {

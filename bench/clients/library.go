@@ -9,6 +9,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/functions"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -87,7 +88,7 @@ func (*libClient) consume(ctx context.Context, p *params, topic, group string, c
 	return err
 }
 
-// fnClient calls the library's BPL function table, Library.Functions(),
+// fnClient calls the library's BPL function table, functions.Table(lib),
 // as a BPL runtime does: arguments and results are BPL lists.
 type fnClient struct{}
 
@@ -102,7 +103,7 @@ func (f fns) call(ctx context.Context, name string, args ...any) (any, error) {
 func (*fnClient) produce(ctx context.Context, p *params, topic string) error {
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)
-	f := fns(lib.Functions())
+	f := fns(functions.Table(lib))
 	id, err := f.call(ctx, "kafka-create", "producer", p.servers)
 	if err != nil {
 		return err
@@ -124,7 +125,7 @@ func (*fnClient) produce(ctx context.Context, p *params, topic string) error {
 func (*fnClient) sendOne(ctx context.Context, p *params, topic string) error {
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)
-	f := fns(lib.Functions())
+	f := fns(functions.Table(lib))
 	id, err := f.call(ctx, "kafka-create", "producer", p.servers)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (*fnClient) sendOne(ctx context.Context, p *params, topic string) error {
 func (*fnClient) consume(ctx context.Context, p *params, topic, group string, chk *checker) error {
 	lib := kafkabpl.New()
 	defer lib.Close(ctx)
-	f := fns(lib.Functions())
+	f := fns(functions.Table(lib))
 	cfg := value.NewList()
 	for k, v := range consumerConfig(p, topic, group) {
 		cfg.AppendNamed(k, v)
@@ -241,7 +242,7 @@ func (*scriptClient) run(ctx context.Context, p *params, src string, globals map
 	defer lib.Close(ctx)
 	in := bpl.New(io.Discard)
 	defer in.Close()
-	for name, f := range lib.Functions() {
+	for name, f := range functions.Table(lib) {
 		in.Define(name, f)
 	}
 	if chk != nil {

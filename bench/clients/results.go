@@ -59,7 +59,7 @@ func median[T float64 | time.Duration | uint64](s []T) T {
 var rowTitle = map[string]string{
 	"kgo":     "raw kgo (franz-go), absolute median",
 	"goapi":   "Library.Send / Library.Poll (Go API)",
-	"fn":      "kafka-send / kafka-poll via Library.Functions()",
+	"fn":      "kafka-send / kafka-poll via functions.Table",
 	"script":  "BPL script through the evaluator",
 	"sarama":  "IBM sarama",
 	"kafkago": "segmentio kafka-go",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
+	"github.com/brain4it/kafkabpl/functions"
 	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -252,7 +253,7 @@ func runStreamScript(ctx context.Context, name, script string, globals map[strin
 	lib := kafkabpl.New()
 	lib.SetLogOutput(io.Discard)
 	interp := bpl.New(io.Discard)
-	for name, f := range lib.Functions() {
+	for name, f := range functions.Table(lib) {
 		interp.Define(name, f)
 	}
 	for k, v := range globals {

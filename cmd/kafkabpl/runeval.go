@@ -11,6 +11,7 @@ import (
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/functions"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -92,7 +93,7 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	lib.SetLogOutput(stderr)
 	in := bpl.New(stdout)
 	in.SetErrorOutput(stderr)
-	for fname, f := range lib.Functions() {
+	for fname, f := range functions.Table(lib) {
 		in.Define(fname, f)
 	}
 	if servers != "" {

@@ -1,4 +1,4 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
@@ -8,13 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/box"
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 )
 
 const sendUsage = `(kafka-send id topics messages "key" => k "partition" => n "headers" => (...) "timestamp" => ms "records" => true)`
 
-func (lib *Library) bplSend(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplSend(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-send", l, 3, 3, sendUsage, []string{"key", "partition", "headers", "timestamp", "records"})
 	if err != nil {
 		return nil, err
@@ -36,8 +39,8 @@ func (lib *Library) bplSend(ctx context.Context, l *value.List) (any, error) {
 // are read one at a time, as Send builds their records, rather than into
 // a slice of their own first: for a list of 1,000 that slice was 88 KB a
 // call.
-func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
-	var common Message
+func (a *args) messages(v any) (int, func(i int) (kafkabpl.Message, error), error) {
+	var common kafkabpl.Message
 	if err := a.recordFields(&common, a.named, 0, []string{"key", "partition", "headers", "timestamp"}); err != nil {
 		return 0, nil, err
 	}
@@ -53,7 +56,7 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 	if !isList {
 		list = value.NewList(v)
 	}
-	msgAt := func(i int) (Message, error) {
+	msgAt := func(i int) (kafkabpl.Message, error) {
 		m, val := common, list.At(i)
 		if asRecords {
 			rec, ok := val.(*value.List)
@@ -66,9 +69,9 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 		m.Value = val
 		if list.Name(i) != "" {
 			// The key is the element's name, boxed in place (see
-			// boxInPlace): the list is not changed during the call, and
+			// box.InPlace): the list is not changed during the call, and
 			// the record keeps the name's bytes, not the interface.
-			boxInPlace(&m.Key, &list.Names()[i])
+			box.InPlace(&m.Key, &list.Names()[i])
 		}
 		return m, nil
 	}
@@ -77,7 +80,7 @@ func (a *args) messages(v any) (int, func(i int) (Message, error), error) {
 
 // recordFields stores the named fields of src (a record list, message pos,
 // or the call's named arguments, pos 0) into m.
-func (a *args) recordFields(m *Message, src *value.List, pos int, allowed []string) error {
+func (a *args) recordFields(m *kafkabpl.Message, src *value.List, pos int, allowed []string) error {
 	where := "" // prefixes the field in errors
 	if pos > 0 {
 		where = fmt.Sprintf("message %d ", pos)
@@ -87,7 +90,7 @@ func (a *args) recordFields(m *Message, src *value.List, pos int, allowed []stri
 			if name == "records" && where == "" {
 				continue
 			}
-			return a.errorf("%sfield %q: want one of %s%s", where, name, strings.Join(allowed, ", "), suggest(name, allowed))
+			return a.errorf("%sfield %q: want one of %s%s", where, name, strings.Join(allowed, ", "), words.Suggest(name, allowed))
 		}
 		switch name {
 		case "key":
@@ -111,16 +114,16 @@ func (a *args) recordFields(m *Message, src *value.List, pos int, allowed []stri
 			if !ok || hl.Len() > 0 && !hl.Named() {
 				return a.errorf(`%s"headers": want a named list ("name" => value ...), got %s`, where, value.Describe(v))
 			}
-			m.Headers = make([]Header, 0, hl.Len())
+			m.Headers = make([]kafkabpl.Header, 0, hl.Len())
 			for hn, hv := range hl.All() {
 				if hn == "" {
 					return a.errorf(`%s"headers": element %s has no name`, where, value.Describe(hv))
 				}
 				b, err := serde.String.Encode(context.Background(), "", hv, pos, "header "+hn)
 				if err != nil {
-					return newError(a.fn, err)
+					return fnError(a.fn, err)
 				}
-				m.Headers = append(m.Headers, Header{hn, b})
+				m.Headers = append(m.Headers, kafkabpl.Header{Key: hn, Value: b})
 			}
 		}
 	}

@@ -1,30 +1,32 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestBPLStateForms checks kafka-state and how a BPL stateful transform's
 // result becomes outputs and state.
 func TestBPLStateForms(t *testing.T) {
 	t.Parallel()
-	lib := New()
+	lib := kafkabpl.New()
 	out := mustCall(t, lib, "kafka-output", "x", nv{"topic", "side"})
 	st := mustCall(t, lib, "kafka-state", int64(2), "a", out)
 	if got := value.Format(st); got != `(kafka-state 2 (kafka-output "a") (kafka-output "x" "topic" => "side"))` {
 		t.Errorf("kafka-state prints %s", got)
 	}
-	if _, err := call(t, lib, "kafka-state"); !errors.Is(err, ErrInvalidArgument) || !strings.HasPrefix(err.Error(), "kafka-state: ") {
+	if _, err := call(t, lib, "kafka-state"); !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), "kafka-state: ") {
 		t.Errorf("kafka-state of nothing: %v", err)
 	}
-	in := &Record{r: &kgo.Record{Topic: "in", Key: []byte("k"), Value: []byte("v")}, cfg: defaultConfig()}
+	in := inputRecord(t)
 	for _, c := range []struct {
 		name      string
 		ret       any
@@ -38,9 +40,9 @@ func TestBPLStateForms(t *testing.T) {
 		{"a plain value is refused", "oops", "", nil, "returns (kafka-state new-state output ...)"},
 		{"outputs without state are refused", out, "", nil, "returns (kafka-state"},
 	} {
-		outs, state, err := bplUpdate(returning(c.ret))(testCtx(t), in, "old")
+		outs, state, err := bplUpdate(returning(c.ret))(testkit.Ctx(t), in, "old")
 		if c.errSubstr != "" {
-			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), c.errSubstr) {
+			if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(err.Error(), c.errSubstr) {
 				t.Errorf("%s: %v", c.name, err)
 			}
 			continue
@@ -56,20 +58,20 @@ func TestBPLStateForms(t *testing.T) {
 	// The function gets the input's record list and the state.
 	var args *value.List
 	spy := goFunc(func(_ context.Context, l *value.List) (any, error) { args = l; return nil, nil })
-	if _, _, err := bplUpdate(spy)(testCtx(t), in, int64(7)); err != nil || args.Len() != 2 || args.At(1) != int64(7) {
+	if _, _, err := bplUpdate(spy)(testkit.Ctx(t), in, int64(7)); err != nil || args.Len() != 2 || args.At(1) != int64(7) {
 		t.Fatalf("args %v, %v", args, err)
 	}
 	if l, ok := args.At(0).(*value.List); !ok || value.Format(l.Values()[4]) != `"k"` {
 		t.Errorf("the input as %v", args.At(0))
 	}
 	// An aggregate returning outputs is refused.
-	if _, err := bplAggregate(returning(out))(testCtx(t), in, nil); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `"result" function's`) {
+	if _, err := bplAggregate(returning(out))(testkit.Ctx(t), in, nil); !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(err.Error(), `"result" function's`) {
 		t.Errorf("an aggregate returning outputs: %v", err)
 	}
 	// A result gets the window as a list.
-	r := &WindowResult{Key: "k", Start: 10, End: 20, Value: int64(3), Final: true}
+	r := &kafkabpl.WindowResult{Key: "k", Start: 10, End: 20, Value: int64(3), Final: true}
 	spy = func(_ context.Context, l *value.List) (any, error) { args = l; return "done", nil }
-	outs, err := bplResult(spy)(testCtx(t), r)
+	outs, err := bplResult(spy)(testkit.Ctx(t), r)
 	if err != nil || len(outs) != 1 || outs[0].Value != "done" || outs[0].Key != "k" || value.Format(args.At(0)) != `("key" => "k" "start" => 10 "end" => 20 "value" => 3 "final" => true)` {
 		t.Errorf("result: %v %v, args %v", outs, err, args)
 	}
@@ -79,7 +81,7 @@ func TestBPLStateForms(t *testing.T) {
 // bad one is refused, naming it.
 func TestBPLStreamStateArgs(t *testing.T) {
 	t.Parallel()
-	lib := New()
+	lib := kafkabpl.New()
 	t.Cleanup(func() { lib.Close(context.Background()) })
 	fn := returning(nil)
 	cfg := bplList(t, nv{"servers", "127.0.0.1:1"}, nv{"group", "g"})
@@ -103,7 +105,7 @@ func TestBPLStreamStateArgs(t *testing.T) {
 	} {
 		args := append([]any{cfg, nv{"from", "in"}, nv{"to", "out"}}, c.args...)
 		_, err := call(t, lib, "kafka-stream", args...)
-		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "kafka-stream: ") {
+		if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "kafka-stream: ") {
 			t.Errorf("%v:\n got %v\nwant %q", c.args, err, c.want)
 		}
 	}
@@ -111,8 +113,33 @@ func TestBPLStreamStateArgs(t *testing.T) {
 	l := &args{fn: "kafka-stream"}
 	w, err := l.window(win(nv{"type", "hopping"}, nv{"size", 60000}, nv{"advance", 10000}, nv{"grace", 5000},
 		nv{"emit", "update"}, nv{"late", "dead-letter"}, nv{"idle", 1000}))
-	if err != nil || w.Kind != Hopping || w.Size != time.Minute || w.Advance != 10*time.Second || w.Grace != 5*time.Second ||
-		w.Emit != EmitOnUpdate || w.Late != DeadLetterLate || w.Idle != time.Second {
+	if err != nil || w.Kind != kafkabpl.Hopping || w.Size != time.Minute || w.Advance != 10*time.Second || w.Grace != 5*time.Second ||
+		w.Emit != kafkabpl.EmitOnUpdate || w.Late != kafkabpl.DeadLetterLate || w.Idle != time.Second {
 		t.Errorf("window %+v, %v", w, err)
+	}
+}
+
+// TestBPLStateNotData runs a stateful stream whose transform keeps a
+// kafka-output as its key's state: the store, which keeps data only, fails
+// the stream saying so.
+func TestBPLStateNotData(t *testing.T) {
+	t.Parallel()
+	servers := testkit.NewCluster(t).Servers()
+	lib := newLib(t)
+	lib.SetLogOutput(t.Output())
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "in", bplList(t, nv{"k", "v"}))
+	out := mustCall(t, lib, "kafka-output", "x")
+	keep := returning(mustCall(t, lib, "kafka-state", out)) // the state is the output
+	s := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"store", "st"},
+		nv{"transform", keep}, nv{"auto-offset-reset", "earliest"}).(string)
+	var st *kafkabpl.StreamStatus
+	testkit.WaitFor(t, "the stream to fail", func() bool {
+		st = testkit.Must[*kafkabpl.StreamStatus](t)(lib.StreamStatus(testkit.Ctx(t), s))
+		return st.State != kafkabpl.StreamRunning
+	})
+	if want := `state: (kafka-output "x") cannot be kept in a store (only data: numbers, strings, booleans, null and lists of them)`; st.State != kafkabpl.StreamFailed ||
+		!errors.Is(st.LastError, kafkabpl.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(st.LastError), want) {
+		t.Errorf("stream %s, %v; want it failed with an error containing %q", st.State, st.LastError, want)
 	}
 }

@@ -1,4 +1,4 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -19,12 +20,12 @@ const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transf
 // key.
 var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic"}, stateNames...)
 
-func (lib *Library) bplStream(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-stream", l, 1, 1, streamUsage, nil)
 	if err != nil {
 		return nil, err
 	}
-	spec := StreamSpec{}
+	spec := kafkabpl.StreamSpec{}
 	config := &value.List{}
 	var transform value.Callable
 	stateful := map[string]any{}
@@ -61,13 +62,13 @@ func (lib *Library) bplStream(ctx context.Context, l *value.List) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			spec.Guarantee = Guarantee(g)
+			spec.Guarantee = kafkabpl.Guarantee(g)
 		case "on-error":
 			o, err := a.oneOf(v, `"on-error"`, "stop", "skip", "dead-letter")
 			if err != nil {
 				return nil, err
 			}
-			spec.OnError = OnError(o)
+			spec.OnError = kafkabpl.OnError(o)
 		}
 	}
 	if spec.To == "" {
@@ -76,7 +77,7 @@ func (lib *Library) bplStream(ctx context.Context, l *value.List) (any, error) {
 	if err := a.readStateArgs(&spec, stateful, transform); err != nil {
 		return nil, err
 	}
-	return lib.Stream(ctx, Config{Base: a.pos[0], Keys: config}, spec)
+	return lib.Stream(ctx, kafkabpl.Config{Base: a.pos[0], Keys: config}, spec)
 }
 
 // strValue reads a named argument's string.
@@ -117,8 +118,8 @@ func (a *args) oneOf(v any, what string, choices ...string) (int, error) {
 // a record list and returns null (no output), a kafka-output or
 // kafka-outputs value, or any other value, which is one output to the
 // stream's "to" with the input's key.
-func bplTransform(fn value.Callable) Transform {
-	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
+func bplTransform(fn value.Callable) kafkabpl.Transform {
+	return func(ctx context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
 		v, err := callFn(ctx, fn, rec, nil, 1)
@@ -132,12 +133,12 @@ func bplTransform(fn value.Callable) Transform {
 // outputsOf reads what a BPL function returned as outputs: null (none), a
 // kafka-output or kafka-outputs value, or any other value, which is one
 // output to the stream's "to"; outputs that set no key get key.
-func outputsOf(v, key any) ([]StreamOutput, error) {
+func outputsOf(v, key any) ([]kafkabpl.StreamOutput, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
 	case *streamOutputs:
-		outs := make([]StreamOutput, len(v.outs))
+		outs := make([]kafkabpl.StreamOutput, len(v.outs))
 		for i, o := range v.outs {
 			outs[i] = o.StreamOutput
 			if !o.keySet {
@@ -148,7 +149,7 @@ func outputsOf(v, key any) ([]StreamOutput, error) {
 	case *value.List:
 		for _, e := range v.Values() {
 			if _, ok := e.(*streamOutputs); ok {
-				return nil, errorf(ErrInvalidArgument, "the function returned a list holding a kafka-output: to write several messages, return (kafka-outputs ...)")
+				return nil, invalidf("the function returned a list holding a kafka-output: to write several messages, return (kafka-outputs ...)")
 			}
 		}
 		if value.MayCycle() && value.Cyclic(v) {
@@ -156,10 +157,10 @@ func outputsOf(v, key any) ([]StreamOutput, error) {
 			// serializer would follow it without end (the arguments of
 			// kafka-output and the library functions are checked as
 			// they are called)
-			return nil, errorf(ErrInvalidArgument, "the function returned a list that contains itself, which no message can hold")
+			return nil, invalidf("the function returned a list that contains itself, which no message can hold")
 		}
 	}
-	return []StreamOutput{{Message: Message{Key: key, Value: v}}}, nil
+	return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: key, Value: v}}}, nil
 }
 
 // streamOutputs is what kafka-output and kafka-outputs return: messages a
@@ -172,7 +173,7 @@ type streamOutputs struct {
 // streamOutput is one output; keySet says whether the transform set the
 // key (to null, maybe) or leaves the input's.
 type streamOutput struct {
-	StreamOutput
+	kafkabpl.StreamOutput
 	keySet bool
 }
 
@@ -256,12 +257,12 @@ func bplOutputs(_ context.Context, l *value.List) (any, error) {
 			out.outs = append(out.outs, o.outs...)
 			continue
 		}
-		out.outs = append(out.outs, streamOutput{StreamOutput: StreamOutput{Message: Message{Value: v}}})
+		out.outs = append(out.outs, streamOutput{StreamOutput: kafkabpl.StreamOutput{Message: kafkabpl.Message{Value: v}}})
 	}
 	return out, nil
 }
 
-func (lib *Library) bplStreamStatus(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplStreamStatus(ctx context.Context, l *value.List) (any, error) {
 	_, id, err := readIDArgs("kafka-stream-status", l, 1, 1, "(kafka-stream-status id)", []string{})
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -53,7 +55,7 @@ var stateNames = []string{"store", "window", "aggregate", "merge", "result"}
 
 // readStateArgs reads the named arguments of a stateful stream into spec;
 // transform is the "transform" function, nil if none was given.
-func (a *args) readStateArgs(spec *StreamSpec, named map[string]any, transform value.Callable) error {
+func (a *args) readStateArgs(spec *kafkabpl.StreamSpec, named map[string]any, transform value.Callable) error {
 	if v, ok := named["store"]; ok {
 		s, err := a.strValue(v, `"store"`)
 		if err != nil {
@@ -124,12 +126,12 @@ const windowUsage = `("type" => "tumbling"|"hopping"|"session" "size" => ms "adv
 var windowNames = []string{"type", "size", "advance", "gap", "grace", "emit", "late", "idle"}
 
 // window reads a "window" list.
-func (a *args) window(v any) (*Window, error) {
+func (a *args) window(v any) (*kafkabpl.Window, error) {
 	l, ok := v.(*value.List)
 	if !ok {
 		return nil, a.errorf(`"window": want a list %s, got %s`, windowUsage, value.Describe(v))
 	}
-	w := &Window{}
+	w := &kafkabpl.Window{}
 	typed := false
 	for name, v := range l.All() {
 		var err error
@@ -138,15 +140,15 @@ func (a *args) window(v any) (*Window, error) {
 		case "type":
 			var k int
 			k, err = a.oneOf(v, `"window" "type"`, "tumbling", "hopping", "session")
-			w.Kind, typed = WindowKind(k), true
+			w.Kind, typed = kafkabpl.WindowKind(k), true
 		case "emit":
 			var e int
 			e, err = a.oneOf(v, `"window" "emit"`, "close", "update")
-			w.Emit = Emit(e)
+			w.Emit = kafkabpl.Emit(e)
 		case "late":
 			var e int
 			e, err = a.oneOf(v, `"window" "late"`, "drop", "dead-letter")
-			w.Late = LateRecords(e)
+			w.Late = kafkabpl.LateRecords(e)
 		case "size", "advance", "gap", "grace", "idle":
 			ms, err = a.int(v, `"window" "`+name+`" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))
 			d := time.Duration(ms) * time.Millisecond
@@ -165,7 +167,7 @@ func (a *args) window(v any) (*Window, error) {
 		case "":
 			err = a.errorf(`"window": want named settings %s, got the unnamed %s`, windowUsage, value.Describe(v))
 		default:
-			err = a.errorf(`"window": unknown setting %q%s; want %s`, name, suggest(name, windowNames), windowUsage)
+			err = a.errorf(`"window": unknown setting %q%s; want %s`, name, words.Suggest(name, windowNames), windowUsage)
 		}
 		if err != nil {
 			return nil, err
@@ -181,7 +183,7 @@ func (a *args) window(v any) (*Window, error) {
 // record list holds, read before a function could change the list, when
 // it is a string (not decoded a second time); else decoded anew, so that a
 // function changing a key list changes no output.
-func inputKey(in *Record, rec *value.List) any {
+func inputKey(in *kafkabpl.Record, rec *value.List) any {
 	key, _ := rec.Get("key")
 	if _, ok := key.(string); !ok {
 		key = in.Key()
@@ -203,8 +205,8 @@ func callFn(ctx context.Context, fn value.Callable, a0, a1 any, n int) (any, err
 // bplUpdate adapts a BPL function (in state) to an Update: it returns
 // (kafka-state new-state output ...), or null to keep the state (as the
 // function left it) and write nothing.
-func bplUpdate(fn value.Callable) Update {
-	return func(ctx context.Context, in *Record, state any) ([]StreamOutput, any, error) {
+func bplUpdate(fn value.Callable) kafkabpl.Update {
+	return func(ctx context.Context, in *kafkabpl.Record, state any) ([]kafkabpl.StreamOutput, any, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
 		v, err := callFn(ctx, fn, rec, state, 2)
@@ -218,16 +220,16 @@ func bplUpdate(fn value.Callable) Update {
 			outs, err := outputsOf(v.outs, key)
 			return outs, v.state, err
 		}
-		return nil, nil, errorf(ErrInvalidArgument, "a stateful transform returns (kafka-state new-state output ...), or null to keep the state; got %s", value.Describe(v))
+		return nil, nil, invalidf("a stateful transform returns (kafka-state new-state output ...), or null to keep the state; got %s", value.Describe(v))
 	}
 }
 
 // bplAggregate adapts a BPL function (in acc) to an aggregate. A BPL
 // function gets its input lazily: a count, which never reads it, does not
 // pay for the record list.
-func bplAggregate(fn value.Callable) func(context.Context, *Record, any) (any, error) {
+func bplAggregate(fn value.Callable) func(context.Context, *kafkabpl.Record, any) (any, error) {
 	lazy := value.TakesLazy(fn)
-	return func(ctx context.Context, in *Record, acc any) (any, error) {
+	return func(ctx context.Context, in *kafkabpl.Record, acc any) (any, error) {
 		var v any
 		var err error
 		if lazy {
@@ -249,14 +251,14 @@ func bplAggregate(fn value.Callable) func(context.Context, *Record, any) (any, e
 		}
 		switch v.(type) {
 		case *streamOutputs, *stateResult:
-			return nil, errorf(ErrInvalidArgument, `the aggregate returns the window's new aggregate, a value; got %s (outputs are the "result" function's)`, value.Describe(v))
+			return nil, invalidf(`the aggregate returns the window's new aggregate, a value; got %s (outputs are the "result" function's)`, value.Describe(v))
 		}
 		return v, nil
 	}
 }
 
 // recordList makes an input's record list, for a lazy argument.
-func recordList(in any) any { return in.(*Record).List() }
+func recordList(in any) any { return in.(*kafkabpl.Record).List() }
 
 // bplMerge adapts a BPL function (a b) to a session window's merge.
 func bplMerge(fn value.Callable) func(context.Context, any, any) (any, error) {
@@ -268,8 +270,8 @@ func bplMerge(fn value.Callable) func(context.Context, any, any) (any, error) {
 // bplResult adapts a BPL function (w) to a window's Result: it returns
 // what a transform does (null, a value, kafka-output or kafka-outputs),
 // keyed by the window's key.
-func bplResult(fn value.Callable) func(context.Context, *WindowResult) ([]StreamOutput, error) {
-	return func(ctx context.Context, w *WindowResult) ([]StreamOutput, error) {
+func bplResult(fn value.Callable) func(context.Context, *kafkabpl.WindowResult) ([]kafkabpl.StreamOutput, error) {
+	return func(ctx context.Context, w *kafkabpl.WindowResult) ([]kafkabpl.StreamOutput, error) {
 		v, err := callFn(ctx, fn, w.List(), nil, 1)
 		if err != nil {
 			return nil, err

@@ -1,4 +1,9 @@
-package kafkabpl
+// Package box makes interface values and strings without an allocation
+// each, for the lists of a poll and the keys of a send, which make one per
+// message otherwise. Its functions use package unsafe; their hazards are
+// said with each. It is internal: package kafkabpl and package functions
+// share it.
+package box
 
 import "unsafe"
 
@@ -9,7 +14,7 @@ type eface struct {
 	data unsafe.Pointer
 }
 
-// boxInPlace sets *dst to the value *v as an interface value, without the
+// InPlace sets *dst to the value *v as an interface value, without the
 // allocation that the conversion any(*v) makes (Go copies a string header,
 // or an int64 above 255, to the heap to put it in an interface). The
 // interface points at *v itself, so a caller that makes many values keeps
@@ -21,22 +26,23 @@ type eface struct {
 // (Go never writes through an interface, so the interface itself cannot
 // change it). What holds *v stays alive as long as any interface points
 // into it.
-func boxInPlace[T string | int64](dst *any, v *T) {
+func InPlace[T string | int64](dst *any, v *T) {
 	var proto any = *new(T) // a zero value: converting it does not allocate
 	*(*eface)(unsafe.Pointer(dst)) = eface{typ: (*eface)(unsafe.Pointer(&proto)).typ, data: unsafe.Pointer(v)}
 }
 
-// textArena makes strings from byte slices by copying them into one buffer
+// TextArena makes strings from byte slices by copying them into one buffer
 // allocated up front, instead of one allocation per string. The buffer
 // never grows (the caller sizes it), so the strings stay valid and
 // unchanged for as long as any of them is reachable.
-type textArena struct{ buf []byte }
+type TextArena struct{ buf []byte }
 
-func newTextArena(size int) textArena { return textArena{make([]byte, 0, size)} }
+// NewTextArena returns an arena with room for size bytes of text.
+func NewTextArena(size int) TextArena { return TextArena{make([]byte, 0, size)} }
 
-// text copies b into the arena and returns it as a string. b must fit in
+// Text copies b into the arena and returns it as a string. b must fit in
 // the room left, as sized by the caller.
-func (a *textArena) text(b []byte) string {
+func (a *TextArena) Text(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}

@@ -1,33 +1,24 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-// goFunc is a BPL function value written in Go, as a runtime hands one to
-// the library.
-type goFunc func(ctx context.Context, args *value.List) (any, error)
-
-func (f goFunc) Call(ctx context.Context, args *value.List) (any, error) { return f(ctx, args) }
-
-// returning is a transform that ignores its input and gives v.
-func returning(v any) goFunc {
-	return func(context.Context, *value.List) (any, error) { return v, nil }
-}
 
 // TestBPLTransformForms checks how the value a BPL transform returns
 // becomes outputs, and that a list value is never taken for outputs.
 func TestBPLTransformForms(t *testing.T) {
 	t.Parallel()
-	lib := New()
-	in := &Record{r: &kgo.Record{Topic: "in", Key: []byte("k"), Value: []byte("v")}, cfg: defaultConfig()}
+	lib := kafkabpl.New()
+	in := inputRecord(t)
 	out := func(args ...any) any { return mustCall(t, lib, "kafka-output", args...) }
 	outs := func(args ...any) any { return mustCall(t, lib, "kafka-outputs", args...) }
 	jsonArray := value.NewList(int64(1), int64(2))
@@ -46,7 +37,7 @@ func TestBPLTransformForms(t *testing.T) {
 		{"kafka-outputs fans out", outs("a", out("b", nv{"topic", "t2"}), jsonArray), `|k|"a" t2|k|"b" |k|(1 2)`},
 		{"kafka-outputs of nothing filters", outs(), ""},
 	} {
-		got, err := bplTransform(returning(tt.result))(testCtx(t), in)
+		got, err := bplTransform(returning(tt.result))(testkit.Ctx(t), in)
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
@@ -60,19 +51,19 @@ func TestBPLTransformForms(t *testing.T) {
 		}
 	}
 	// A kafka-output inside a list would be written as text: refused.
-	_, err := bplTransform(returning(value.NewList(out("a"))))(testCtx(t), in)
-	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "return (kafka-outputs ...)") {
+	_, err := bplTransform(returning(value.NewList(out("a"))))(testkit.Ctx(t), in)
+	if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(err.Error(), "return (kafka-outputs ...)") {
 		t.Errorf("a list holding a kafka-output: %v", err)
 	}
 	// The function's error is the transform's.
 	boom := goFunc(func(context.Context, *value.List) (any, error) { return nil, errors.New("boom") })
-	if _, err := bplTransform(boom)(testCtx(t), in); err == nil || err.Error() != "boom" {
+	if _, err := bplTransform(boom)(testkit.Ctx(t), in); err == nil || err.Error() != "boom" {
 		t.Errorf("error: %v", err)
 	}
 	// The function gets the record list.
 	var arg *value.List
 	seen := goFunc(func(_ context.Context, args *value.List) (any, error) { arg = args; return nil, nil })
-	bplTransform(seen)(testCtx(t), in)
+	bplTransform(seen)(testkit.Ctx(t), in)
 	if got := value.Format(arg); !strings.HasPrefix(got, `(("topic" => "in" "partition" => 0 "offset" => 0 "timestamp" => `) || !strings.HasSuffix(got, `"key" => "k" "value" => "v" "headers" => ()))`) {
 		t.Errorf("the transform got %s", got)
 	}
@@ -82,7 +73,7 @@ func TestBPLTransformForms(t *testing.T) {
 		args.At(0).(*value.List).Put("key", "changed")
 		return "V", nil
 	})
-	if got, err := bplTransform(rename)(testCtx(t), in); err != nil || len(got) != 1 || got[0].Key != "k" {
+	if got, err := bplTransform(rename)(testkit.Ctx(t), in); err != nil || len(got) != 1 || got[0].Key != "k" {
 		t.Errorf("a transform that changes its input's key: %v, %v", got, err)
 	}
 }
@@ -91,7 +82,7 @@ func TestBPLTransformForms(t *testing.T) {
 // that make them.
 func TestBPLOutputPrints(t *testing.T) {
 	t.Parallel()
-	lib := New()
+	lib := kafkabpl.New()
 	o := mustCall(t, lib, "kafka-output", "v", nv{"topic", "t"}, nv{"key", "k"}, nv{"partition", 2}, nv{"headers", bplList(t, nv{"h", "x"})})
 	if got := value.Format(o); got != `(kafka-output "v" "topic" => "t" "key" => "k" "partition" => 2 "headers" => ("h" => "x"))` {
 		t.Errorf("kafka-output prints %s", got)
@@ -104,7 +95,7 @@ func TestBPLOutputPrints(t *testing.T) {
 // TestBPLStreamArgs checks kafka-stream's and kafka-output's bad inputs.
 func TestBPLStreamArgs(t *testing.T) {
 	t.Parallel()
-	lib := New()
+	lib := kafkabpl.New()
 	fn := returning(nil)
 	servers := "127.0.0.1:1"
 	for _, tt := range []struct {
@@ -114,16 +105,16 @@ func TestBPLStreamArgs(t *testing.T) {
 		kind error
 		msg  string
 	}{
-		{"no to", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"transform", fn}}, ErrInvalidArgument, `kafka-stream: "to": want the output topic`},
-		{"transform not a function", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", "upcase"}}, ErrInvalidArgument, `"transform": want a function`},
-		{"bad guarantee", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"guarantee", "maybe"}}, ErrInvalidArgument, `"guarantee": want "exactly-once" or "at-least-once", got the string "maybe"`},
-		{"bad on-error", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"on-error", "ignore"}}, ErrInvalidArgument, `"on-error": want "stop", "skip" or "dead-letter"`},
-		{"bad from", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", 5}, nv{"to", "out"}, nv{"transform", fn}}, ErrInvalidArgument, `"from": want a topic name or a list of them, got 5`},
-		{"unknown config key", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"lingr", 5}}, ErrInvalidConfig, `unknown config key "lingr" (did you mean "linger"?)`},
-		{"no group", "kafka-stream", []any{servers, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}}, ErrInvalidConfig, `a stream needs a "group"`},
-		{"output's bad field", "kafka-output", []any{"v", nv{"partitions", 1}}, ErrInvalidArgument, `unknown named argument "partitions" (did you mean "partition"?)`},
-		{"output's bad topic", "kafka-output", []any{"v", nv{"topic", 1}}, ErrInvalidArgument, `"topic": want a string, got 1`},
-		{"status of a producer", "kafka-stream-status", []any{"p0123456789abcdef0123456789abcdef"}, ErrUnknownHandle, "unknown producer id"},
+		{"no to", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"transform", fn}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "to": want the output topic`},
+		{"transform not a function", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", "upcase"}}, kafkabpl.ErrInvalidArgument, `"transform": want a function`},
+		{"bad guarantee", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"guarantee", "maybe"}}, kafkabpl.ErrInvalidArgument, `"guarantee": want "exactly-once" or "at-least-once", got the string "maybe"`},
+		{"bad on-error", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"on-error", "ignore"}}, kafkabpl.ErrInvalidArgument, `"on-error": want "stop", "skip" or "dead-letter"`},
+		{"bad from", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", 5}, nv{"to", "out"}, nv{"transform", fn}}, kafkabpl.ErrInvalidArgument, `"from": want a topic name or a list of them, got 5`},
+		{"unknown config key", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"lingr", 5}}, kafkabpl.ErrInvalidConfig, `unknown config key "lingr" (did you mean "linger"?)`},
+		{"no group", "kafka-stream", []any{servers, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}}, kafkabpl.ErrInvalidConfig, `a stream needs a "group"`},
+		{"output's bad field", "kafka-output", []any{"v", nv{"partitions", 1}}, kafkabpl.ErrInvalidArgument, `unknown named argument "partitions" (did you mean "partition"?)`},
+		{"output's bad topic", "kafka-output", []any{"v", nv{"topic", 1}}, kafkabpl.ErrInvalidArgument, `"topic": want a string, got 1`},
+		{"status of a producer", "kafka-stream-status", []any{"p0123456789abcdef0123456789abcdef"}, kafkabpl.ErrUnknownHandle, "unknown producer id"},
 	} {
 		_, err := call(t, lib, tt.fn, tt.args...)
 		if !errors.Is(err, tt.kind) || !strings.Contains(fmt.Sprint(err), tt.msg) {
@@ -136,8 +127,9 @@ func TestBPLStreamArgs(t *testing.T) {
 // function value, and reads its status list.
 func TestBPLStream(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t).Servers()
-	lib := streamLib(t)
+	servers := testkit.NewCluster(t).Servers()
+	lib := newLib(t)
+	lib.SetLogOutput(t.Output()) // the stream's start and stop
 	p := mustCall(t, lib, "kafka-create", "producer", servers)
 	mustCall(t, lib, "kafka-send", p, "in", bplList(t, nv{"a", "1"}, nv{"b", "2"}, nv{"c", "3"}))
 	twice := goFunc(func(_ context.Context, args *value.List) (any, error) {
@@ -149,18 +141,34 @@ func TestBPLStream(t *testing.T) {
 		return mustCall(t, lib, "kafka-outputs", v, mustCall(t, lib, "kafka-output", v, nv{"topic", "copies"})), nil
 	})
 	s := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", twice}, nv{"guarantee", "at-least-once"}).(string)
-	if !strings.HasPrefix(s, "s") || kindOfID(s) != Stream {
+	if !strings.HasPrefix(s, "s") || !slices.Contains(lib.Streams(), s) {
 		t.Fatalf("kafka-stream returned %q", s)
 	}
-	waitStream(t, lib, s, func(st *StreamStatus) bool { return st.Processed == 3 })
+	testkit.WaitFor(t, "the stream to process its 3 inputs", func() bool {
+		return testkit.Must[*kafkabpl.StreamStatus](t)(lib.StreamStatus(testkit.Ctx(t), s)).Processed == 3
+	})
 	st := mustCall(t, lib, "kafka-stream-status", s).(*value.List)
 	if got := value.Format(st); got != `("state" => "running" "processed" => 3 "produced" => 4 "dropped" => 1 "skipped" => 0 "dead-lettered" => 0 "lag" => 0 "transactions" => 1 "aborted" => 0 "reinits" => 0 "last-error" => null)` {
 		t.Errorf("status %s", got)
 	}
-	if got := values(readAll(t, lib, servers, 2, "copies")); got != "1 3" {
-		t.Errorf("copies: %s", got)
+	r := mustCall(t, lib, "kafka-create", "consumer", map[string]any{"servers": servers, "topics": "copies", "auto-offset-reset": "earliest", "isolation-level": "read_committed"})
+	if got := pollUntil(t, lib, r.(string), nil, 2)["copies"].Values(); !slices.Equal(got, []any{"1", "3"}) {
+		t.Errorf("copies: %v", got)
 	}
 	if mustCall(t, lib, "kafka-destroy", s) != true {
 		t.Error("kafka-destroy of a stream did not return true")
+	}
+}
+
+// TestOutputsOfCycle checks that a transform returning a list that
+// contains itself, which no message can hold, is an error, not a
+// serializer that never ends.
+func TestOutputsOfCycle(t *testing.T) {
+	t.Parallel()
+	cyc := value.NewList(int64(1))
+	cyc.MarkShared() // as BPL's put marks a list it puts into itself
+	cyc.Append(cyc)
+	if _, err := outputsOf(cyc, "k"); !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(err.Error(), "contains itself") {
+		t.Errorf("a transform returning a list that contains itself: %v", err)
 	}
 }

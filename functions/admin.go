@@ -1,15 +1,17 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
 	"math"
 	"strconv"
 
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
 // topicsList is describe-topics' result: ("t" => ("partitions" => ...) ...).
-func topicsList(infos []TopicInfo) *value.List {
+func topicsList(infos []kafkabpl.TopicInfo) *value.List {
 	l := &value.List{}
 	for i := range infos {
 		l.AppendNamed(infos[i].Topic, infos[i].List())
@@ -18,7 +20,7 @@ func topicsList(infos []TopicInfo) *value.List {
 }
 
 // groupsList is list-groups' result: ("g1" => "Stable" "g2" => "Empty").
-func groupsList(gs []GroupListing) *value.List {
+func groupsList(gs []kafkabpl.GroupListing) *value.List {
 	l := &value.List{}
 	for _, g := range gs {
 		l.AppendNamed(g.Group, g.State)
@@ -27,7 +29,7 @@ func groupsList(gs []GroupListing) *value.List {
 }
 
 // addAdminFunctions adds the admin functions to the BPL table.
-func (lib *Library) addAdminFunctions(m map[string]Func) {
+func (lib table) addAdminFunctions(m map[string]value.Func) {
 	m["kafka-create-topics"] = lib.bplCreateTopics
 	m["kafka-delete-topics"] = lib.bplDeleteTopics
 	m["kafka-list-topics"] = lib.bplListTopics
@@ -40,7 +42,7 @@ func (lib *Library) addAdminFunctions(m map[string]Func) {
 
 const createTopicsUsage = `(kafka-create-topics target topics "partitions" => n "replication-factor" => r "configs" => ("key" => "value" ...))`
 
-func (lib *Library) bplCreateTopics(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplCreateTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-create-topics", l, 2, 2, createTopicsUsage, []string{"partitions", "replication-factor", "configs"})
 	if err != nil {
 		return nil, err
@@ -49,7 +51,7 @@ func (lib *Library) bplCreateTopics(ctx context.Context, l *value.List) (any, er
 	if err != nil {
 		return nil, err
 	}
-	var opts TopicOptions
+	var opts kafkabpl.TopicOptions
 	if v, ok := a.named.Get("partitions"); ok {
 		n, err := a.int(v, `"partitions"`, 1, math.MaxInt32)
 		if err != nil {
@@ -95,7 +97,7 @@ func topicConfigs(a *args, v any) (map[string]string, error) {
 		case int64:
 			out[name] = strconv.FormatInt(val, 10)
 		case float64:
-			if n, ok := integral(val); ok {
+			if n, ok := words.Integral(val); ok {
 				out[name] = strconv.FormatInt(n, 10)
 			} else {
 				out[name] = strconv.FormatFloat(val, 'g', -1, 64)
@@ -110,18 +112,20 @@ func topicConfigs(a *args, v any) (map[string]string, error) {
 }
 
 // doneList is create-topics' and delete-topics' result: each topic, in the
-// order given, named, with true or false.
+// order given and once, named, with true or false.
 func doneList(topics []string, done map[string]bool) *value.List {
 	l := &value.List{}
-	for _, t := range unique(topics) {
-		if v, ok := done[t]; ok {
+	seen := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		if v, ok := done[t]; ok && !seen[t] {
+			seen[t] = true
 			l.AppendNamed(t, v)
 		}
 	}
 	return l
 }
 
-func (lib *Library) bplDeleteTopics(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplDeleteTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-delete-topics", l, 2, 2, "(kafka-delete-topics target topics)", []string{})
 	if err != nil {
 		return nil, err
@@ -137,7 +141,7 @@ func (lib *Library) bplDeleteTopics(ctx context.Context, l *value.List) (any, er
 	return doneList(topics, done), nil
 }
 
-func (lib *Library) bplListTopics(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplListTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-list-topics", l, 1, 1, "(kafka-list-topics target)", []string{})
 	if err != nil {
 		return nil, err
@@ -149,7 +153,7 @@ func (lib *Library) bplListTopics(ctx context.Context, l *value.List) (any, erro
 	return stringList(names), nil
 }
 
-func (lib *Library) bplDescribeTopics(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplDescribeTopics(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-describe-topics", l, 1, 2, "(kafka-describe-topics target [topics])", []string{})
 	if err != nil {
 		return nil, err
@@ -168,7 +172,7 @@ func (lib *Library) bplDescribeTopics(ctx context.Context, l *value.List) (any, 
 	return topicsList(infos), nil
 }
 
-func (lib *Library) bplDescribeCluster(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplDescribeCluster(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-describe-cluster", l, 1, 1, "(kafka-describe-cluster target)", []string{})
 	if err != nil {
 		return nil, err
@@ -180,7 +184,7 @@ func (lib *Library) bplDescribeCluster(ctx context.Context, l *value.List) (any,
 	return info.List(), nil
 }
 
-func (lib *Library) bplCreatePartitions(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplCreatePartitions(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-create-partitions", l, 3, 3, "(kafka-create-partitions target topic count)", []string{})
 	if err != nil {
 		return nil, err
@@ -196,7 +200,7 @@ func (lib *Library) bplCreatePartitions(ctx context.Context, l *value.List) (any
 	return lib.CreatePartitions(ctx, a.pos[0], topic, int(count))
 }
 
-func (lib *Library) bplListGroups(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplListGroups(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-list-groups", l, 1, 1, "(kafka-list-groups target)", []string{})
 	if err != nil {
 		return nil, err
@@ -208,7 +212,7 @@ func (lib *Library) bplListGroups(ctx context.Context, l *value.List) (any, erro
 	return groupsList(gs), nil
 }
 
-func (lib *Library) bplDescribeGroup(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplDescribeGroup(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-describe-group", l, 2, 2, "(kafka-describe-group target group)", []string{})
 	if err != nil {
 		return nil, err

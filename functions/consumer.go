@@ -1,4 +1,4 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/value"
 )
 
 const pollUsage = "(kafka-poll id timeout-ms) or (kafka-poll id topics timeout-ms)"
 
-func (lib *Library) bplPoll(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplPoll(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-poll", l, 2, 3, pollUsage, []string{})
 	if err != nil {
 		return nil, err
@@ -21,7 +22,7 @@ func (lib *Library) bplPoll(ctx context.Context, l *value.List) (any, error) {
 		return nil, err
 	}
 	timeout := time.Duration(ms) * time.Millisecond
-	var p *Polled
+	var p *kafkabpl.Polled
 	if len(a.pos) == 3 {
 		var topics []string
 		if topics, err = a.topics(a.pos[1], "topics"); err != nil {
@@ -37,7 +38,7 @@ func (lib *Library) bplPoll(ctx context.Context, l *value.List) (any, error) {
 	return p.List(), nil
 }
 
-func (lib *Library) bplSubscribe(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplSubscribe(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-subscribe", l, 2, 2, "(kafka-subscribe id topics)", []string{})
 	if err != nil {
 		return nil, err
@@ -53,7 +54,7 @@ func (lib *Library) bplSubscribe(ctx context.Context, l *value.List) (any, error
 	return stringList(sub), nil
 }
 
-func (lib *Library) bplUnsubscribe(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplUnsubscribe(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-unsubscribe", l, 1, 2, "(kafka-unsubscribe id [topics])", []string{})
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func (lib *Library) bplUnsubscribe(ctx context.Context, l *value.List) (any, err
 	return stringList(sub), nil
 }
 
-func (lib *Library) bplCommit(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplCommit(ctx context.Context, l *value.List) (any, error) {
 	_, id, err := readIDArgs("kafka-commit", l, 1, 1, "(kafka-commit id)", []string{})
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func (lib *Library) bplCommit(ctx context.Context, l *value.List) (any, error) {
 
 const seekUsage = `(kafka-seek id topic "beginning"|"end"|offset|("timestamp" => ms) "partition" => p)`
 
-func (lib *Library) bplSeek(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplSeek(ctx context.Context, l *value.List) (any, error) {
 	a, id, err := readIDArgs("kafka-seek", l, 3, 3, seekUsage, []string{"partition"})
 	if err != nil {
 		return nil, err
@@ -91,14 +92,14 @@ func (lib *Library) bplSeek(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pos Position
+	var pos kafkabpl.Position
 	switch v := a.pos[2].(type) {
 	case string:
 		switch strings.ToLower(v) {
 		case "beginning", "earliest":
-			pos = SeekBeginning()
+			pos = kafkabpl.SeekBeginning()
 		case "end", "latest":
-			pos = SeekEnd()
+			pos = kafkabpl.SeekEnd()
 		default:
 			return nil, a.errorf(`position: want "beginning", "end", an offset or ("timestamp" => ms), got %s`, value.Describe(v))
 		}
@@ -111,13 +112,13 @@ func (lib *Library) bplSeek(ctx context.Context, l *value.List) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		pos = SeekTimestamp(time.UnixMilli(ms))
+		pos = kafkabpl.SeekTimestamp(time.UnixMilli(ms))
 	default:
 		off, err := a.int(v, "position", 0, math.MaxInt64)
 		if err != nil {
 			return nil, err
 		}
-		pos = SeekOffset(off)
+		pos = kafkabpl.SeekOffset(off)
 	}
 	var partitions []int32
 	if p, ok := a.named.Get("partition"); ok {

@@ -1,4 +1,4 @@
-package kafkabpl
+package functions
 
 import (
 	"context"
@@ -7,40 +7,46 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// Functions returns the BPL function table, to register in a BPL runtime:
-// the names of the library's first proposal (kafka-create, kafka-send,
-// kafka-poll, kafka-destroy, ...) and those of brain4it's own Java Kafka
-// library (kafka-producer, kafka-consumer, kafka-delete-app), so that its
-// scripts run unchanged. Each
-// function is a thin adapter over the typed methods of l: it checks and
-// converts the arguments, calls the method and converts the result. Errors
-// start with the function's name. The map is new on every call.
-func (lib *Library) Functions() map[string]Func {
-	m := map[string]Func{
-		"kafka-create":      lib.bplCreate,
-		"kafka-producer":    lib.bplKindCreate("kafka-producer", Producer),
-		"kafka-consumer":    lib.bplKindCreate("kafka-consumer", Consumer),
-		"kafka-destroy":     lib.bplDestroy("kafka-destroy"),
-		"kafka-delete-app":  lib.bplDestroy("kafka-delete-app"),
-		"kafka-send":        lib.bplSend,
-		"kafka-poll":        lib.bplPoll,
-		"kafka-subscribe":   lib.bplSubscribe,
-		"kafka-unsubscribe": lib.bplUnsubscribe,
-		"kafka-commit":      lib.bplCommit,
-		"kafka-seek":        lib.bplSeek,
+// Table returns the BPL function table of lib, to register in a BPL
+// runtime: the names of the library's first proposal (kafka-create,
+// kafka-send, kafka-poll, kafka-destroy, ...) and those of brain4it's own
+// Java Kafka library (kafka-producer, kafka-consumer, kafka-delete-app), so
+// that its scripts run unchanged. Each function is a thin adapter over the
+// typed methods of lib: it checks and converts the arguments, calls the
+// method and converts the result. Errors start with the function's name.
+// The map is new on every call.
+func Table(lib *kafkabpl.Library) map[string]value.Func {
+	t := table{lib}
+	m := map[string]value.Func{
+		"kafka-create":      t.bplCreate,
+		"kafka-producer":    t.bplKindCreate("kafka-producer", kafkabpl.Producer),
+		"kafka-consumer":    t.bplKindCreate("kafka-consumer", kafkabpl.Consumer),
+		"kafka-destroy":     t.bplDestroy("kafka-destroy"),
+		"kafka-delete-app":  t.bplDestroy("kafka-delete-app"),
+		"kafka-send":        t.bplSend,
+		"kafka-poll":        t.bplPoll,
+		"kafka-subscribe":   t.bplSubscribe,
+		"kafka-unsubscribe": t.bplUnsubscribe,
+		"kafka-commit":      t.bplCommit,
+		"kafka-seek":        t.bplSeek,
 
-		"kafka-stream":        lib.bplStream,
-		"kafka-stream-status": lib.bplStreamStatus,
+		"kafka-stream":        t.bplStream,
+		"kafka-stream-status": t.bplStreamStatus,
 		"kafka-output":        bplOutput,
 		"kafka-outputs":       bplOutputs,
 		"kafka-state":         bplState,
 	}
-	lib.addAdminFunctions(m)
+	t.addAdminFunctions(m)
 	return m
 }
+
+// table is the Library whose methods the functions call.
+type table struct{ *kafkabpl.Library }
 
 // args holds a BPL call's arguments, split into positional and named ones.
 type args struct {
@@ -67,7 +73,7 @@ func readArgs(fn string, l *value.List, min, max int, usage string, names []stri
 				continue
 			}
 			if names != nil && !slices.Contains(names, name) {
-				return nil, newError(fn, errorf(ErrInvalidArgument, "unknown named argument %q%s; usage: %s", name, suggest(name, names), usage))
+				return nil, fnError(fn, invalidf("unknown named argument %q%s; usage: %s", name, words.Suggest(name, names), usage))
 			}
 			a.named.AppendNamed(name, v)
 		}
@@ -80,13 +86,13 @@ func readArgs(fn string, l *value.List, min, max int, usage string, names []stri
 		case max > min:
 			want = fmt.Sprintf("%d to %d", min, max)
 		}
-		return nil, newError(fn, errorf(ErrInvalidArgument, "want %s arguments, got %d; usage: %s", want, len(a.pos), usage))
+		return nil, fnError(fn, invalidf("want %s arguments, got %d; usage: %s", want, len(a.pos), usage))
 	}
 	return a, nil
 }
 
 func (a *args) errorf(format string, v ...any) error {
-	return newError(a.fn, errorf(ErrInvalidArgument, format, v...))
+	return fnError(a.fn, invalidf(format, v...))
 }
 
 // str reads positional argument i as a string; what names it in errors.
@@ -130,7 +136,7 @@ func (a *args) optionalTopics(i int) ([]string, error) {
 func (a *args) int(v any, what string, lo, hi int64) (int64, error) {
 	n, ok := v.(int64)
 	if f, isFloat := v.(float64); isFloat {
-		n, ok = integral(f)
+		n, ok = words.Integral(f)
 	}
 	if !ok || n < lo || n > hi {
 		return 0, a.errorf("%s: want an integer from %d to %d, got %s", what, lo, hi, value.Describe(v))
@@ -149,7 +155,7 @@ func readIDArgs(fn string, l *value.List, min, max int, usage string, names []st
 	return a, id, err
 }
 
-func (lib *Library) bplCreate(ctx context.Context, l *value.List) (any, error) {
+func (lib table) bplCreate(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-create", l, 2, 2, `(kafka-create "producer"|"consumer"|"admin" config)`, []string{})
 	if err != nil {
 		return nil, err
@@ -158,31 +164,31 @@ func (lib *Library) bplCreate(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lib.Create(ctx, Kind(strings.ToLower(kind)), a.pos[1])
+	return lib.Create(ctx, kafkabpl.Kind(strings.ToLower(kind)), a.pos[1])
 }
 
 // bplKindCreate is brain4it's (kafka-producer servers "key" => value ...):
 // the named arguments are config keys, read with brain4it's defaults; one
 // it does not know is a warning, not an error, as brain4it ignores it.
-func (lib *Library) bplKindCreate(fn string, kind Kind) Func {
+func (lib table) bplKindCreate(fn string, kind kafkabpl.Kind) value.Func {
 	return func(ctx context.Context, l *value.List) (any, error) {
 		a, err := readArgs(fn, l, 1, 1, "("+fn+` servers "config-key" => value ...)`, nil)
 		if err != nil {
 			return nil, err
 		}
-		return lib.Create(ctx, kind, Config{Base: a.pos[0], Keys: a.named, Brain4it: true})
+		return lib.Create(ctx, kind, kafkabpl.Config{Base: a.pos[0], Keys: a.named, Brain4it: true})
 	}
 }
 
-func (lib *Library) bplDestroy(fn string) Func {
+func (lib table) bplDestroy(fn string) value.Func {
 	return func(ctx context.Context, l *value.List) (any, error) {
 		_, id, err := readIDArgs(fn, l, 1, 1, "("+fn+" id)", []string{})
 		if err != nil {
 			return nil, err
 		}
 		ok, err := lib.Destroy(ctx, id)
-		if e, isErr := err.(*Error); isErr && e.Func != fn {
-			err = &Error{Func: fn, Err: e.Err} // kafka-delete-app's, not kafka-destroy's
+		if e, isErr := err.(*kafkabpl.Error); isErr && e.Func != fn {
+			err = &kafkabpl.Error{Func: fn, Err: e.Err} // kafka-delete-app's, not kafka-destroy's
 		}
 		// brain4it's kafka-delete-app says true for an id it does not
 		// know (already deleted, say); kafka-destroy says false.

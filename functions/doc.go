@@ -1,0 +1,173 @@
+// Package functions is the BPL function table of package kafkabpl: the
+// functions a BPL runtime registers so that scripts use Kafka. Each is a
+// thin adapter over a [kafkabpl.Library]'s typed methods, as franz-go's
+// kadm is a layer over kgo: it checks and converts its arguments, calls
+// the method and converts the result. [Table] returns them, to register
+// under their names:
+//
+//	lib := kafkabpl.New()
+//	in := bpl.New(os.Stdout) // or any BPL runtime
+//	for name, f := range functions.Table(lib) {
+//		in.Define(name, f)
+//	}
+//
+// The command kafkabpl (cmd/kafkabpl) runs BPL scripts with this table,
+// and package server defines it in every module of a brain4it server. The
+// names are those of the library's first proposal (kafka-create,
+// kafka-send, kafka-poll, kafka-destroy, ...) and those of brain4it's own
+// Java Kafka library (kafka-producer, kafka-consumer, kafka-delete-app),
+// so that its scripts run unchanged: kafka-producer and kafka-consumer
+// read their config keys as named arguments, with brain4it's defaults
+// (see [kafkabpl.Config]'s Brain4it and the config keys' column "under
+// kafka-consumer" in package kafkabpl's documentation), and warn of a key
+// they do not know rather than fail.
+//
+// # Functions
+//
+// Handles are strings: "p", "c", "a" or "s" (a stream) and 32 hex digits. An admin target is
+// an admin handle or a config (see package kafkabpl's documentation for
+// configs and their keys). Every error message starts with the
+// function's name, and scripts see errors as exceptions typed by
+// [kafkabpl.ErrorType].
+//
+//	(kafka-create kind config)             kind "producer" "consumer" "admin"; returns a handle
+//	(kafka-producer servers "key" => v ...) brain4it's name: config keys as named arguments
+//	(kafka-consumer servers "key" => v ...) likewise
+//	(kafka-send id topics messages)        returns how many records were delivered
+//	    named: "key" => k "partition" => n "headers" => ("h" => "v") "timestamp" => ms "records" => true
+//	(kafka-poll id timeout-ms)             messages by topic, every subscribed topic (none: NotSubscribed)
+//	(kafka-poll id topics timeout-ms)      subscribes first if needed; only those topics
+//	(kafka-subscribe id topics)            the subscription after the call, sorted; () unsubscribes
+//	(kafka-unsubscribe id [topics])        the remaining subscription, sorted
+//	(kafka-commit id)                      true once everything polled is committed
+//	(kafka-seek id topic position)         position "beginning" "end" offset or ("timestamp" => ms);
+//	    named: "partition" => p (default: every partition)
+//	(kafka-destroy id)                     true; false if id was unknown
+//	(kafka-delete-app id)                  brain4it's name for kafka-destroy
+//
+// The admin functions take a target: an admin handle, or a config for a
+// client of the call's own. Each call ends within request-timeout.
+//
+//	(kafka-create-topics target topics)    ("t1" => true "t2" => false): created / already existed
+//	    named: "partitions" => n "replication-factor" => r "configs" => ("retention.ms" => 60000)
+//	(kafka-delete-topics target topics)    ("t1" => true ...): deleted / did not exist
+//	(kafka-list-topics target)             ("t1" "t2"), sorted, internal topics left out
+//	(kafka-describe-topics target [topics]) per topic, its partitions:
+//	    ("t" => ("partitions" => (("partition" => 0 "leader" => 1 "replicas" => (1 2 0) "isr" => (1 2 0)) ...)) ...)
+//	(kafka-describe-cluster target)
+//	    ("cluster-id" => "..." "controller" => 1 "brokers" => (("id" => 0 "host" => "127.0.0.1" "port" => 9092) ...))
+//	(kafka-create-partitions target topic count)  true; false when it already has count
+//	(kafka-list-groups target)             ("g1" => "Stable" "g2" => "Empty")
+//	(kafka-describe-group target group)
+//	    ("group" => "g" "state" => "Stable"
+//	     "members" => (("member-id" => m "client-id" => c "host" => h "assignment" => ("t" => (0 1))) ...)
+//	     "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
+//	     "total-lag" => 4)
+//
+// Each is described in full with its method: [kafkabpl.Library.CreateTopics],
+// [kafkabpl.Library.DeleteTopics], [kafkabpl.Library.ListTopics],
+// [kafkabpl.Library.DescribeTopics], [kafkabpl.Library.DescribeCluster],
+// [kafkabpl.Library.CreatePartitions], [kafkabpl.Library.ListGroups] and
+// [kafkabpl.Library.DescribeGroup].
+//
+// kafka-send sends every message to every topic, in order. messages is one
+// value or a list of values, and a message's name in the list is its key:
+//
+//	(kafka-send p "sensors" ("s1" => "21.5" "s1" => "21.7" "no key"))
+//
+// sends three messages, two with key "s1". To send one list as one message
+// (with the JSON or BPL serializer), wrap it: (kafka-send p "t" (("a" => 1))).
+// With "records" => true each message is a record list with "key" "value"
+// "partition" "headers" "timestamp". The call returns when every record is
+// acknowledged, within send-timeout; one call is sent in batches.
+//
+// kafka-poll returns ("t1" => (messages) "t2" => ()) with every subscribed
+// topic, sorted, each message its value, named by its key when the key is
+// not null:
+//
+//	("sensors" => ("s1" => "21.5" "s1" => "21.7" "no key"))
+//
+// With the consumer config "poll-format" => "records", each message is
+//
+//	("topic" => "sensors" "partition" => 0 "offset" => 7 "timestamp" => 1700000000123
+//	 "key" => "s1" "value" => "21.5" "headers" => ("unit" => "C"))
+//
+// and a message that cannot be deserialized always comes in this form, with
+// its raw key and value and an "error" element saying why: it is never
+// dropped and never stalls the consumer.
+//
+// # Streams
+//
+// A stream reads topics, runs a BPL function on each message and writes
+// what it returns, on goroutines of its own while the script goes on:
+//
+//	(kafka-stream config "from" => topics "to" => topic "transform" => fn)   returns a handle "s..."
+//	    named: "guarantee" => "exactly-once" (default) | "at-least-once"
+//	           "on-error" => "stop" (default) | "skip" | "dead-letter"
+//	           "dead-letter-topic" => t (default: "<input topic>.dlq")
+//	           and any config key, as kafka-create takes it; "group" is required
+//	(kafka-stream-status id)
+//	    ("state" => "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
+//	     "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n "reinits" => n
+//	     "last-error" => null)
+//	(kafka-destroy id)                     commits the batch in hand, leaves the group
+//
+// config is read like a consumer's and a producer's together. "group" is
+// the stream's application id: processes started with the same group
+// share the input partitions. The transform gets the input as a record
+// list ("topic" "partition" "offset" "timestamp" "key" "value"
+// "headers") and returns:
+//
+//	null                                   nothing is written (a filter)
+//	any other value, lists included        one message to "to", with the input's key
+//	(kafka-output v "topic" => t "key" => k "partition" => p "headers" => (...) "timestamp" => ms)
+//	                                       one message with its own topic, key (none given: the input's; null: none), ...
+//	(kafka-outputs a b ...)                several messages, each a value or a kafka-output
+//
+// kafka-output and kafka-outputs return values of their own kind, never
+// lists, so a list a transform returns (a JSON array, say) is always one
+// message's value. "on-error" decides what becomes of an input that cannot
+// be deserialized, a transform that throws and an output that cannot be
+// serialized: "stop" (the stream fails), "skip", or "dead-letter".
+// kafka-stream is [kafkabpl.Library.Stream]: what a stream guarantees
+// under each "guarantee" and each "on-error" is said there, with
+// [kafkabpl.StreamSpec], and in package kafkabpl's documentation
+// (Streams). kafkabpl run keeps running while a script's streams run, and
+// exits 1 when one failed.
+//
+// # Stateful streams
+//
+// A stream can keep state per key, or per key and window, in a store named
+// by "store" (see [kafkabpl.StreamSpec] for the guarantees,
+// [kafkabpl.Window] for the windows):
+//
+//	(kafka-stream config "from" => topic "to" => topic "store" => name
+//	  "transform" => (function (in state) ...))
+//	    the transform gets the input and its key's state (null at first) and returns
+//	    (kafka-state new-state output ...)     the key's new state (null deletes it), and
+//	                                           outputs as kafka-outputs takes them
+//	    null                                   the state as the function left it; no output
+//	(kafka-stream config "from" => topic "to" => topic "store" => name
+//	  "window" => ("type" => "tumbling" "size" => ms)
+//	  "aggregate" => (function (in acc) ...)) the window's new aggregate; acc is null for a new one
+//	    window: "type" => "tumbling" (with "size") | "hopping" ("size", "advance") | "session" ("gap")
+//	            "grace" => ms (default 0)       how long after its end a window still takes inputs
+//	            "emit" => "close" (default)     one result per window, when it closes
+//	                      | "update"            a result after every input it takes
+//	            "late" => "drop" (default) | "dead-letter"   inputs for closed windows
+//	            "idle" => ms (default 0: off)   a partition without input that long moves its time on
+//	                                            with the wall clock, so that its windows close
+//	    "merge" => (function (a b) ...)        session windows: the aggregate of two sessions an input bridges
+//	    "result" => (function (w) ...)         a closed window's outputs, as a transform returns them;
+//	                                           w is ("key" "start" "end" "value" "final")
+//	                                           (default: ("start" => ms "end" => ms "value" => acc),
+//	                                           keyed by the window's key)
+//
+// kafka-stream-status adds "store" => ("name" "changelog" "partitions"
+// "keys" "windows" "bytes" "restoring" "restore-read" "restore-total"
+// "restored" "late"). How the store keeps state, and when windows close,
+// is said in package kafkabpl's documentation (Stateful streams).
+//
+// Values, configs and their keys, serializers, the schema registry,
+// errors and timeouts are those of package kafkabpl, described there.
+package functions

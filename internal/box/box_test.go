@@ -1,0 +1,53 @@
+package box
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+func TestInPlace(t *testing.T) {
+	const n = 1000
+	strs := make([]string, n)
+	vals := make([]any, n)
+	for i := range strs {
+		strs[i] = "value-" + strconv.Itoa(i)
+		InPlace(&vals[i], &strs[i])
+	}
+	strs = nil   // only the interfaces keep the strings alive now
+	runtime.GC() // a collection must neither free nor move what they point at
+	runtime.GC()
+	seen := map[any]int{}
+	for i, v := range vals {
+		want := "value-" + strconv.Itoa(i)
+		s, ok := v.(string)
+		if !ok || s != want {
+			t.Fatalf("vals[%d] = %#v (%T), want %q", i, v, v, want)
+		}
+		if v != any(want) || fmt.Sprint(v) != want || reflect.ValueOf(v).String() != want {
+			t.Fatalf("vals[%d] does not behave as the string %q", i, want)
+		}
+		seen[v] = i // hashing an interface hashes the string
+	}
+	if seen[any("value-7")] != 7 || len(seen) != n {
+		t.Fatalf("as map keys: %d keys, value-7 -> %d", len(seen), seen[any("value-7")])
+	}
+	var v any = 5
+	InPlace(&v, new("replaced"))
+	if v != any("replaced") {
+		t.Fatalf("overwriting an int: %#v", v)
+	}
+}
+
+func TestTextArena(t *testing.T) {
+	src := []byte("abcdef")
+	a := NewTextArena(4)
+	ab, empty, cd := a.Text(src[:2]), a.Text(nil), a.Text(src[2:4])
+	over := a.Text(src) // beyond the size given: copied on its own
+	src[0], src[2] = 'X', 'X'
+	if ab != "ab" || empty != "" || cd != "cd" || over != "abcdef" {
+		t.Fatalf("got %q %q %q %q: the strings must be copies", ab, empty, cd, over)
+	}
+}
