@@ -58,19 +58,19 @@ func OffsetAtTime(t time.Time) OffsetSpec { return OffsetSpec{kind: offsetTime, 
 func OffsetsOf(group string) OffsetSpec { return OffsetSpec{kind: offsetGroup, group: group} }
 
 // String returns the spec as the BPL functions take it: "earliest",
-// "latest", an offset, "time:MS" or "group:NAME".
+// "latest", an offset, ("timestamp" => ms) or ("group" => "name").
 func (s OffsetSpec) String() string {
 	switch s.kind {
 	case offsetLatest:
-		return "latest"
+		return `"latest"`
 	case offsetExact:
 		return fmt.Sprint(s.n)
 	case offsetTime:
-		return fmt.Sprintf("time:%d", s.n)
+		return fmt.Sprintf(`("timestamp" => %d)`, s.n)
 	case offsetGroup:
-		return "group:" + s.group
+		return fmt.Sprintf(`("group" => %q)`, s.group)
 	}
-	return "earliest"
+	return `"earliest"`
 }
 
 // PartitionOffset is one partition's offset in the result of an offset
@@ -89,14 +89,15 @@ type PartitionOffset struct {
 // ListOffsets lists each partition of topic at spec: [OffsetEarliest],
 // [OffsetLatest] or [OffsetAtTime]; the partitions in order. A topic that
 // does not exist is an error wrapping kerr.UnknownTopicOrPartition. In
-// BPL, (kafka-list-offsets target "t" "earliest").
+// BPL, (kafka-list-offsets target "t" "earliest") returns
+// (("partition" => 0 "offset" => 0) ...).
 func (lib *Library) ListOffsets(ctx context.Context, target any, topic string, spec OffsetSpec) ([]PartitionOffset, error) {
 	const fn = "kafka-list-offsets"
 	if err := checkOffsetTopic(fn, topic); err != nil {
 		return nil, err
 	}
 	if spec.kind == offsetExact || spec.kind == offsetGroup {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "offset: want earliest, latest or a time, got %s", spec))
+		return nil, newError(fn, errorf(ErrInvalidArgument, `offset: want "earliest", "latest" or ("timestamp" => ms), got %s`, spec))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) ([]PartitionOffset, error) {
 		listed, err := listAt(ctx, adm, topic, spec)
@@ -157,8 +158,8 @@ func partitionOffsets(listed map[int32]kadm.ListedOffset) []PartitionOffset {
 // consumers can no longer read what was before. The result has one
 // element per partition asked, in order, with its new start offset or
 // why it failed (an offset past the partition's end fails with
-// kerr.OffsetOutOfRange). In BPL, (kafka-delete-records target "t" (0 =>
-// 100 1 => -1)).
+// kerr.OffsetOutOfRange). In BPL, (kafka-delete-records target "t"
+// ("0" => 100 "1" => -1)).
 //
 // Hazard: deleted records are gone for every reader, for good.
 func (lib *Library) DeleteRecords(ctx context.Context, target any, topic string, before map[int32]int64) ([]PartitionOffset, error) {
@@ -222,7 +223,7 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 		return nil, err
 	}
 	if spec.kind == offsetGroup && spec.group == "" {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "offset: want group:NAME with a group name"))
+		return nil, newError(fn, errorf(ErrInvalidArgument, `offset: want ("group" => name) with a group name`))
 	}
 	if spec.kind == offsetExact && spec.n < 0 {
 		return nil, newError(fn, errorf(ErrInvalidArgument, "offset: want an offset of 0 or more, got %d", spec.n))

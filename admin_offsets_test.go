@@ -68,7 +68,7 @@ func TestListOffsets(t *testing.T) {
 	if _, err := lib.ListOffsets(ctx, servers, "nope", OffsetEarliest()); !errors.Is(err, kerr.UnknownTopicOrPartition) || !strings.Contains(err.Error(), `kafka-list-offsets: `) {
 		t.Errorf("an unknown topic: %v", err)
 	}
-	if _, err := lib.ListOffsets(ctx, servers, "t", OffsetAt(3)); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "want earliest, latest or a time, got 3") {
+	if _, err := lib.ListOffsets(ctx, servers, "t", OffsetAt(3)); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `want "earliest", "latest" or ("timestamp" => ms), got 3`) {
 		t.Errorf("an exact offset: %v", err)
 	}
 }

@@ -38,6 +38,7 @@ func (lib table) addAdminFunctions(m map[string]value.Func) {
 	m["kafka-create-partitions"] = lib.bplCreatePartitions
 	m["kafka-list-groups"] = lib.bplListGroups
 	m["kafka-describe-group"] = lib.bplDescribeGroup
+	lib.addOffsetFunctions(m)
 }
 
 const createTopicsUsage = `(kafka-create-topics target topics "partitions" => n "replication-factor" => r "configs" => ("key" => "value" ...))`

@@ -63,12 +63,21 @@
 //	     "members" => (("member-id" => m "client-id" => c "host" => h "assignment" => ("t" => (0 1))) ...)
 //	     "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
 //	     "total-lag" => 4)
+//	(kafka-list-offsets target topic [at])  (("partition" => 0 "offset" => 5) ...), "timestamp" => ms too for a time
+//	    at: "latest" (the default, the end), "earliest" or ("timestamp" => ms)
+//	(kafka-delete-records target topic ("0" => 100 "1" => -1))  each partition's new start offset (-1: up to the end)
+//	(kafka-reset-offsets target group topic to)  the offsets committed, per partition
+//	    to: "earliest", "latest", an offset, ("timestamp" => ms) or ("group" => other); the group must have no members
+//	(kafka-delete-group target group)      true; the group must have no members
 //
-// Each is described in full with its method: [kafkabpl.Library.CreateTopics],
-// [kafkabpl.Library.DeleteTopics], [kafkabpl.Library.ListTopics],
-// [kafkabpl.Library.DescribeTopics], [kafkabpl.Library.DescribeCluster],
-// [kafkabpl.Library.CreatePartitions], [kafkabpl.Library.ListGroups] and
-// [kafkabpl.Library.DescribeGroup].
+// A partition that failed shows "offset" => null and an "error" element
+// after it saying why. Each function is described in full with its
+// method: [kafkabpl.Library.CreateTopics], [kafkabpl.Library.DeleteTopics],
+// [kafkabpl.Library.ListTopics], [kafkabpl.Library.DescribeTopics],
+// [kafkabpl.Library.DescribeCluster], [kafkabpl.Library.CreatePartitions],
+// [kafkabpl.Library.ListGroups], [kafkabpl.Library.DescribeGroup],
+// [kafkabpl.Library.ListOffsets], [kafkabpl.Library.DeleteRecords],
+// [kafkabpl.Library.ResetGroupOffsets] and [kafkabpl.Library.DeleteGroup].
 //
 // kafka-send sends every message to every topic, in order. messages is one
 // value or a list of values, and a message's name in the list is its key:

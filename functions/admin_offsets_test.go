@@ -1,0 +1,74 @@
+package functions
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TestBPLOffsets runs the offset functions through the BPL table: their
+// argument forms and their results' shapes. The Go methods' own tests
+// (admin_offsets_test.go in the root) check what they do to the cluster.
+func TestBPLOffsets(t *testing.T) {
+	t.Parallel()
+	servers := testkit.NewCluster(t, embedded.Topics("t"), embedded.Partitions(2), embedded.NoAutoCreate()).Servers()
+	lib := newLib(t)
+	a := mustCall(t, lib, "kafka-create", "admin", servers)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	for part, n := range []int{3, 1} {
+		for range n {
+			mustCall(t, lib, "kafka-send", p, "t", "v", nv{"partition", part}, nv{"timestamp", 1000})
+		}
+	}
+	testkit.WantFormat(t, "latest, the default",
+		mustCall(t, lib, "kafka-list-offsets", a, "t"),
+		`(("partition" => 0 "offset" => 3) ("partition" => 1 "offset" => 1))`)
+	testkit.WantFormat(t, "a time",
+		mustCall(t, lib, "kafka-list-offsets", servers, "t", map[string]any{"timestamp": 1000}),
+		`(("partition" => 0 "offset" => 0 "timestamp" => 1000) ("partition" => 1 "offset" => 0 "timestamp" => 1000))`)
+	testkit.WantFormat(t, "delete",
+		mustCall(t, lib, "kafka-delete-records", a, "t", map[string]any{"0": 2, "1": 5}),
+		`(("partition" => 0 "offset" => 2) ("partition" => 1 "offset" => null "error" => "partition 1: OFFSET_OUT_OF_RANGE: The requested offset is not within the range of offsets maintained by the server."))`)
+	testkit.WantFormat(t, "earliest after the delete",
+		mustCall(t, lib, "kafka-list-offsets", a, "t", "beginning"),
+		`(("partition" => 0 "offset" => 2) ("partition" => 1 "offset" => 0))`)
+	testkit.WantFormat(t, "reset to an offset",
+		mustCall(t, lib, "kafka-reset-offsets", a, "g", "t", 1),
+		`(("partition" => 0 "offset" => 2) ("partition" => 1 "offset" => 1))`)
+	testkit.WantFormat(t, "copy another group's",
+		mustCall(t, lib, "kafka-reset-offsets", a, "h", "t", map[string]any{"group": "g"}),
+		`(("partition" => 0 "offset" => 2) ("partition" => 1 "offset" => 1))`)
+	if got := mustCall(t, lib, "kafka-delete-group", a, "h"); got != true {
+		t.Errorf("delete-group: %v", got)
+	}
+	if _, err := call(t, lib, "kafka-delete-group", a, "h"); !errors.Is(err, kerr.GroupIDNotFound) || !strings.HasPrefix(err.Error(), "kafka-delete-group: ") {
+		t.Errorf("delete-group again: %v", err)
+	}
+
+	for _, tt := range []struct {
+		fn   string
+		args []any
+		want string
+	}{
+		{"kafka-list-offsets", []any{a, "t", 5}, `offset: want "earliest", "latest" or ("timestamp" => ms), got 5`},
+		{"kafka-list-offsets", []any{a, "t", "first"}, `offset: want "earliest", "latest" or ("timestamp" => ms), got the string "first"`},
+		{"kafka-list-offsets", []any{a, "t", map[string]any{"group": "g"}}, `offset: want "earliest", "latest" or ("timestamp" => ms), got`},
+		{"kafka-list-offsets", []any{a}, "usage: (kafka-list-offsets target topic"},
+		{"kafka-delete-records", []any{a, "t", []any{1, 2}}, `offsets: want partition numbers as names ("0" => 100)`},
+		{"kafka-delete-records", []any{a, "t", []any{}}, `offsets: want ("partition" => offset ...)`},
+		{"kafka-delete-records", []any{a, "t", map[string]any{"0": -2}}, `offsets "0": want an integer from -1 to`},
+		{"kafka-reset-offsets", []any{a, "g", "t", -1}, "offset: want an integer from 0 to"},
+		{"kafka-reset-offsets", []any{a, "g", "t", map[string]any{"group": ""}}, `("group" => name), got`},
+		{"kafka-delete-group", []any{a, 5}, "group: want a string, got 5"},
+	} {
+		_, err := call(t, lib, tt.fn, tt.args...)
+		if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), tt.fn+": ") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %v: %v, want InvalidArgument containing %q", tt.fn, tt.args, err, tt.want)
+		}
+	}
+}
