@@ -69,6 +69,10 @@
 //	(kafka-reset-offsets target group topic to)  the offsets committed, per partition
 //	    to: "earliest", "latest", an offset, ("timestamp" => ms) or ("group" => other); the group must have no members
 //	(kafka-delete-group target group)      true; the group must have no members
+//	(kafka-describe-configs target type name)  ("retention.ms" => "604800000" ...), sorted, a secret's value null
+//	    type: "topic" and a topic's name, or "broker" and an id (1, "1", or "" for the brokers' shared default)
+//	(kafka-alter-configs target type name ("retention.ms" => 60000 "cleanup.policy" => null))  true
+//	    incremental: the configs not named stay; null puts one back to its default
 //
 // A partition that failed shows "offset" => null and an "error" element
 // after it saying why. Each function is described in full with its
@@ -77,7 +81,8 @@
 // [kafkabpl.Library.DescribeCluster], [kafkabpl.Library.CreatePartitions],
 // [kafkabpl.Library.ListGroups], [kafkabpl.Library.DescribeGroup],
 // [kafkabpl.Library.ListOffsets], [kafkabpl.Library.DeleteRecords],
-// [kafkabpl.Library.ResetGroupOffsets] and [kafkabpl.Library.DeleteGroup].
+// [kafkabpl.Library.ResetGroupOffsets], [kafkabpl.Library.DeleteGroup],
+// [kafkabpl.Library.DescribeConfigs] and [kafkabpl.Library.AlterConfigs].
 //
 // kafka-send sends every message to every topic, in order. messages is one
 // value or a list of values, and a message's name in the list is its key:

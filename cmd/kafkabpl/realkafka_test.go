@@ -106,6 +106,7 @@ func TestRealKafka(t *testing.T) {
 		"group shares a topic, KIP-848":      func(t *testing.T) { testRealGroup(t, k.servers, "consumer") },
 		"third member, both group protocols": func(t *testing.T) { testRealThirdMember(t, k.servers) },
 		"admin":                              func(t *testing.T) { testRealAdmin(t, k) },
+		"operators' admin":                   func(t *testing.T) { testRealOps(t, k.servers) },
 		"admin read-after-write":             func(t *testing.T) { testRealReadAfterWrite(t, k.servers) },
 		"re-created topic":                   func(t *testing.T) { testRealRecreated(t, k.servers) },
 		"errors":                             func(t *testing.T) { testRealErrors(t, k.servers) },

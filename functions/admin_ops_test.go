@@ -8,6 +8,7 @@ import (
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -65,6 +66,47 @@ func TestBPLOffsets(t *testing.T) {
 		{"kafka-reset-offsets", []any{a, "g", "t", -1}, "offset: want an integer from 0 to"},
 		{"kafka-reset-offsets", []any{a, "g", "t", map[string]any{"group": ""}}, `("group" => name), got`},
 		{"kafka-delete-group", []any{a, 5}, "group: want a string, got 5"},
+	} {
+		_, err := call(t, lib, tt.fn, tt.args...)
+		if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), tt.fn+": ") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %v: %v, want InvalidArgument containing %q", tt.fn, tt.args, err, tt.want)
+		}
+	}
+}
+
+// TestBPLConfigs runs kafka-describe-configs and kafka-alter-configs:
+// numbers are written as Kafka's text, null removes a config.
+func TestBPLConfigs(t *testing.T) {
+	t.Parallel()
+	servers := testkit.NewCluster(t, embedded.Topics("t"), embedded.NoAutoCreate()).Servers()
+	lib := newLib(t)
+	a := mustCall(t, lib, "kafka-create", "admin", servers)
+	if got := mustCall(t, lib, "kafka-alter-configs", a, "topic", "t", map[string]any{"retention.ms": 60000, "cleanup.policy": "compact"}); got != true {
+		t.Errorf("alter: %v", got)
+	}
+	described := mustCall(t, lib, "kafka-describe-configs", a, "topic", "t").(*value.List)
+	if v, _ := described.Get("retention.ms"); v != "60000" {
+		t.Errorf("retention.ms: %v", v)
+	}
+	mustCall(t, lib, "kafka-alter-configs", a, "topic", "t", map[string]any{"cleanup.policy": nil})
+	described = mustCall(t, lib, "kafka-describe-configs", servers, "topic", "t").(*value.List)
+	if v, _ := described.Get("cleanup.policy"); v != "delete" {
+		t.Errorf("cleanup.policy after its removal: %v", v)
+	}
+	if l := mustCall(t, lib, "kafka-describe-configs", a, "broker", 0).(*value.List); l.Len() == 0 {
+		t.Errorf("broker 0: no configs")
+	}
+	mustCall(t, lib, "kafka-describe-configs", a, "broker", "")
+	for _, tt := range []struct {
+		fn   string
+		args []any
+		want string
+	}{
+		{"kafka-describe-configs", []any{a, "group", "g"}, `type: want "topic" or "broker", got the string "group"`},
+		{"kafka-describe-configs", []any{a, "broker", -1}, `broker: want a broker id, or "" for the brokers' default, got -1`},
+		{"kafka-describe-configs", []any{a, "topic", ""}, `topic: want a topic name`},
+		{"kafka-alter-configs", []any{a, "topic", "t", []any{"x"}}, `configs: want ("key" => value ...), null to remove`},
+		{"kafka-alter-configs", []any{a, "topic", "t", map[string]any{"x": []any{1}}}, `configs "x": want a string, number, boolean or null`},
 	} {
 		_, err := call(t, lib, tt.fn, tt.args...)
 		if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), tt.fn+": ") || !strings.Contains(err.Error(), tt.want) {
