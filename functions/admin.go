@@ -40,6 +40,7 @@ func (lib table) addAdminFunctions(m map[string]value.Func) {
 	m["kafka-describe-group"] = lib.bplDescribeGroup
 	lib.addOffsetFunctions(m)
 	lib.addConfigFunctions(m)
+	lib.addACLFunctions(m)
 }
 
 const createTopicsUsage = `(kafka-create-topics target topics "partitions" => n "replication-factor" => r "configs" => ("key" => "value" ...))`

@@ -10,6 +10,7 @@ import (
 	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // TestBPLOffsets runs the offset functions through the BPL table: their
@@ -107,6 +108,43 @@ func TestBPLConfigs(t *testing.T) {
 		{"kafka-describe-configs", []any{a, "topic", ""}, `topic: want a topic name`},
 		{"kafka-alter-configs", []any{a, "topic", "t", []any{"x"}}, `configs: want ("key" => value ...), null to remove`},
 		{"kafka-alter-configs", []any{a, "topic", "t", map[string]any{"x": []any{1}}}, `configs "x": want a string, number, boolean or null`},
+	} {
+		_, err := call(t, lib, tt.fn, tt.args...)
+		if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), tt.fn+": ") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %v: %v, want InvalidArgument containing %q", tt.fn, tt.args, err, tt.want)
+		}
+	}
+}
+
+// TestBPLACLs runs the ACL functions on a cluster that enforces ACLs.
+func TestBPLACLs(t *testing.T) {
+	t.Parallel()
+	const mech = "PLAIN"
+	servers := testkit.NewCluster(t, embedded.Topics("t"), embedded.NoAutoCreate(), embedded.KfakeOptions(
+		kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser(mech, "admin", "admin-pass"))).Servers()
+	lib := newLib(t)
+	admin := map[string]any{"servers": servers, "sasl": map[string]any{"mechanism": mech, "username": "admin", "password": "admin-pass"}}
+	acl := map[string]any{"principal": "User:alice", "resource": "topic", "name": "t", "operation": "read"}
+	testkit.WantFormat(t, "create one", mustCall(t, lib, "kafka-create-acls", admin, acl), `(true)`)
+	testkit.WantFormat(t, "create two",
+		mustCall(t, lib, "kafka-create-acls", admin, []any{acl, map[string]any{"principal": "User:bob", "resource": "cluster", "operation": "describe", "permission": "deny"}}),
+		`(true true)`)
+	alice := `("principal" => "User:alice" "host" => "*" "resource" => "topic" "name" => "t" "pattern" => "literal" "operation" => "read" "permission" => "allow")`
+	bob := `("principal" => "User:bob" "host" => "*" "resource" => "cluster" "name" => "kafka-cluster" "pattern" => "literal" "operation" => "describe" "permission" => "deny")`
+	testkit.WantFormat(t, "describe all", mustCall(t, lib, "kafka-describe-acls", admin), "("+bob+" "+alice+")")
+	testkit.WantFormat(t, "describe alice's", mustCall(t, lib, "kafka-describe-acls", admin, map[string]any{"principal": "User:alice"}), "("+alice+")")
+	testkit.WantFormat(t, "delete bob's", mustCall(t, lib, "kafka-delete-acls", admin, map[string]any{"principal": "User:bob"}), "("+bob+")")
+	testkit.WantFormat(t, "describe after", mustCall(t, lib, "kafka-describe-acls", admin), "("+alice+")")
+	for _, tt := range []struct {
+		fn   string
+		args []any
+		want string
+	}{
+		{"kafka-create-acls", []any{admin, "alice"}, `acl: want ("principal" => "User:name"`},
+		{"kafka-create-acls", []any{admin, map[string]any{"user": "alice"}}, `acl: unknown element "user"`},
+		{"kafka-create-acls", []any{admin, []any{acl, map[string]any{"principal": 5}}}, `acls[1] "principal": want a string, got 5`},
+		{"kafka-create-acls", []any{admin, map[string]any{"principal": "User:x", "resource": "topic", "name": "t", "operation": "peek"}}, `acl operation: unknown "peek"`},
+		{"kafka-delete-acls", []any{admin, map[string]any{}}, `() would delete every ACL`},
 	} {
 		_, err := call(t, lib, tt.fn, tt.args...)
 		if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), tt.fn+": ") || !strings.Contains(err.Error(), tt.want) {

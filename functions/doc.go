@@ -73,6 +73,11 @@
 //	    type: "topic" and a topic's name, or "broker" and an id (1, "1", or "" for the brokers' shared default)
 //	(kafka-alter-configs target type name ("retention.ms" => 60000 "cleanup.policy" => null))  true
 //	    incremental: the configs not named stay; null puts one back to its default
+//	(kafka-create-acls target acls)        (true ...): one element per ACL, true or why it was not created
+//	    an ACL: ("principal" => "User:alice" "resource" => "topic" "name" => "t" "operation" => "read"
+//	             ["host" => "*" "pattern" => "literal"|"prefixed" "permission" => "allow"|"deny"])
+//	(kafka-describe-acls target [filter])  the ACLs that match, each as above with every element
+//	(kafka-delete-acls target filter)      the ACLs deleted; a filter's missing elements match any, () is refused
 //
 // A partition that failed shows "offset" => null and an "error" element
 // after it saying why. Each function is described in full with its
@@ -82,7 +87,9 @@
 // [kafkabpl.Library.ListGroups], [kafkabpl.Library.DescribeGroup],
 // [kafkabpl.Library.ListOffsets], [kafkabpl.Library.DeleteRecords],
 // [kafkabpl.Library.ResetGroupOffsets], [kafkabpl.Library.DeleteGroup],
-// [kafkabpl.Library.DescribeConfigs] and [kafkabpl.Library.AlterConfigs].
+// [kafkabpl.Library.DescribeConfigs], [kafkabpl.Library.AlterConfigs],
+// [kafkabpl.Library.CreateACLs], [kafkabpl.Library.DescribeACLs] and
+// [kafkabpl.Library.DeleteACLs].
 //
 // kafka-send sends every message to every topic, in order. messages is one
 // value or a list of values, and a message's name in the list is its key:

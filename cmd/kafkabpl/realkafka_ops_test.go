@@ -59,6 +59,11 @@ func testRealOps(t *testing.T, servers string) {
 		t.Errorf("an unknown topic's configs: %v", err)
 	}
 
+	// ACLs: this broker has no authorizer, and says so.
+	if _, err := lib.DescribeACLs(ctx, a, kafkabpl.ACL{}); !errors.Is(err, kerr.SecurityDisabled) {
+		t.Errorf("ACLs on a broker without an authorizer: %v", err)
+	}
+
 	// Offsets and records.
 	p := newProducer(t, lib, ctx, servers)
 	base := time.UnixMilli(1_700_000_000_000)
