@@ -63,6 +63,7 @@ type config struct {
 	retryBackoffMax time.Duration // the longest, as the wait doubles
 	logLevel        kgo.LogLevel  // what of franz-go's own log to write; none by default
 	clientLog       func(string)  // where, one line each (the Library's log output)
+	hooks           ClientHooks   // the Library's, when set
 	tls             *tls.Config
 	sasl            sasl.Mechanism
 
@@ -643,6 +644,11 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 	}
 	if c.sasl != nil {
 		opts = append(opts, kgo.SASL(c.sasl))
+	}
+	if c.hooks != nil {
+		if hs := c.hooks(kind, id); len(hs) > 0 {
+			opts = append(opts, kgo.WithHooks(hs...))
+		}
 	}
 	// An admin client never asks for topics to be created: its metadata
 	// requests (kadm's too) must not create a topic they describe.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -28,7 +29,13 @@ type Library struct {
 
 	logMu  sync.Mutex
 	logOut io.Writer
+
+	hooks atomic.Pointer[ClientHooks] // nil: none
 }
+
+// ClientHooks gives the franz-go hooks of a client the Library makes, for
+// the kind and id of its handle (see [Library.SetClientHooks]).
+type ClientHooks func(kind Kind, id string) []kgo.Hook
 
 // New returns an empty Library. Close it to destroy what is left in it.
 // Its log goes to standard error (see [Library.SetLogOutput]).
@@ -113,6 +120,28 @@ func (lib *Library) SetLogOutput(w io.Writer) {
 	lib.logOut = w
 }
 
+// SetClientHooks sets fn, which gives the franz-go hooks (kgo.Hook) of
+// every client the Library makes from then on, for the kind and id of
+// its handle: package metrics counts what the clients send and receive
+// so. Clients made before keep what they had; nil removes fn. Hazard:
+// kgo calls hooks on its own goroutines, some once per record: they must
+// be safe for concurrent use, and quick.
+func (lib *Library) SetClientHooks(fn ClientHooks) {
+	if fn == nil {
+		lib.hooks.Store(nil)
+		return
+	}
+	lib.hooks.Store(&fn)
+}
+
+// clientHooks returns the hooks SetClientHooks set, or nil.
+func (lib *Library) clientHooks() ClientHooks {
+	if fn := lib.hooks.Load(); fn != nil {
+		return *fn
+	}
+	return nil
+}
+
 // log writes one line for BPL function fn.
 func (lib *Library) log(fn, msg string) {
 	lib.logMu.Lock()
@@ -155,7 +184,7 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 	if err != nil {
 		return "", newError(fn, err)
 	}
-	cfg.clientLog = lib.clientLog
+	cfg.clientLog, cfg.hooks = lib.clientLog, lib.clientHooks()
 	h, err := newHandle(kind, cfg)
 	if err != nil {
 		return "", newError(fn, err)

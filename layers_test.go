@@ -27,8 +27,9 @@ var layers = map[string][]string{
 	"embedded":             {"internal/topicname"},
 	"internal/testkit":     {"value", "embedded", "internal/testdial"}, // by tests only
 	"functions":            {"value", "serde", "", "internal/words", "internal/box"},
+	"metrics":              {""},
 	"server":               {"value", "bpl", "", "functions"},
-	"cmd/kafkabpl":         {"value", "bpl", "", "functions", "embedded", "server"},
+	"cmd/kafkabpl":         {"value", "bpl", "", "functions", "embedded", "server", "metrics"},
 }
 
 const module = "github.com/brain4it/kafkabpl"

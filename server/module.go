@@ -79,6 +79,9 @@ func (m *Module) runtime() (*bpl.Interp, *kafkabpl.Library) {
 func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
 	lib := kafkabpl.New()
 	lib.SetLogOutput(m.srv.logWriter(m.name))
+	if m.srv.cfg.OnLibrary != nil {
+		m.srv.cfg.OnLibrary(m.name, lib)
+	}
 	for name, f := range functions.Table(lib) {
 		in.Define(name, f)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -54,6 +55,11 @@ type Config struct {
 	// PingInterval is how long a monitor stream stays silent before a
 	// ping (an empty line); 0 means DefaultPingInterval (30 s).
 	PingInterval time.Duration
+	// OnLibrary, when set, is called with each kafkabpl.Library the
+	// server makes for a module, before the module's code runs (when the
+	// module is made or loaded, and when its scope is replaced): how
+	// kafkabpl serve --metrics counts the modules' clients and streams.
+	OnLibrary func(module string, lib *kafkabpl.Library)
 }
 
 // Server is a brain4it server: its modules and the HTTP handler of

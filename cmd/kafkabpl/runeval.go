@@ -16,7 +16,7 @@ import (
 )
 
 var runUsage = usage{
-	synopsis: "run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] FILE|-",
+	synopsis: "run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] [--metrics ADDR] FILE|-",
 	about: `Runs a BPL script from FILE, or from stdin with -, evaluating each top-level
 expression in order and printing each non-null result in BPL, one per line.
 The variable kafka-servers holds --servers, else the embedded cluster's
@@ -33,7 +33,7 @@ committed); a stream that failed makes the command exit 1.`,
 }
 
 var evalUsage = usage{
-	synopsis: "eval [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] 'EXPR'",
+	synopsis: "eval [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] [--metrics ADDR] 'EXPR'",
 	about: `Evaluates the BPL expressions in EXPR as run does a file, printing each
 non-null result. The variable kafka-servers is set as for run.`,
 }
@@ -61,7 +61,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func script(ctx context.Context, name string, u usage, args []string, stdout, stderr io.Writer, read func(arg string) (file, src string, err error)) int {
 	fs := newFlagSet(name)
 	var cf clusterFlags
+	var mf metricsFlag
 	cf.register(fs)
+	mf.register(fs)
 	positional, code, done := parse(fs, u, args, stdout, stderr)
 	if done {
 		return code
@@ -89,8 +91,17 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 		defer cluster.Close()
 	}
 
+	m, stopMetrics, err := mf.start(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return exitFail
+	}
+	defer stopMetrics()
 	lib := kafkabpl.New()
 	lib.SetLogOutput(stderr)
+	if m != nil {
+		m.Watch(lib)
+	}
 	in := bpl.New(stdout)
 	in.SetErrorOutput(stderr)
 	for fname, f := range functions.Table(lib) {

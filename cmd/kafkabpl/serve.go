@@ -13,12 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/server"
 )
 
 var serveUsage = usage{
-	synopsis: "serve [--port 9999] [--listen ADDR --access-key KEY] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR]",
+	synopsis: "serve [--port 9999] [--listen ADDR --access-key KEY] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR] [--metrics ADDR]",
 	about: `Runs a brain4it server: brain4it's manager (desktop, Android, web) and
 its dashboards connect to http://localhost:PORT and run BPL modules,
 each with the kafka-* functions and brain4it's module functions. It
@@ -56,6 +57,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cf.port, "broker-port", embedded.DefaultPort, "with --embedded: the first broker's `PORT`; 0 picks free ports")
 	fs.IntVar(&cf.brokers, "brokers", 1, "with --embedded: number of brokers `N`")
 	fs.StringVar(&cf.dataDir, "broker-data-dir", "", "with --embedded: keep the cluster's state in `DIR` across runs")
+	var mf metricsFlag
+	mf.register(fs)
 	positional, code, done := parse(fs, serveUsage, args, stdout, stderr)
 	if done {
 		return code
@@ -86,6 +89,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := server.Config{AccessKey: sf.accessKey, Servers: servers, RegistryURL: registryURL(cluster, os.Getenv), Log: stderr}
 	if sf.dataDir != "" {
 		cfg.Store = server.DirStore{Dir: sf.dataDir}
+	}
+	m, stopMetrics, err := mf.start(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kafkabpl serve: %v\n", err)
+		return exitFail
+	}
+	defer stopMetrics()
+	if m != nil {
+		cfg.OnLibrary = func(_ string, lib *kafkabpl.Library) { m.Watch(lib) }
 	}
 	srv := server.New(cfg)
 	ln, err := net.Listen("tcp", addr)

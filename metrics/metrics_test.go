@@ -1,0 +1,155 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+func TestDialGuard(t *testing.T) { testkit.CheckGuard(t) }
+
+// scrape gets url's metrics in Prometheus's text format and parses them.
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return families
+}
+
+// value is the value of family's metric whose labels include labels
+// ("name=value" each), and whether there is one.
+func value(families map[string]*dto.MetricFamily, family string, labels ...string) (float64, bool) {
+	f := families[family]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.Metric {
+		have := map[string]string{}
+		for _, l := range m.Label {
+			have[l.GetName()] = l.GetValue()
+		}
+		for _, l := range labels {
+			name, v, _ := strings.Cut(l, "=")
+			if have[name] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// TestScrape sends records through a producer, a consumer and a stream,
+// scrapes the registry over HTTP while they flow and after, and checks
+// the counters against what was sent.
+func TestScrape(t *testing.T) {
+	servers := testkit.NewCluster(t, embedded.Topics("in", "out")).Servers()
+	reg := prometheus.NewRegistry()
+	lib := kafkabpl.New()
+	lib.SetLogOutput(nil)
+	testkit.CloseAtEnd(t, lib)
+	if err := metrics.Register(reg, lib); err != nil {
+		t.Fatal(err)
+	}
+	if err := metrics.Register(reg, lib); err == nil {
+		t.Error("a second Register of one registry: no error")
+	}
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	ctx := testkit.Ctx(t)
+
+	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
+	id := testkit.Must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "copier"}, kafkabpl.StreamSpec{
+		From: []string{"in"}, To: "out",
+		Transform: func(_ context.Context, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+			return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: r.Key(), Value: r.Value()}}}, nil
+		},
+	}))
+	c := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": servers, "topics": "out", "auto-offset-reset": "earliest"}))
+	const n = 200
+	for i := range n / 10 { // while they flow: the scrapes must not disturb them
+		msgs := make([]kafkabpl.Message, 10)
+		for j := range msgs {
+			msgs[j] = kafkabpl.Message{Key: fmt.Sprint(i*10 + j), Value: "v"}
+		}
+		testkit.Must[int](t)(lib.Send(ctx, p, []string{"in"}, msgs))
+		scrape(t, srv.URL)
+	}
+	read := 0
+	testkit.WaitFor(t, "the consumer reads every output", func() bool {
+		read += testkit.Must[*kafkabpl.Polled](t)(lib.Poll(ctx, c, 100*time.Millisecond)).Len()
+		return read >= n
+	})
+	var got map[string]*dto.MetricFamily
+	testkit.WaitFor(t, "the stream's counts", func() bool {
+		got = scrape(t, srv.URL)
+		v, _ := value(got, "kafkabpl_stream_processed_total", "stream="+id)
+		return v == n
+	})
+	for _, tt := range []struct {
+		family string
+		labels []string
+		want   float64
+	}{
+		{"kafkabpl_produced_records_total", []string{"kind=producer", "topic=in"}, n},
+		{"kafkabpl_produced_records_total", []string{"kind=stream", "topic=out"}, n},
+		{"kafkabpl_fetched_records_total", []string{"kind=stream", "topic=in"}, n},
+		{"kafkabpl_fetched_records_total", []string{"kind=consumer", "topic=out"}, n},
+		{"kafkabpl_buffered_produce_records", []string{"kind=producer"}, 0},
+		{"kafkabpl_produce_errors_total", []string{"kind=producer"}, 0},
+		{"kafkabpl_stream_produced_total", []string{"stream=" + id}, n},
+		{"kafkabpl_stream_running", []string{"stream=" + id}, 1},
+		{"kafkabpl_stream_lag", []string{"stream=" + id}, 0},
+	} {
+		if v, ok := value(got, tt.family, tt.labels...); !ok || v != tt.want {
+			t.Errorf("%s%v = %v (found %v), want %v", tt.family, tt.labels, v, ok, tt.want)
+		}
+	}
+	for _, family := range []string{"kafkabpl_requests_total", "kafkabpl_request_duration_seconds", "kafkabpl_connects_total"} {
+		if v, ok := value(got, family, "kind=producer"); !ok || v == 0 {
+			t.Errorf("%s{kind=producer} = %v, %v", family, v, ok)
+		}
+	}
+	// Prometheus's own naming rules.
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
