@@ -159,7 +159,7 @@ type stream struct {
 	cancelWork context.CancelFunc
 	done       chan struct{} // closed when run returns
 	detached   bool          // stop left the group but kgo still holds the client
-	store      *store        // a stateful stream's; nil for a stateless one
+	store      *kafkaStore   // a stateful stream's; nil for a stateless one
 
 	// Used by run's goroutine only.
 	outs []*kgo.Record // transformOne's result, reused

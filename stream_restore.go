@@ -26,7 +26,7 @@ import (
 // "transaction-timeout") holds up its own partition only.
 
 // hooks returns the group options that keep st.assigned.
-func (st *store) hooks() []kgo.Opt {
+func (st *kafkaStore) hooks() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.OnPartitionsAssigned(st.assign),
 		kgo.OnPartitionsRevoked(st.revoked),
@@ -39,7 +39,7 @@ func (st *store) hooks() []kgo.Opt {
 // kgo calls it before it fetches the partitions' committed offsets, so
 // before any of their input is fetched; cl is nil in tests that call it
 // themselves.
-func (st *store) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
 	ps := m[st.input]
 	if cl != nil && len(ps) > 0 {
 		cl.PauseFetchPartitions(map[string][]int32{st.input: ps})
@@ -57,7 +57,7 @@ func (st *store) assign(_ context.Context, cl *kgo.Client, m map[string][]int32)
 // restores, and wakes the run goroutine, which drops their state before
 // its next batch; a batch in hand is aborted (the transact session aborts any
 // transaction a revocation overlaps).
-func (st *store) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, id := range m[st.input] {
@@ -71,7 +71,7 @@ func (st *store) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32)
 
 // forget forgets the whole assignment and ends every restore, for a new
 // client (see stream.reinit), whose group assigns the partitions anew.
-func (st *store) forget() {
+func (st *kafkaStore) forget() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	clear(st.assigned)
@@ -92,7 +92,7 @@ func (p *part) stopRestore() {
 
 // wakeLocked ends the run goroutine's poll, or the next one if it is not
 // polling, so that it syncs the store; the caller holds st.mu.
-func (st *store) wakeLocked() {
+func (st *kafkaStore) wakeLocked() {
 	st.pending = true
 	if st.wake != nil {
 		st.wake()
@@ -102,7 +102,7 @@ func (st *store) wakeLocked() {
 // pollContext returns the context of the next poll: it ends when ctx
 // does, when a partition is assigned or a restore ends (to sync the store
 // at once), and after wait when wait is positive.
-func (st *store) pollContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+func (st *kafkaStore) pollContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
 	var cancel context.CancelFunc
 	if wait > 0 {
 		ctx, cancel = context.WithTimeout(ctx, wait)
@@ -228,7 +228,7 @@ func (s *stream) startRestore(ctx context.Context, p *part) {
 
 // stopRestores ends the restores in progress and waits for their
 // goroutines, when the stream stops.
-func (st *store) stopRestores() {
+func (st *kafkaStore) stopRestores() {
 	st.forget()
 	st.restores.Wait()
 }
@@ -448,7 +448,7 @@ func retryWait() func(ctx context.Context) error {
 
 // bounds returns a changelog partition's start and end, or
 // errOpenTransaction.
-func (st *store) bounds(ctx context.Context, adm *kadm.Client, id int32) (start, end int64, err error) {
+func (st *kafkaStore) bounds(ctx context.Context, adm *kadm.Client, id int32) (start, end int64, err error) {
 	lookup := func(list func(context.Context, ...string) (kadm.ListedOffsets, error)) (int64, error) {
 		offs, err := list(ctx, st.topic)
 		if err != nil {
@@ -525,7 +525,7 @@ const maxPresize = 1 << 20
 
 // apply applies one changelog record to p's committed state; the caller
 // holds st.mu (status reads the counts).
-func (st *store) apply(p *part, r *kgo.Record) error {
+func (st *kafkaStore) apply(p *part, r *kgo.Record) error {
 	if st.win == nil {
 		// One lookup, then a change in place or a delete.
 		sl := p.slots[string(r.Key)]
@@ -587,7 +587,7 @@ func (st *store) apply(p *part, r *kgo.Record) error {
 
 // idle moves on the stream time of the partitions that had no input for
 // the window's Idle, by the wall-clock time since it last moved.
-func (st *store) idle(now time.Time) {
+func (st *kafkaStore) idle(now time.Time) {
 	if st.win == nil || st.win.Idle <= 0 {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/store"
 	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -60,8 +61,8 @@ const noTime = math.MinInt64
 // than any window's key (the input key and 16 bytes), so it cannot clash.
 const timeKey = "stream-time"
 
-// store is a stateful stream's state.
-type store struct {
+// kafkaStore is a stateful stream's state.
+type kafkaStore struct {
 	name, topic, input string
 	win                *Window // nil: per-key state
 	cfg                *config
@@ -158,8 +159,8 @@ type change struct {
 	old cell
 }
 
-func newStore(cfg *config, spec *StreamSpec) *store {
-	return &store{
+func newStore(cfg *config, spec *StreamSpec) *kafkaStore {
+	return &kafkaStore{
 		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", input: spec.From[0],
 		win: spec.Window, cfg: cfg, parts: map[int32]*part{}, restoring: map[int32]*part{}, assigned: map[int32]uint64{}, batch: 1,
 		reads: make(chan struct{}, restoreReads),
@@ -171,13 +172,23 @@ func newPart(id int32, gen uint64) *part {
 		btime: noTime, bminClose: math.MaxInt64}
 }
 
+// scalarState tells whether v is immutable, so that a decoded value may be
+// kept and handed out again: everything but lists and bytes.
+func scalarState(v any) bool {
+	switch v.(type) {
+	case *value.List, []byte:
+		return false
+	}
+	return true
+}
+
 // value returns c's decoded value, caching an immutable one; lists are
 // decoded anew each time, so no caller can change another's.
 func (c *cell) value() (any, error) {
 	if c.has {
 		return c.val, nil
 	}
-	v, err := decodeState(c.raw)
+	v, err := store.Decode(c.raw)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +199,7 @@ func (c *cell) value() (any, error) {
 }
 
 // logSlot logs sl's state before the batch's first change of it.
-func (st *store) logSlot(p *part, sl *slot) {
+func (st *kafkaStore) logSlot(p *part, sl *slot) {
 	if sl.touched != st.batch {
 		sl.touched = st.batch
 		st.changes = append(st.changes, change{p: p, sl: sl, old: sl.cell})
@@ -196,7 +207,7 @@ func (st *store) logSlot(p *part, sl *slot) {
 }
 
 // logWin logs window w of sl before the batch's first change of it.
-func (st *store) logWin(p *part, sl *slot, w *win) {
+func (st *kafkaStore) logWin(p *part, sl *slot, w *win) {
 	st.logSlot(p, sl)
 	if w.touched != st.batch {
 		w.touched = st.batch
@@ -207,7 +218,7 @@ func (st *store) logWin(p *part, sl *slot, w *win) {
 // write sets c, logged already, to enc, whose value is v: in the buffer
 // the batch wrote c in before, or else in *spare (taken). Never in the
 // buffer c had before the batch, which its change keeps.
-func (st *store) write(c *cell, spare *[]byte, enc []byte, v any) {
+func (st *kafkaStore) write(c *cell, spare *[]byte, enc []byte, v any) {
 	buf := *spare
 	if c.wrote == st.batch {
 		buf = c.raw
@@ -222,7 +233,7 @@ func (st *store) write(c *cell, spare *[]byte, enc []byte, v any) {
 }
 
 // state returns key's state in p, as the batch left it.
-func (st *store) state(p *part, key string) (any, error) {
+func (st *kafkaStore) state(p *part, key string) (any, error) {
 	sl := p.slots[key]
 	if sl == nil || sl.raw == nil {
 		return nil, nil
@@ -236,7 +247,7 @@ func (st *store) state(p *part, key string) (any, error) {
 
 // setState sets key's state in p in the batch: nil deletes it (the slot
 // stays, empty, until the commit).
-func (st *store) setState(p *part, key string, v any) error {
+func (st *kafkaStore) setState(p *part, key string, v any) error {
 	sl := p.slots[key]
 	if v == nil {
 		if sl != nil && sl.raw != nil {
@@ -245,7 +256,7 @@ func (st *store) setState(p *part, key string, v any) error {
 		}
 		return nil
 	}
-	enc, err := encodeState(st.buf[:0], v)
+	enc, err := store.Encode(st.buf[:0], v)
 	st.buf = enc
 	if err != nil {
 		return err
@@ -263,7 +274,7 @@ func (st *store) setState(p *part, key string, v any) error {
 // record per changed key (or window), a tombstone per deleted one (but
 // for those the batch made), and a windowed store's stream time when it
 // moved.
-func (st *store) changelog(write func(*kgo.Record)) {
+func (st *kafkaStore) changelog(write func(*kgo.Record)) {
 	rec := func(p *part, key, raw []byte) {
 		write(&kgo.Record{Topic: st.topic, Partition: p.id, Key: key, Value: raw})
 	}
@@ -307,7 +318,7 @@ func windowKey(key string, start, end int64) []byte {
 // commit makes the batch's changes the committed state: it counts them,
 // drops the keys and windows the batch deleted or closed, and keeps each
 // replaced encoding as its slot's or window's spare.
-func (st *store) commit() {
+func (st *kafkaStore) commit() {
 	if st == nil {
 		return
 	}
@@ -363,7 +374,7 @@ func (st *store) commit() {
 }
 
 // abort puts back what the batch changed, as its log says.
-func (st *store) abort() {
+func (st *kafkaStore) abort() {
 	if st == nil {
 		return
 	}
@@ -388,7 +399,7 @@ func (st *store) abort() {
 }
 
 // next ends the batch: its marks are stale from now on.
-func (st *store) next() {
+func (st *kafkaStore) next() {
 	clear(st.changes)
 	st.changes = st.changes[:0]
 	st.batch++
@@ -396,7 +407,7 @@ func (st *store) next() {
 
 // count adds (sign 1) or removes (-1) a committed slot's share of p's
 // counts.
-func (st *store) count(p *part, sl *slot, sign int64) {
+func (st *kafkaStore) count(p *part, sl *slot, sign int64) {
 	p.keys += sign
 	if st.win == nil {
 		p.bytes += sign * int64(len(sl.key)+len(sl.raw))
@@ -410,7 +421,7 @@ func (st *store) count(p *part, sl *slot, sign int64) {
 
 // closing tells whether a windowed store has windows to close although
 // no input came (its stream time moved on idle).
-func (st *store) closing() bool {
+func (st *kafkaStore) closing() bool {
 	if st == nil || st.win == nil {
 		return false
 	}
@@ -471,7 +482,7 @@ func (s *stream) pollContext() (context.Context, context.CancelFunc) {
 }
 
 // status reports the store.
-func (st *store) status() *StoreStatus {
+func (st *kafkaStore) status() *StoreStatus {
 	ss := &StoreStatus{Name: st.name, Changelog: st.topic, Restored: st.restored.Load(), Late: st.late.Load()}
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -512,7 +523,7 @@ func (ss *StoreStatus) List() *value.List {
 // partOf returns the state of in's partition, restored: a partition's
 // fetching is paused until its restore ends, so no input of one being
 // restored comes in a poll.
-func (st *store) partOf(in *Record) (*part, error) {
+func (st *kafkaStore) partOf(in *Record) (*part, error) {
 	p := st.parts[in.Partition()]
 	if p == nil {
 		return nil, errNotHeld
@@ -536,7 +547,7 @@ func stateKey(in *Record) (string, error) {
 
 // keyedTransform is the Transform of a stream with per-key state: it runs
 // update with the input key's state and keeps the new one.
-func (st *store) keyedTransform(update Update) Transform {
+func (st *kafkaStore) keyedTransform(update Update) Transform {
 	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
 		p, err := st.partOf(in)
 		if err != nil {

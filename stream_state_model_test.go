@@ -24,7 +24,7 @@ import (
 
 // storeModel is one copy of a store, with its part and transform.
 type storeModel struct {
-	st  *store
+	st  *kafkaStore
 	p   *part
 	tr  Transform
 	out []string // results written by committed batches

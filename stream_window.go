@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/store"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -209,7 +210,7 @@ type fold struct {
 
 // windowedTransform is the Transform of a windowed stream: it folds each
 // input into its windows and, under EmitOnUpdate, returns their results.
-func (st *store) windowedTransform() Transform {
+func (st *kafkaStore) windowedTransform() Transform {
 	w := st.win
 	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
 		p, err := st.partOf(in)
@@ -267,7 +268,7 @@ func (st *store) windowedTransform() Transform {
 
 // addFold returns a new fold for the input in hand, with the buffer the
 // fold in its place had for an earlier input.
-func (st *store) addFold() *fold {
+func (st *kafkaStore) addFold() *fold {
 	if len(st.folds) < cap(st.folds) {
 		st.folds = st.folds[:len(st.folds)+1]
 	} else {
@@ -280,7 +281,7 @@ func (st *store) addFold() *fold {
 
 // keep writes a fold into key slot sl of p, making its window if it is
 // new and closing the sessions it merged, and returns the window.
-func (st *store) keep(p *part, sl *slot, f *fold) *win {
+func (st *kafkaStore) keep(p *part, sl *slot, f *fold) *win {
 	w := f.w
 	if w == nil {
 		w = &win{start: f.start, end: f.end, born: st.batch}
@@ -299,7 +300,7 @@ func (st *store) keep(p *part, sl *slot, f *fold) *win {
 // timeWindows folds an input at t into its tumbling or hopping windows
 // that are still open at stream time now, a fold each (none when all of
 // them closed: the input is late).
-func (st *store) timeWindows(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
+func (st *kafkaStore) timeWindows(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
 	w := st.win
 	size, adv := w.Size.Milliseconds(), w.Size.Milliseconds()
 	if w.Kind == Hopping {
@@ -336,7 +337,7 @@ func (st *store) timeWindows(ctx context.Context, in *Record, key []byte, sl *sl
 // session folds an input at t into the key's session within the gap of
 // it, merging the sessions it bridges: no fold when it would start a
 // session already closed (late).
-func (st *store) session(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
+func (st *kafkaStore) session(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
 	w := st.win
 	gap := w.Gap.Milliseconds()
 	start, end := t, t
@@ -374,7 +375,7 @@ func (st *store) session(ctx context.Context, in *Record, key []byte, sl *slot, 
 }
 
 // aggregate runs the aggregate on an input and keeps its result in f.
-func (st *store) aggregate(ctx context.Context, in *Record, f *fold, acc any) error {
+func (st *kafkaStore) aggregate(ctx context.Context, in *Record, f *fold, acc any) error {
 	next, err := st.win.Aggregate(ctx, in, acc)
 	if err != nil {
 		return err
@@ -382,7 +383,7 @@ func (st *store) aggregate(ctx context.Context, in *Record, f *fold, acc any) er
 	if next == nil {
 		return errorf(ErrInvalidArgument, "the aggregate returned null: a window's aggregate is a value")
 	}
-	if f.enc, err = encodeState(f.enc, next); err != nil {
+	if f.enc, err = store.Encode(f.enc, next); err != nil {
 		return err
 	}
 	f.val = next
@@ -390,7 +391,7 @@ func (st *store) aggregate(ctx context.Context, in *Record, f *fold, acc any) er
 }
 
 // result makes the outputs of window ws of key.
-func (st *store) result(ctx context.Context, key any, ws *win, final bool) ([]StreamOutput, error) {
+func (st *kafkaStore) result(ctx context.Context, key any, ws *win, final bool) ([]StreamOutput, error) {
 	acc, err := ws.value()
 	if err != nil {
 		return nil, err
@@ -418,7 +419,7 @@ type closed struct {
 // changelog tombstones them and the commit drops them) and, under EmitOnClose, returns their results, in close
 // time order. A Result error under StopOnError ends the batch with it;
 // under the other policies the window's result is skipped (and counted).
-func (st *store) closeDue(ctx context.Context, onError OnError, b *batchCounts) ([]StreamOutput, error) {
+func (st *kafkaStore) closeDue(ctx context.Context, onError OnError, b *batchCounts) ([]StreamOutput, error) {
 	var outs []StreamOutput
 	for _, id := range slices.Sorted(maps.Keys(st.parts)) {
 		p := st.parts[id]
@@ -466,7 +467,7 @@ func (st *store) closeDue(ctx context.Context, onError OnError, b *batchCounts) 
 }
 
 // decodeKey reads a state key as the key deserializer reads the input's.
-func (st *store) decodeKey(key string) any {
+func (st *kafkaStore) decodeKey(key string) any {
 	r := &Record{r: &kgo.Record{Topic: st.input, Key: []byte(key)}, cfg: st.cfg}
 	return r.Key()
 }
