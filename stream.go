@@ -363,7 +363,7 @@ func (s *stream) run() {
 				s.fail(err)
 				break
 			}
-			s.store.idle(time.Now())
+			s.store.state.Idle(time.Now())
 		}
 		fetches.EachError(func(t string, p int32, err error) {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {

@@ -184,7 +184,7 @@ func TestStoreRevokedBeforeRestore(t *testing.T) {
 	ctx := context.Background()
 	st.assign(ctx, nil, map[string][]int32{"in": {0, 1}})
 	for id, gen := range st.assigned {
-		st.restoring[id] = newPart(id, gen) // as syncStore does, before startRestore
+		st.restoring[id] = st.newPart(id, gen) // as syncStore does, before startRestore
 	}
 	st.revoked(ctx, nil, map[string][]int32{"in": {0}})
 	st.forget()

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
-	"github.com/brain4it/kafkabpl/internal/store"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // countUpdate counts inputs per key, writing "key=count" for each.
@@ -271,31 +269,5 @@ func TestStatefulSpecErrors(t *testing.T) {
 		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "kafka-stream: ") {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
 		}
-	}
-}
-
-// TestApplyKeyed applies a per-key changelog as a restore does: an
-// overwrite replaces a key's state and its share of the counts, a
-// tombstone deletes it, and one for a key never held changes nothing.
-func TestApplyKeyed(t *testing.T) {
-	st := &kafkaStore{parts: map[int32]*part{}}
-	p := newPart(0, 1)
-	enc := func(v int64) []byte { return must[[]byte](t)(store.Encode(nil, v)) }
-	for _, r := range []*kgo.Record{
-		{Key: []byte("a"), Value: enc(1)}, {Key: []byte("bb"), Value: enc(2)}, {Key: []byte("a"), Value: enc(300)},
-		{Key: []byte("bb")}, {Key: []byte("c")}, {Key: []byte("d"), Value: enc(4)},
-	} {
-		if err := st.apply(p, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, _ := st.state(p, "a")
-	d, _ := st.state(p, "d")
-	bb, _ := st.state(p, "bb")
-	if a != int64(300) || d != int64(4) || bb != nil || len(p.slots) != 2 {
-		t.Errorf("states a %v, d %v, bb %v; %d keys held", a, d, bb, len(p.slots))
-	}
-	if want := int64(1 + len(enc(300)) + 1 + len(enc(4))); p.keys != 2 || p.bytes != want {
-		t.Errorf("counts: %d keys, %d bytes; want 2, %d", p.keys, p.bytes, want)
 	}
 }

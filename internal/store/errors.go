@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/brain4it/kafkabpl/serde"
@@ -18,6 +19,9 @@ var (
 	// ErrDeserialization: bytes that are not a state value's encoding. It
 	// is [serde.ErrDeserialization].
 	ErrDeserialization = serde.ErrDeserialization
+	// ErrLate: an input of a windowed store came after its windows
+	// closed (see [Store.Fold]).
+	ErrLate = errors.New("late record")
 )
 
 // kindError is an error of one kind with its own message, which does not
