@@ -17,6 +17,8 @@ const maxPresize = 1 << 20
 // million-key restore's time). Capped, since offsets overwritten or
 // compacted away outnumber the keys. p's owner calls it.
 func (s *Store) Grow(p *Part, n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if n > 0 && len(p.slots) == 0 {
 		p.slots = make(map[string]*slot, min(n, maxPresize))
 	}
@@ -24,7 +26,8 @@ func (s *Store) Grow(p *Part, n int64) {
 
 // Apply applies changelog records of (key, value), in order, to p's
 // committed state, as a restore reads them: a nil value is a tombstone.
-// It holds p's lock throughout (it changes the counts), so that a caller
+// It holds p's lock throughout (it changes the keys and counts), so that
+// a caller
 // applies records in chunks, not one at a time (a lock per record of a
 // million cost). It returns how many records it applied; on an error,
 // the record after those is the one that failed. p's owner calls it, on a part no batch

@@ -28,6 +28,7 @@ type slot struct {
 	wins    []*Window // windowed stores; those the batch closed stay until the commit
 	spare   []byte    // a buffer for the next batch's encoding (see change)
 	touched uint64    // the batch that logged it last
+	log     int       // where in its part's log, when touched by the batch in hand
 	born    uint64    // the batch that made it
 }
 
@@ -38,6 +39,7 @@ type Window struct {
 	cell
 	spare                 []byte
 	touched, born, closed uint64 // the batch that logged it last, made it, closed it
+	log                   int    // where in its part's log, when touched by the batch in hand
 }
 
 // Start returns the window's start, in ms since the Unix epoch: a
@@ -90,12 +92,13 @@ func scalar(v any) bool {
 	return true
 }
 
-// logSlot logs sl's state before the batch's first change of it.
+// logSlot logs sl's state before the batch's first change of it; the
+// caller holds p.mu.
 func (s *Store) logSlot(p *Part, sl *slot) {
 	if sl.touched == s.batch {
 		return
 	}
-	sl.touched = s.batch
+	sl.touched, sl.log = s.batch, len(p.changes)
 	p.changes = append(p.changes, change{sl: sl, old: sl.cell})
 	if p.open != s.batch {
 		p.open = s.batch
@@ -103,11 +106,12 @@ func (s *Store) logSlot(p *Part, sl *slot) {
 	}
 }
 
-// logWin logs window w of sl before the batch's first change of it.
+// logWin logs window w of sl before the batch's first change of it; the
+// caller holds p.mu.
 func (s *Store) logWin(p *Part, sl *slot, w *Window) {
 	s.logSlot(p, sl)
 	if w.touched != s.batch {
-		w.touched = s.batch
+		w.touched, w.log = s.batch, len(p.changes)
 		p.changes = append(p.changes, change{sl: sl, w: w, old: w.cell})
 	}
 }
@@ -150,8 +154,10 @@ func (s *Store) SetState(p *Part, key string, v any) error {
 	sl := p.slots[key]
 	if v == nil {
 		if sl != nil && sl.raw != nil {
+			p.mu.Lock()
 			s.logSlot(p, sl)
 			sl.cell = cell{} // the slot stays, empty, until the commit
+			p.mu.Unlock()
 		}
 		return nil
 	}
@@ -160,12 +166,14 @@ func (s *Store) SetState(p *Part, key string, v any) error {
 	if err != nil {
 		return err
 	}
+	p.mu.Lock()
 	if sl == nil {
 		sl = &slot{key: key, born: s.batch}
 		p.slots[key] = sl
 	}
 	s.logSlot(p, sl)
 	s.write(&sl.cell, &sl.spare, enc, v)
+	p.mu.Unlock()
 	return nil
 }
 
@@ -227,8 +235,8 @@ func (s *Store) Commit() { s.end(true) }
 // batch. Run goroutine only.
 func (s *Store) Abort() { s.end(false) }
 
-// end ends the batch, committed or aborted: each part it changed first
-// (under the part's lock: a commit changes its counts), then the held parts' stream times move on
+// end ends the batch, committed or aborted: each part it changed first,
+// under the part's lock, then the held parts' stream times move on
 // (committed) or back. The batch's marks are stale from now on.
 func (s *Store) end(committed bool) {
 	for _, p := range s.dirty {

@@ -20,13 +20,15 @@
 //
 //   - made with [Store.NewPart], filled with [Store.Apply] (a restore,
 //     which [Store.Grow] may size first), then held with [Store.Adopt]
-//     (its input may be processed) until [Store.Drop];
+//     (its input may be processed, and reads see it) until [Store.Drop];
 //   - changed by the batch in hand: [Store.State] and [Store.SetState] (a
 //     per-key store), [Store.Fold] (a windowed one), [Store.Idle] and
 //     [Store.CloseDue] (windows that close);
 //   - the batch ends with [Store.Changelog] (its records), then
 //     [Store.Commit] or [Store.Abort];
-//   - [Store.Counts] and [Part.Counts] count what is held, for a status.
+//   - [Store.Counts] and [Part.Counts] count what is held, for a status;
+//   - [Store.Partitions], [Store.Get], [Store.Range] and [Store.Windows]
+//     read the committed state, from any goroutine.
 //
 // # Concurrency
 //
@@ -36,7 +38,19 @@
 // restore), which may run beside the run goroutine. The store's lock
 // guards the map of held parts: Adopt and Drop change it under it, and
 // the run goroutine reads it without. Each part's lock guards what other
-// goroutines see of it, its counts: its owner changes them under the lock
-// (Apply, Commit), and Counts and Part.Counts read them under it. No lock
-// is held while a closure of the caller runs.
+// goroutines see of it: its keys, the encodings of their states and
+// windows, the batch's log, and its counts. Its owner changes those under
+// the lock, once per state set, input folded, part committed or aborted,
+// or chunk of records applied, and reads them without; reads, Counts and
+// Part.Counts take it. No lock is held while a closure of the caller
+// runs, so that a closure may read the store (its committed state: not
+// what the batch in hand changed).
+//
+// Reads show committed state only: a key or window the batch in hand
+// changed reads as the batch's log says it was before, never as a batch
+// that may still abort left it. They return copies of the encodings,
+// which [Decode] reads (a per-key or windowed store's); a store fed only
+// by Apply holds whatever its records held. A read holds the part's lock
+// while it copies what it returns (a Range or Windows over many keys
+// holds up the run goroutine as long); it calls its function after.
 package store

@@ -22,6 +22,12 @@ var (
 	// ErrLate: an input of a windowed store came after its windows
 	// closed (see [Store.Fold]).
 	ErrLate = errors.New("late record")
+	// ErrNotHeld: a read of a partition the store does not hold (not
+	// assigned to this process, or not restored yet).
+	ErrNotHeld = errors.New("partition not held")
+	// ErrKind: a read of the other kind of store: Get and Range read a
+	// per-key store, Windows a windowed one.
+	ErrKind = errors.New("not a read of this kind of store")
 )
 
 // kindError is an error of one kind with its own message, which does not

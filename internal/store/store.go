@@ -39,20 +39,25 @@ type Store struct {
 type Part struct {
 	id int32
 
-	// mu guards the counts, which other goroutines read (Counts): the
-	// part's owner (the run goroutine once the part is held; before,
-	// the goroutine that restores it) changes them under mu.
-	mu                   sync.Mutex
+	// mu guards what other goroutines see of the part: the keys (the
+	// map, and the encodings and marks of the slots and windows in it),
+	// the batch's log of them, and the counts. The part's owner (the
+	// run goroutine once the part is held; before, the goroutine that
+	// restores it) changes them under mu and reads them without. A read
+	// (read.go) shows the committed state: a key or window that the
+	// batch open on the part logged reads as its log entry says it was.
+	mu      sync.Mutex
+	slots   map[string]*slot
+	changes []change // the log of the batch in hand (see change)
+	open    uint64   // the batch in hand, once it logged a change of the part; else 0
+
 	keys, windows, bytes int64 // of the committed state
 
 	// The owner's alone.
-	slots     map[string]*slot
-	changes   []change // the log of the batch in hand (see change)
-	open      uint64   // the batch in hand, once it logged a change of the part; else 0
-	time      int64    // stream time: the latest input timestamp, in ms, or noTime
-	minClose  int64    // no window closes before this stream time
-	btime     int64    // the batch's stream time
-	bminClose int64    // the lowest close time of a window, the batch's changes included
+	time      int64 // stream time: the latest input timestamp, in ms, or noTime
+	minClose  int64 // no window closes before this stream time
+	btime     int64 // the batch's stream time
+	bminClose int64 // the lowest close time of a window, the batch's changes included
 	idleFrom  time.Time
 }
 

@@ -107,6 +107,7 @@ func (s *Store) Fold(p *Part, key []byte, t int64, agg func(acc any) (any, error
 	}
 	// The input counts: keep its aggregates and the time.
 	s.wins = s.wins[:0]
+	p.mu.Lock()
 	if sl == nil {
 		sl = &slot{key: string(key), born: s.batch}
 		p.slots[sl.key] = sl
@@ -117,6 +118,7 @@ func (s *Store) Fold(p *Part, key []byte, t int64, agg func(acc any) (any, error
 		p.bminClose = min(p.bminClose, s.win.closeAt(f.w.end))
 		s.wins = append(s.wins, f.w)
 	}
+	p.mu.Unlock()
 	p.btime = now
 	return s.wins, nil
 }
@@ -135,7 +137,8 @@ func (s *Store) addFold() *fold {
 }
 
 // keep writes a fold into key slot sl of p, making its window if it is
-// new and closing the sessions it merged, and returns the window.
+// new and closing the sessions it merged, and returns the window; the
+// caller holds p.mu.
 func (s *Store) keep(p *Part, sl *slot, f *fold) *Window {
 	w := f.w
 	if w == nil {
@@ -262,6 +265,7 @@ func (s *Store) CloseDue(fn func(key string, w *Window) error) error {
 		}
 		var due []closed
 		next := int64(math.MaxInt64)
+		p.mu.Lock()
 		for _, sl := range p.slots {
 			for _, w := range sl.wins {
 				if w.closed == s.batch {
@@ -276,6 +280,7 @@ func (s *Store) CloseDue(fn func(key string, w *Window) error) error {
 				}
 			}
 		}
+		p.mu.Unlock()
 		p.bminClose = next
 		if fn == nil {
 			continue
