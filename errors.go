@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/brain4it/kafkabpl/internal/store"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -66,7 +67,7 @@ var (
 	// ErrLate: an input of a windowed stream came after its windows
 	// closed; what such a stream dead-letters wraps it (see
 	// [DeadLetterLate]). Its BPL type is "LateRecord".
-	ErrLate = errors.New("late record")
+	ErrLate = store.ErrLate
 )
 
 // exceptionTypes is each sentinel's BPL exception type, in the order

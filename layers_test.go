@@ -23,7 +23,8 @@ var layers = map[string][]string{
 	"internal/testdial":    {},
 	"bpl":                  {"value"},
 	"serde":                {"value"},
-	"":                     {"value", "serde", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
+	"internal/store":       {"value", "serde"},
+	"":                     {"value", "serde", "internal/store", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
 	"embedded":             {"internal/topicname"},
 	"internal/testkit":     {"value", "embedded", "internal/testdial"}, // by tests only
 	"functions":            {"value", "serde", "", "internal/words", "internal/box"},

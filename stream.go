@@ -159,7 +159,7 @@ type stream struct {
 	cancelWork context.CancelFunc
 	done       chan struct{} // closed when run returns
 	detached   bool          // stop left the group but kgo still holds the client
-	store      *store        // a stateful stream's; nil for a stateless one
+	store      *kafkaStore   // a stateful stream's; nil for a stateless one
 
 	// Used by run's goroutine only.
 	outs []*kgo.Record // transformOne's result, reused
@@ -363,7 +363,7 @@ func (s *stream) run() {
 				s.fail(err)
 				break
 			}
-			s.store.idle(time.Now())
+			s.store.state.Idle(time.Now())
 		}
 		fetches.EachError(func(t string, p int32, err error) {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {

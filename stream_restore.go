@@ -3,9 +3,9 @@ package kafkabpl
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -26,7 +26,7 @@ import (
 // "transaction-timeout") holds up its own partition only.
 
 // hooks returns the group options that keep st.assigned.
-func (st *store) hooks() []kgo.Opt {
+func (st *kafkaStore) hooks() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.OnPartitionsAssigned(st.assign),
 		kgo.OnPartitionsRevoked(st.revoked),
@@ -39,7 +39,7 @@ func (st *store) hooks() []kgo.Opt {
 // kgo calls it before it fetches the partitions' committed offsets, so
 // before any of their input is fetched; cl is nil in tests that call it
 // themselves.
-func (st *store) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
 	ps := m[st.input]
 	if cl != nil && len(ps) > 0 {
 		cl.PauseFetchPartitions(map[string][]int32{st.input: ps})
@@ -57,7 +57,7 @@ func (st *store) assign(_ context.Context, cl *kgo.Client, m map[string][]int32)
 // restores, and wakes the run goroutine, which drops their state before
 // its next batch; a batch in hand is aborted (the transact session aborts any
 // transaction a revocation overlaps).
-func (st *store) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, id := range m[st.input] {
@@ -71,7 +71,7 @@ func (st *store) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32)
 
 // forget forgets the whole assignment and ends every restore, for a new
 // client (see stream.reinit), whose group assigns the partitions anew.
-func (st *store) forget() {
+func (st *kafkaStore) forget() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	clear(st.assigned)
@@ -84,7 +84,7 @@ func (st *store) forget() {
 // syncStore puts a partition in restoring before startRestore gives it
 // its cancel func, and a revocation may come in between: startRestore
 // then sees the partition is no longer assigned, and does not begin.
-func (p *part) stopRestore() {
+func (p *storePart) stopRestore() {
 	if p.cancel != nil {
 		p.cancel()
 	}
@@ -92,7 +92,7 @@ func (p *part) stopRestore() {
 
 // wakeLocked ends the run goroutine's poll, or the next one if it is not
 // polling, so that it syncs the store; the caller holds st.mu.
-func (st *store) wakeLocked() {
+func (st *kafkaStore) wakeLocked() {
 	st.pending = true
 	if st.wake != nil {
 		st.wake()
@@ -102,7 +102,7 @@ func (st *store) wakeLocked() {
 // pollContext returns the context of the next poll: it ends when ctx
 // does, when a partition is assigned or a restore ends (to sync the store
 // at once), and after wait when wait is positive.
-func (st *store) pollContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+func (st *kafkaStore) pollContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
 	var cancel context.CancelFunc
 	if wait > 0 {
 		ctx, cancel = context.WithTimeout(ctx, wait)
@@ -133,13 +133,14 @@ func (s *stream) syncStore(ctx context.Context) error {
 	}
 	st.mu.Lock()
 	st.pending = false
-	current := func(p *part) bool {
+	current := func(p *storePart) bool {
 		gen, ok := st.assigned[p.id]
 		return ok && gen == p.gen
 	}
 	for id, p := range st.parts {
 		if !current(p) {
 			delete(st.parts, id)
+			st.state.Drop(id)
 		}
 	}
 	var adopted []int32
@@ -156,14 +157,14 @@ func (s *stream) syncStore(ctx context.Context) error {
 		default:
 			delete(st.restoring, id)
 			st.parts[id] = p
-			p.idleFrom = time.Now()
+			st.state.Adopt(p.state, time.Now())
 			adopted = append(adopted, id)
 		}
 	}
-	var todo []*part
+	var todo []*storePart
 	for id, gen := range st.assigned {
 		if st.parts[id] == nil && st.restoring[id] == nil {
-			p := newPart(id, gen)
+			p := st.newPart(id, gen)
 			st.restoring[id] = p
 			todo = append(todo, p)
 		}
@@ -185,7 +186,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 			return err
 		}
 	}
-	slices.SortFunc(todo, func(a, b *part) int { return int(a.id - b.id) })
+	slices.SortFunc(todo, func(a, b *storePart) int { return int(a.id - b.id) })
 	for _, p := range todo {
 		s.startRestore(ctx, p)
 	}
@@ -195,7 +196,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 // startRestore restores p on a goroutine of its own, until it ends, fails
 // or ctx ends (a revocation ends it too), then wakes the run goroutine to
 // adopt it. At most restoreReads restores read at once.
-func (s *stream) startRestore(ctx context.Context, p *part) {
+func (s *stream) startRestore(ctx context.Context, p *storePart) {
 	st := s.store
 	rctx, cancel := context.WithCancel(ctx)
 	st.mu.Lock()
@@ -221,14 +222,14 @@ func (s *stream) startRestore(ctx context.Context, p *part) {
 		st.mu.Unlock()
 		if err == nil {
 			st.restored.Add(n)
-			s.log(fmt.Sprintf("stream %s: store %q partition %d restored: %d changelog records, %d keys, in %v", s.h.id, st.name, p.id, n, p.keys, time.Since(start).Round(time.Millisecond)))
+			s.log(fmt.Sprintf("stream %s: store %q partition %d restored: %d changelog records, %d keys, in %v", s.h.id, st.name, p.id, n, p.state.Counts().Keys, time.Since(start).Round(time.Millisecond)))
 		}
 	})
 }
 
 // stopRestores ends the restores in progress and waits for their
 // goroutines, when the stream stops.
-func (st *store) stopRestores() {
+func (st *kafkaStore) stopRestores() {
 	st.forget()
 	st.restores.Wait()
 }
@@ -319,7 +320,7 @@ var decompressor = kgo.DefaultDecompressor()
 // then known. It reads read_committed from the start up to that end, and
 // is done on position, not on seeing a last record: transaction markers
 // and compaction leave offsets without a record.
-func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *part) (int64, error) {
+func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (int64, error) {
 	st := s.store
 	adm := kadm.NewClient(cl)
 	wait := retryWait()
@@ -347,14 +348,8 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *part) (int64, e
 	}
 	st.mu.Lock()
 	p.read, p.total = 0, end-start
-	if len(p.slots) == 0 && end > start {
-		// The changelog's offsets bound its keys: sized once, the map
-		// is not grown and rehashed step by step during the restore
-		// (a third of a million-key restore's time). Capped, since
-		// offsets overwritten or compacted away outnumber the keys.
-		p.slots = make(map[string]*slot, min(end-start, maxPresize))
-	}
 	st.mu.Unlock()
+	st.state.Grow(p.state, end-start) // the changelog's offsets bound its keys
 	var n int64
 	leader, id := int32(-1), [16]byte{}
 	for off := start; off < end; {
@@ -398,9 +393,9 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *part) (int64, e
 		if fp.Err != nil {
 			return n, fp.Err
 		}
-		// The store's lock (status reads the counts) is taken per
-		// chunk of records, not per record: a million records paid
-		// a lock and an unlock each.
+		// Applied in chunks: the part's lock (status reads the
+		// counts) is taken per chunk of records, not per record: a
+		// million records paid a lock and an unlock each.
 		recs := fp.Records
 		for i := len(recs); i > 0 && recs[i-1].Offset >= end; i-- {
 			recs = recs[:i-1]
@@ -408,15 +403,11 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *part) (int64, e
 		for len(recs) > 0 {
 			chunk := recs[:min(len(recs), applyChunk)]
 			recs = recs[len(chunk):]
-			st.mu.Lock()
-			for _, r := range chunk {
-				if err := st.apply(p, r); err != nil {
-					st.mu.Unlock()
-					return n, fmt.Errorf("offset %d: %w", r.Offset, err)
-				}
-				n++
+			k, err := st.state.Apply(p.state, changelogRecords(chunk))
+			n += int64(k)
+			if err != nil {
+				return n, fmt.Errorf("offset %d: %w", chunk[k].Offset, err)
 			}
-			st.mu.Unlock()
 		}
 		if next <= off {
 			break // nothing more below the end: compacted away, or markers
@@ -426,8 +417,18 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *part) (int64, e
 		p.read = min(off, end) - start
 		st.mu.Unlock()
 	}
-	p.bminClose, p.btime = p.minClose, p.time
 	return n, nil
+}
+
+// changelogRecords is recs as Apply reads them: each one's key and value.
+func changelogRecords(recs []*kgo.Record) iter.Seq2[[]byte, []byte] {
+	return func(yield func(key, value []byte) bool) {
+		for _, r := range recs {
+			if !yield(r.Key, r.Value) {
+				return
+			}
+		}
+	}
 }
 
 // retryWait returns a wait of 20 ms that doubles up to a second.
@@ -448,7 +449,7 @@ func retryWait() func(ctx context.Context) error {
 
 // bounds returns a changelog partition's start and end, or
 // errOpenTransaction.
-func (st *store) bounds(ctx context.Context, adm *kadm.Client, id int32) (start, end int64, err error) {
+func (st *kafkaStore) bounds(ctx context.Context, adm *kadm.Client, id int32) (start, end int64, err error) {
 	lookup := func(list func(context.Context, ...string) (kadm.ListedOffsets, error)) (int64, error) {
 		offs, err := list(ctx, st.topic)
 		if err != nil {
@@ -516,86 +517,5 @@ func fetchOne(ctx context.Context, cl *kgo.Client, leader int32, topic string, i
 const restoreReads = 4
 
 // applyChunk is how many changelog records a restore applies per hold of
-// the store's lock.
+// the part's lock (see store.Apply).
 const applyChunk = 1024
-
-// maxPresize caps the size a restore gives a partition's map of keys
-// before it reads any record.
-const maxPresize = 1 << 20
-
-// apply applies one changelog record to p's committed state; the caller
-// holds st.mu (status reads the counts).
-func (st *store) apply(p *part, r *kgo.Record) error {
-	if st.win == nil {
-		// One lookup, then a change in place or a delete.
-		sl := p.slots[string(r.Key)]
-		if sl != nil {
-			st.count(p, sl, -1)
-		}
-		if r.Value == nil {
-			if sl != nil {
-				delete(p.slots, sl.key)
-			}
-			return nil
-		}
-		if sl == nil {
-			sl = &slot{key: string(r.Key)}
-			p.slots[sl.key] = sl
-		}
-		sl.cell = cell{raw: slices.Clone(r.Value)}
-		st.count(p, sl, 1)
-		return nil
-	}
-	key := string(r.Key)
-	if key == timeKey {
-		if len(r.Value) != 8 {
-			return fmt.Errorf("stream time: %d bytes, want 8", len(r.Value))
-		}
-		p.time = int64(binary.BigEndian.Uint64(r.Value))
-		return nil
-	}
-	if len(key) < 16 {
-		return fmt.Errorf("key of %d bytes: not a window's", len(key))
-	}
-	k := key[:len(key)-16]
-	start := int64(binary.BigEndian.Uint64([]byte(key[len(k):])))
-	end := int64(binary.BigEndian.Uint64([]byte(key[len(k)+8:])))
-	sl := p.slots[k]
-	if sl != nil {
-		st.count(p, sl, -1)
-		sl.wins = slices.DeleteFunc(sl.wins, func(w *win) bool { return w.start == start && w.end == end })
-	}
-	if r.Value != nil {
-		if sl == nil {
-			sl = &slot{key: k}
-			p.slots[k] = sl
-		}
-		w := &win{start: start, end: end, cell: cell{raw: slices.Clone(r.Value)}}
-		i, _ := slices.BinarySearchFunc(sl.wins, start, func(w *win, s int64) int { return cmp.Compare(w.start, s) })
-		sl.wins = slices.Insert(sl.wins, i, w)
-		p.minClose = min(p.minClose, st.win.closeAt(w))
-	}
-	switch {
-	case sl == nil:
-	case len(sl.wins) == 0:
-		delete(p.slots, k)
-	default:
-		st.count(p, sl, 1)
-	}
-	return nil
-}
-
-// idle moves on the stream time of the partitions that had no input for
-// the window's Idle, by the wall-clock time since it last moved.
-func (st *store) idle(now time.Time) {
-	if st.win == nil || st.win.Idle <= 0 {
-		return
-	}
-	for _, p := range st.parts {
-		if p.btime == noTime || now.Sub(p.idleFrom) < st.win.Idle {
-			continue
-		}
-		p.btime = satAdd(p.btime, now.Sub(p.idleFrom).Milliseconds())
-		p.idleFrom = now
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/store"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -53,7 +54,7 @@ func TestStreamRestoreWaitsAndRevokes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A count of 100 for key "a", in a transaction left open.
-	raw := must[[]byte](t)(encodeState(nil, int64(100)))
+	raw := must[[]byte](t)(store.Encode(nil, int64(100)))
 	if err := cl.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestStoreRevokedBeforeRestore(t *testing.T) {
 	ctx := context.Background()
 	st.assign(ctx, nil, map[string][]int32{"in": {0, 1}})
 	for id, gen := range st.assigned {
-		st.restoring[id] = newPart(id, gen) // as syncStore does, before startRestore
+		st.restoring[id] = st.newPart(id, gen) // as syncStore does, before startRestore
 	}
 	st.revoked(ctx, nil, map[string][]int32{"in": {0}})
 	st.forget()

@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
-	"github.com/brain4it/kafkabpl/value"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // countUpdate counts inputs per key, writing "key=count" for each.
@@ -250,64 +247,6 @@ func TestStreamWindowRestart(t *testing.T) {
 	lib.Destroy(testCtx(t), id)
 }
 
-// TestStateCodec round-trips state values exactly.
-func TestStateCodec(t *testing.T) {
-	l := value.NewList(int64(1), 3.0, "s", []byte{0, 1}, nil, true, false, value.Reference("r"))
-	l.AppendNamed("nested", value.NewList(math.Inf(-1), int64(math.MinInt64)))
-	for _, v := range []any{nil, int64(-7), 3.0, "", "é", []byte{}, l} {
-		raw, err := encodeState(nil, v)
-		if err != nil {
-			t.Fatal(v, err)
-		}
-		back, err := decodeState(raw)
-		if err != nil || !equalValues(back, v) || fmt.Sprintf("%T", back) != fmt.Sprintf("%T", v) {
-			t.Errorf("%s came back as %s (%T), %v", value.Format(v), value.Format(back), back, err)
-		}
-	}
-	if _, err := encodeState(nil, 3); err != nil { // a Go int converts
-		t.Error(err)
-	}
-	if _, err := encodeState(nil, time.Second); !errors.Is(err, ErrInvalidArgument) { // prints itself, as a kafka-output does
-		t.Errorf("a value that prints itself (a kafka-output) as state: %v", err)
-	}
-	if _, err := encodeState(nil, struct{}{}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("a struct as state: %v", err)
-	}
-	cyc := value.NewList(int64(1))
-	cyc.MarkShared() // as BPL's put marks a list it puts into itself
-	cyc.Append(cyc)
-	if _, err := encodeState(nil, cyc); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "contains itself") {
-		t.Errorf("a list that contains itself as state: %v", err)
-	}
-	for _, bad := range [][]byte{nil, {2}, {1}, {1, tagList, 200}, {1, tagString, 5, 'a'}, {1, tagInt}, {1, 99}, {1, tagNull, 0}} {
-		if _, err := decodeState(bad); !errors.Is(err, ErrDeserialization) {
-			t.Errorf("decode %v: %v", bad, err)
-		}
-	}
-}
-
-// FuzzStateDecode feeds the state decoder anything: an error or a value
-// that encodes back to the same bytes, never a panic.
-func FuzzStateDecode(f *testing.F) {
-	for _, v := range []any{nil, int64(5), 2.5, "x", value.NewList("a", value.NewList(int64(1)))} {
-		raw, _ := encodeState(nil, v)
-		f.Add(raw)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		v, err := decodeState(b)
-		if err != nil {
-			return
-		}
-		raw, err := encodeState(nil, v)
-		if err != nil {
-			t.Fatalf("%v decoded to %s, which does not encode: %v", b, value.Format(v), err)
-		}
-		if again, err := decodeState(raw); err != nil || !equalValues(again, v) {
-			t.Fatalf("%v: %s encodes to %v, which decodes to %v, %v", b, value.Format(v), raw, again, err)
-		}
-	})
-}
-
 // TestStatefulSpecErrors checks the spec's checks.
 func TestStatefulSpecErrors(t *testing.T) {
 	lib := newLib(t)
@@ -330,31 +269,5 @@ func TestStatefulSpecErrors(t *testing.T) {
 		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "kafka-stream: ") {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
 		}
-	}
-}
-
-// TestApplyKeyed applies a per-key changelog as a restore does: an
-// overwrite replaces a key's state and its share of the counts, a
-// tombstone deletes it, and one for a key never held changes nothing.
-func TestApplyKeyed(t *testing.T) {
-	st := &store{parts: map[int32]*part{}}
-	p := newPart(0, 1)
-	enc := func(v int64) []byte { return must[[]byte](t)(encodeState(nil, v)) }
-	for _, r := range []*kgo.Record{
-		{Key: []byte("a"), Value: enc(1)}, {Key: []byte("bb"), Value: enc(2)}, {Key: []byte("a"), Value: enc(300)},
-		{Key: []byte("bb")}, {Key: []byte("c")}, {Key: []byte("d"), Value: enc(4)},
-	} {
-		if err := st.apply(p, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, _ := st.state(p, "a")
-	d, _ := st.state(p, "d")
-	bb, _ := st.state(p, "bb")
-	if a != int64(300) || d != int64(4) || bb != nil || len(p.slots) != 2 {
-		t.Errorf("states a %v, d %v, bb %v; %d keys held", a, d, bb, len(p.slots))
-	}
-	if want := int64(1 + len(enc(300)) + 1 + len(enc(4))); p.keys != 2 || p.bytes != want {
-		t.Errorf("counts: %d keys, %d bytes; want 2, %d", p.keys, p.bytes, want)
 	}
 }

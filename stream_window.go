@@ -1,14 +1,11 @@
 package kafkabpl
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/store"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -168,94 +165,41 @@ func (w *Window) check() error {
 	return nil
 }
 
-// closeAt is the stream time at which window w closes. A time window's
-// end is past its last millisecond; a session's end is its last input,
-// and an input Gap after it still joins it.
-func (w *Window) closeAt(ws *win) int64 {
-	end := ws.end
-	if w.Kind == Session {
-		end = satAdd(end, w.Gap.Milliseconds()+1)
+// spec is the store's cut of time for w; nil for nil.
+func (w *Window) spec() *store.WindowSpec {
+	if w == nil {
+		return nil
 	}
-	return satAdd(end, w.Grace.Milliseconds())
-}
-
-// satAdd adds without overflowing.
-func satAdd(a, b int64) int64 {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
+	ws := &store.WindowSpec{Size: w.Size, Advance: w.Size, Session: w.Kind == Session, Gap: w.Gap, Grace: w.Grace, Idle: w.Idle}
+	if w.Kind == Hopping {
+		ws.Advance = w.Advance
 	}
-	return a + b
-}
-
-// floorDiv divides rounding down, for timestamps before 1970.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
-}
-
-// fold is a window's new aggregate for an input: kept (see keep) once
-// every window of the input has one, so that an input failing in its
-// second window leaves the first as it was.
-type fold struct {
-	w          *win // the window, nil for a new one
-	start, end int64
-	enc        []byte // the aggregate's encoding, in the fold's buffer, reused input after input
-	val        any
-	merged     []*win // a session's: the sessions it replaces
+	return ws
 }
 
 // windowedTransform is the Transform of a windowed stream: it folds each
 // input into its windows and, under EmitOnUpdate, returns their results.
-func (st *store) windowedTransform() Transform {
+func (st *kafkaStore) windowedTransform() Transform {
 	w := st.win
 	return func(ctx context.Context, in *Record) ([]StreamOutput, error) {
 		p, err := st.partOf(in)
 		if err != nil {
 			return nil, err
 		}
-		// The key's bytes index the map as they are (a lookup with
-		// string(key) allocates nothing); a string is made only for a
-		// new key.
 		key := in.KeyBytes()
 		if key == nil {
 			_, err := stateKey(in)
 			return nil, err
 		}
-		t := in.Timestamp().UnixMilli()
-		now := max(p.btime, t) // the stream time, this input included
-		sl := p.slots[string(key)]
-		st.folds = st.folds[:0]
-		if w.Kind == Session {
-			err = st.session(ctx, in, key, sl, t, now)
-		} else {
-			err = st.timeWindows(ctx, in, key, sl, t, now)
-		}
-		if err != nil {
+		agg := func(acc any) (any, error) { return w.Aggregate(ctx, in, acc) }
+		merge := func(a, b any) (any, error) { return w.Merge(ctx, a, b) }
+		wins, err := st.state.Fold(p, key, in.Timestamp().UnixMilli(), agg, merge)
+		if err != nil || w.Emit != EmitOnUpdate {
 			return nil, err
 		}
-		if len(st.folds) == 0 {
-			return nil, fmt.Errorf("%w: timestamp %d, and the stream time %d passed the close of its windows (grace %v)", ErrLate, t, now, w.Grace)
-		}
-		// The input counts: keep its aggregates and the time.
-		if sl == nil {
-			sl = &slot{key: string(key), born: st.batch}
-			p.slots[sl.key] = sl
-		}
-		for i := range st.folds {
-			f := &st.folds[i]
-			f.w = st.keep(p, sl, f)
-			p.bminClose = min(p.bminClose, w.closeAt(f.w))
-		}
-		p.btime = now
-		if w.Emit != EmitOnUpdate {
-			return nil, nil
-		}
 		var outs []StreamOutput
-		for _, f := range st.folds {
-			o, err := st.result(ctx, in.Key(), f.w, false)
+		for _, ws := range wins {
+			o, err := st.result(ctx, in.Key(), ws, false)
 			if err != nil {
 				return nil, err
 			}
@@ -265,137 +209,13 @@ func (st *store) windowedTransform() Transform {
 	}
 }
 
-// addFold returns a new fold for the input in hand, with the buffer the
-// fold in its place had for an earlier input.
-func (st *store) addFold() *fold {
-	if len(st.folds) < cap(st.folds) {
-		st.folds = st.folds[:len(st.folds)+1]
-	} else {
-		st.folds = append(st.folds, fold{})
-	}
-	f := &st.folds[len(st.folds)-1]
-	*f = fold{enc: f.enc[:0]}
-	return f
-}
-
-// keep writes a fold into key slot sl of p, making its window if it is
-// new and closing the sessions it merged, and returns the window.
-func (st *store) keep(p *part, sl *slot, f *fold) *win {
-	w := f.w
-	if w == nil {
-		w = &win{start: f.start, end: f.end, born: st.batch}
-		i, _ := slices.BinarySearchFunc(sl.wins, w.start, func(o *win, s int64) int { return cmp.Compare(o.start, s) })
-		sl.wins = slices.Insert(sl.wins, i, w)
-	}
-	st.logWin(p, sl, w)
-	st.write(&w.cell, &w.spare, f.enc, f.val)
-	for _, m := range f.merged {
-		st.logWin(p, sl, m)
-		m.closed = st.batch
-	}
-	return w
-}
-
-// timeWindows folds an input at t into its tumbling or hopping windows
-// that are still open at stream time now, a fold each (none when all of
-// them closed: the input is late).
-func (st *store) timeWindows(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
-	w := st.win
-	size, adv := w.Size.Milliseconds(), w.Size.Milliseconds()
-	if w.Kind == Hopping {
-		adv = w.Advance.Milliseconds()
-	}
-	first := floorDiv(t-size, adv)*adv + adv // the earliest start whose window holds t
-	for start := first; start <= t; start = satAdd(start, adv) {
-		end := satAdd(start, size)
-		if w.closeAt(&win{end: end}) <= now {
-			continue // closed: this input is late for it
-		}
-		var acc any
-		f := st.addFold()
-		f.start, f.end = start, end
-		if sl != nil {
-			if i := slices.IndexFunc(sl.wins, func(o *win) bool { return o.start == start && o.closed != st.batch }); i >= 0 {
-				f.w = sl.wins[i]
-				var err error
-				if acc, err = f.w.value(); err != nil {
-					return fmt.Errorf("the window of key %q at %d: %w", key, start, err)
-				}
-			}
-		}
-		if err := st.aggregate(ctx, in, f, acc); err != nil {
-			return err
-		}
-		if start == math.MaxInt64 {
-			break
-		}
-	}
-	return nil
-}
-
-// session folds an input at t into the key's session within the gap of
-// it, merging the sessions it bridges: no fold when it would start a
-// session already closed (late).
-func (st *store) session(ctx context.Context, in *Record, key []byte, sl *slot, t, now int64) error {
-	w := st.win
-	gap := w.Gap.Milliseconds()
-	start, end := t, t
-	var merged []*win
-	var acc any
-	if sl != nil {
-		for _, o := range sl.wins { // in start order
-			if o.closed == st.batch || w.closeAt(o) <= now || satAdd(t, gap) < o.start || satAdd(o.end, gap) < t {
-				continue
-			}
-			a, err := o.value()
-			if err != nil {
-				return fmt.Errorf("the session of key %q at %d: %w", key, o.start, err)
-			}
-			if len(merged) == 0 {
-				acc = a
-			} else if acc, err = w.Merge(ctx, acc, a); err != nil {
-				return err
-			}
-			merged = append(merged, o)
-			start, end = min(start, o.start), max(end, o.end)
-		}
-	}
-	if len(merged) == 0 && w.closeAt(&win{end: end}) <= now {
-		return nil
-	}
-	f := st.addFold()
-	f.start, f.end = start, end
-	if len(merged) == 1 && merged[0].start == start && merged[0].end == end {
-		f.w = merged[0] // within the session: it stays, changed
-	} else {
-		f.merged = merged
-	}
-	return st.aggregate(ctx, in, f, acc)
-}
-
-// aggregate runs the aggregate on an input and keeps its result in f.
-func (st *store) aggregate(ctx context.Context, in *Record, f *fold, acc any) error {
-	next, err := st.win.Aggregate(ctx, in, acc)
-	if err != nil {
-		return err
-	}
-	if next == nil {
-		return errorf(ErrInvalidArgument, "the aggregate returned null: a window's aggregate is a value")
-	}
-	if f.enc, err = encodeState(f.enc, next); err != nil {
-		return err
-	}
-	f.val = next
-	return nil
-}
-
 // result makes the outputs of window ws of key.
-func (st *store) result(ctx context.Context, key any, ws *win, final bool) ([]StreamOutput, error) {
-	acc, err := ws.value()
+func (st *kafkaStore) result(ctx context.Context, key any, ws *store.Window, final bool) ([]StreamOutput, error) {
+	acc, err := ws.Value()
 	if err != nil {
 		return nil, err
 	}
-	r := &WindowResult{Key: key, Start: ws.start, End: ws.end, Value: acc, Final: final}
+	r := &WindowResult{Key: key, Start: ws.Start(), End: ws.End(), Value: acc, Final: final}
 	if st.win.Result != nil {
 		return st.win.Result(ctx, r)
 	}
@@ -406,67 +226,39 @@ func (st *store) result(ctx context.Context, key any, ws *win, final bool) ([]St
 	return []StreamOutput{{Message: Message{Key: key, Value: v}}}, nil
 }
 
-// closed is a window that closed in a batch.
-type closed struct {
-	key string
-	w   *win
-	at  int64
-}
-
 // closeDue closes the windows of every partition whose close time the
-// stream time reached: it closes them in the batch (so that the
-// changelog tombstones them and the commit drops them) and, under EmitOnClose, returns their results, in close
-// time order. A Result error under StopOnError ends the batch with it;
-// under the other policies the window's result is skipped (and counted).
-func (st *store) closeDue(ctx context.Context, onError OnError, b *batchCounts) ([]StreamOutput, error) {
+// stream time reached, in the batch (so that the changelog tombstones
+// them and the commit drops them), and, under EmitOnClose, returns their
+// results, in close time order. A Result error under StopOnError ends the
+// batch with it; under the other policies the window's result is skipped
+// (and counted).
+func (st *kafkaStore) closeDue(ctx context.Context, onError OnError, b *batchCounts) ([]StreamOutput, error) {
+	if st.win.Emit != EmitOnClose {
+		return nil, st.state.CloseDue(nil)
+	}
 	var outs []StreamOutput
-	for _, id := range slices.Sorted(maps.Keys(st.parts)) {
-		p := st.parts[id]
-		if p.btime < p.bminClose {
-			continue
-		}
-		var due []closed
-		next := int64(math.MaxInt64)
-		for _, sl := range p.slots {
-			for _, ws := range sl.wins {
-				if ws.closed == st.batch {
-					continue
-				}
-				if at := st.win.closeAt(ws); at <= p.btime {
-					st.logWin(p, sl, ws)
-					ws.closed = st.batch
-					due = append(due, closed{sl.key, ws, at})
-				} else {
-					next = min(next, at)
-				}
+	err := st.state.CloseDue(func(key string, w *store.Window) error {
+		o, err := st.result(ctx, st.decodeKey(key), w, true)
+		if err != nil {
+			err = fmt.Errorf("the result of key %q's window at %d: %w", key, w.Start(), err)
+			if onError == StopOnError {
+				return err
 			}
+			b.skipped++
+			b.lastErr = err
+			return nil
 		}
-		p.bminClose = next
-		slices.SortFunc(due, func(a, b closed) int {
-			return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.w.start, b.w.start), cmp.Compare(a.key, b.key))
-		})
-		if st.win.Emit != EmitOnClose {
-			continue
-		}
-		for _, c := range due {
-			o, err := st.result(ctx, st.decodeKey(c.key), c.w, true)
-			if err != nil {
-				err = fmt.Errorf("the result of key %q's window at %d: %w", c.key, c.w.start, err)
-				if onError == StopOnError {
-					return nil, err
-				}
-				b.skipped++
-				b.lastErr = err
-				continue
-			}
-			outs = append(outs, o...)
-		}
+		outs = append(outs, o...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return outs, nil
 }
 
 // decodeKey reads a state key as the key deserializer reads the input's.
-func (st *store) decodeKey(key string) any {
+func (st *kafkaStore) decodeKey(key string) any {
 	r := &Record{r: &kgo.Record{Topic: st.input, Key: []byte(key)}, cfg: st.cfg}
 	return r.Key()
 }

@@ -22,7 +22,7 @@ import (
 // The restore workload (issue 20): a per-key store of restoreKeys keys,
 // each an int64 count, in its compacted changelog of one partition,
 // written once with kgo in the store's state encoding (the version byte
-// 1, the integer tag 3, the zig-zag varint: stream_state_codec.go). Each
+// 1, the integer tag 3, the zig-zag varint: internal/store/codec.go). Each
 // round starts a stream of that store's group, on a new input topic of
 // checkKeys inputs, and is timed from Library.Stream until its
 // StoreStatus shows the partition restored (Restoring 0, Keys all of

@@ -1,4 +1,4 @@
-package kafkabpl
+package store
 
 import (
 	"encoding/binary"
@@ -35,19 +35,20 @@ const (
 // corrupt changelog record cannot exhaust the stack.
 const maxStateDepth = 1000
 
-// encodeState appends the encoding of v (a BPL value, or a Go value that
-// converts to one) to dst. Functions and kafka-output values have no
-// encoding: they are refused, naming where in v they are.
-func encodeState(dst []byte, v any) ([]byte, error) {
+// Encode appends the encoding of v (a BPL value, or a Go value that
+// converts to one) to dst. Functions and values that print themselves (a
+// runtime's own, such as kafka-output's) have no encoding: they are
+// refused, naming where in v they are.
+func Encode(dst []byte, v any) ([]byte, error) {
 	if value.MayCycle() && value.Cyclic(v) {
 		// BPL lets a list contain itself, as brain4it does; no store can
 		// keep one (the depth bound would refuse it less clearly)
 		return nil, errorf(ErrInvalidArgument, "state: a list that contains itself cannot be kept in a store")
 	}
-	return appendState(append(dst, stateVersion), v, 0)
+	return appendValue(append(dst, stateVersion), v, 0)
 }
 
-func appendState(b []byte, v any, depth int) ([]byte, error) {
+func appendValue(b []byte, v any, depth int) ([]byte, error) {
 	if depth > maxStateDepth {
 		return nil, errorf(ErrInvalidArgument, "state: nested deeper than %d lists", maxStateDepth)
 	}
@@ -64,17 +65,17 @@ func appendState(b []byte, v any, depth int) ([]byte, error) {
 	case float64:
 		return binary.BigEndian.AppendUint64(append(b, tagFloat), math.Float64bits(v)), nil
 	case string:
-		return appendStateBytes(append(b, tagString), v), nil
+		return appendBytes(append(b, tagString), v), nil
 	case []byte:
-		return appendStateBytes(append(b, tagBytes), string(v)), nil
+		return appendBytes(append(b, tagBytes), string(v)), nil
 	case value.Reference:
-		return appendStateBytes(append(b, tagReference), string(v)), nil
+		return appendBytes(append(b, tagReference), string(v)), nil
 	case *value.List:
 		b = binary.AppendUvarint(append(b, tagList), uint64(v.Len()))
 		var err error
 		for i := range v.Len() {
-			b = appendStateBytes(b, v.Name(i))
-			if b, err = appendState(b, v.At(i), depth+1); err != nil {
+			b = appendBytes(b, v.Name(i))
+			if b, err = appendValue(b, v.At(i), depth+1); err != nil {
 				return nil, err
 			}
 		}
@@ -86,19 +87,19 @@ func appendState(b []byte, v any, depth int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
-	return appendState(b, bv, depth)
+	return appendValue(b, bv, depth)
 }
 
-func appendStateBytes(b []byte, s string) []byte {
+func appendBytes(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// decodeState reads a value encodeState wrote.
-func decodeState(b []byte) (any, error) {
+// Decode reads a value Encode wrote. Its errors are ErrDeserialization.
+func Decode(b []byte) (any, error) {
 	if len(b) == 0 || b[0] != stateVersion {
 		return nil, errorf(ErrDeserialization, "state: not a state value of version %d", stateVersion)
 	}
-	d := stateDecoder{b: b[1:]}
+	d := decoder{b: b[1:]}
 	v := d.value(0)
 	if d.err == nil && len(d.b) > 0 {
 		d.fail("%d bytes after the value", len(d.b))
@@ -109,18 +110,18 @@ func decodeState(b []byte) (any, error) {
 	return v, nil
 }
 
-type stateDecoder struct {
+type decoder struct {
 	b   []byte
 	err error
 }
 
-func (d *stateDecoder) fail(format string, v ...any) {
+func (d *decoder) fail(format string, v ...any) {
 	if d.err == nil {
 		d.err = errorf(ErrDeserialization, "state: "+format, v...)
 	}
 }
 
-func (d *stateDecoder) value(depth int) any {
+func (d *decoder) value(depth int) any {
 	if d.err != nil {
 		return nil
 	}
@@ -190,7 +191,7 @@ func (d *stateDecoder) value(depth int) any {
 	return nil
 }
 
-func (d *stateDecoder) str() string {
+func (d *decoder) str() string {
 	n, k := binary.Uvarint(d.b)
 	if k <= 0 || n > uint64(len(d.b)-k) {
 		d.fail("bad length")
@@ -199,14 +200,4 @@ func (d *stateDecoder) str() string {
 	s := string(d.b[k : k+int(n)])
 	d.b = d.b[k+int(n):]
 	return s
-}
-
-// scalarState tells whether v is immutable, so that a decoded value may be
-// kept and handed out again: everything but lists and bytes.
-func scalarState(v any) bool {
-	switch v.(type) {
-	case *value.List, []byte:
-		return false
-	}
-	return true
 }
