@@ -21,10 +21,11 @@ var layers = map[string][]string{
 	"internal/words":       {},
 	"internal/box":         {},
 	"internal/testdial":    {},
+	"internal/registry":    {},
 	"bpl":                  {"value"},
 	"serde":                {"value"},
 	"":                     {"value", "serde", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
-	"embedded":             {"internal/topicname"},
+	"embedded":             {"internal/topicname", "internal/registry"},
 	"internal/testkit":     {"value", "embedded", "internal/testdial"}, // by tests only
 	"functions":            {"value", "serde", "", "internal/words", "internal/box"},
 	"server":               {"value", "bpl", "", "functions"},
