@@ -11,7 +11,15 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+	_ "google.golang.org/protobuf/types/known/anypb" // the well-known files a descriptor may import
+	_ "google.golang.org/protobuf/types/known/durationpb"
+	_ "google.golang.org/protobuf/types/known/emptypb"
+	_ "google.golang.org/protobuf/types/known/fieldmaskpb"
+	_ "google.golang.org/protobuf/types/known/structpb"
+	_ "google.golang.org/protobuf/types/known/timestamppb"
+	_ "google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 type protobufFormat struct{}
@@ -37,6 +45,13 @@ func (protobufFormat) parse(src source) (parsed, error) {
 		return nil, err
 	}
 	files[protoMain] = src.text
+	if fdp := protoDescriptor(src.text); fdp != nil && len(src.refs) == 0 {
+		// A descriptor that imports only Google's well-known files, as
+		// Confluent's Python client registers them, is linked directly.
+		if fd, err := protodesc.NewFile(fdp, protoregistry.GlobalFiles); err == nil {
+			return protoParsed(fd, src.text)
+		}
+	}
 	resolver := protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
 		text, ok := files[path]
 		if !ok {
@@ -53,7 +68,10 @@ func (protobufFormat) parse(src source) (parsed, error) {
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), protoMain+":"))
 	}
-	fd := fds[0]
+	return protoParsed(fds[0], src.text)
+}
+
+func protoParsed(fd protoreflect.FileDescriptor, text string) (parsed, error) {
 	fdp := protodesc.ToFileDescriptorProto(fd)
 	fdp.SourceCodeInfo = nil
 	fdp.Name = proto.String(protoMain)
@@ -61,7 +79,7 @@ func (protobufFormat) parse(src source) (parsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &protobufSchema{file: fd, text: src.text, id: string(id)}, nil
+	return &protobufSchema{file: fd, text: text, id: string(id)}, nil
 }
 
 func protoRefs(refs []namedSource, files map[string]string, depth int) error {
@@ -91,7 +109,24 @@ func protoDescriptor(text string) *descriptorpb.FileDescriptorProto {
 	if proto.Unmarshal(raw, &fdp) != nil {
 		return nil
 	}
+	for _, m := range fdp.MessageType {
+		clearEmptyJSONNames(m)
+	}
 	return &fdp
+}
+
+// clearEmptyJSONNames drops json_name where it is set but empty, as some
+// clients' descriptors have it: protoc never writes that, and the
+// compiler would take "" as a custom name every field shares.
+func clearEmptyJSONNames(m *descriptorpb.DescriptorProto) {
+	for _, f := range m.Field {
+		if f.JsonName != nil && *f.JsonName == "" {
+			f.JsonName = nil
+		}
+	}
+	for _, n := range m.NestedType {
+		clearEmptyJSONNames(n)
+	}
 }
 
 // serialized is the schema as ?format=serialized returns it: its
