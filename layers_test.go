@@ -14,23 +14,25 @@ import (
 // it, so that the evaluator embeds without Kafka and the clients without
 // the evaluator. A new package gets its line here.
 var layers = map[string][]string{
-	"value":                {},
-	"internal/topicname":   {},
-	"internal/benchloop":   {},
-	"internal/browsertest": {},
-	"internal/words":       {},
-	"internal/box":         {},
-	"internal/testdial":    {},
-	"bpl":                  {"value"},
-	"serde":                {"value"},
-	"internal/store":       {"value", "serde"},
-	"":                     {"value", "serde", "internal/store", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
-	"embedded":             {"internal/topicname"},
-	"internal/testkit":     {"value", "embedded", "internal/testdial"}, // by tests only
-	"functions":            {"value", "serde", "", "internal/words", "internal/box"},
-	"metrics":              {""},
-	"server":               {"value", "bpl", "", "functions"},
-	"cmd/kafkabpl":         {"value", "bpl", "", "functions", "embedded", "server", "metrics"},
+	"value":                          {},
+	"internal/topicname":             {},
+	"internal/benchloop":             {},
+	"internal/browsertest":           {},
+	"internal/words":                 {},
+	"internal/box":                   {},
+	"internal/testdial":              {},
+	"internal/registry":              {},
+	"internal/registry/registrytest": {}, // by tests only
+	"bpl":                            {"value"},
+	"serde":                          {"value"},
+	"internal/store":                 {"value", "serde"},
+	"":                               {"value", "serde", "internal/store", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
+	"embedded":                       {"internal/topicname", "internal/registry"},
+	"internal/testkit":               {"value", "embedded", "internal/testdial"}, // by tests only
+	"functions":                      {"value", "serde", "", "internal/words", "internal/box"},
+	"metrics":                        {""},
+	"server":                         {"value", "bpl", "", "functions"},
+	"cmd/kafkabpl":                   {"value", "bpl", "", "functions", "embedded", "server", "metrics"},
 }
 
 const module = "github.com/brain4it/kafkabpl"

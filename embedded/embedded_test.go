@@ -537,7 +537,7 @@ func TestSchemaRegistry(t *testing.T) {
 	c, cl := start()
 	var ids []int
 	for i, subject := range []string{"a-value", "b-value", "a-value"} {
-		s := sr.Schema{Schema: fmt.Sprintf(`{"type":"record","name":"R%d","fields":[]}`, i), Type: sr.TypeAvro}
+		s := sr.Schema{Schema: fmt.Sprintf(`{"type":"record","name":"R","doc":"R%d","fields":[]}`, i), Type: sr.TypeAvro}
 		ss, err := cl.CreateSchema(ctx, subject, s)
 		if err != nil {
 			t.Fatal(err)

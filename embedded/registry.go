@@ -1,23 +1,16 @@
 package embedded
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/sr/srfake"
+	"github.com/brain4it/kafkabpl/internal/registry"
 )
 
 // DefaultRegistryPort is the schema registry's port when SchemaRegistry is
@@ -34,9 +27,10 @@ const registryLogName = "schema-registry.log"
 
 // SchemaRegistry also starts a schema registry beside the cluster, on
 // 127.0.0.1:port (0 picks a free port; -1 is [DefaultRegistryPort]),
-// speaking Confluent's REST API (franz-go's srfake: subjects, versions,
-// ids, references, compatibility settings and modes; it does not check
-// compatibility). Cluster.RegistryURL says where. With DataDir, every
+// speaking Confluent's REST API (package internal/registry: subjects,
+// versions, ids, references, contexts, compatibility levels and modes; it
+// refuses invalid schemas and checks each new version's compatibility).
+// Cluster.RegistryURL says where. With DataDir, every
 // change (a schema registered, a subject or version deleted, a setting
 // put) is appended to schema-registry.log in the directory, synced to disk
 // as it is made, and replayed at the next Start, so schemas keep their
@@ -45,24 +39,13 @@ func SchemaRegistry(port int) Option {
 	return option(func(c *config) { c.registry, c.registryPort = true, port })
 }
 
-// registryServer is the schema registry: srfake's handler behind one that
-// writes the changes to the log.
+// registryServer is the schema registry (package internal/registry)
+// served on its listener.
 type registryServer struct {
-	fake *srfake.Registry
-	h    http.Handler
-	srv  *http.Server
-	ln   net.Listener
-	url  string
-
-	mu  sync.Mutex // one change at a time, so the log's order is the registry's
-	log *os.File   // nil without a data dir
-}
-
-// loggedLine is one change in the log: a request the registry took.
-type loggedLine struct {
-	Method string          `json:"method"`
-	Path   string          `json:"path"`
-	Body   json.RawMessage `json:"body,omitempty"`
+	reg *registry.Registry
+	srv *http.Server
+	ln  net.Listener
+	url string
 }
 
 func startRegistry(port int, dataDir string) (*registryServer, error) {
@@ -72,107 +55,25 @@ func startRegistry(port int, dataDir string) (*registryServer, error) {
 	if port < 0 || port > 65535 {
 		return nil, fmt.Errorf("embedded: %w: schema registry port %d out of range 0-65535", ErrInvalidOption, port)
 	}
-	fake := srfake.NewRegistry()
-	r := &registryServer{fake: fake, h: fake.Handler()}
+	reg := registry.New()
 	if dataDir != "" {
-		if err := r.replay(filepath.Join(dataDir, registryLogName)); err != nil {
-			return nil, err
+		var err error
+		if reg, err = registry.Open(filepath.Join(dataDir, registryLogName)); err != nil {
+			return nil, fmt.Errorf("embedded: %w", err)
 		}
 	}
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
-		r.log.Close()
+		reg.Close()
 		if errors.Is(err, ErrPortInUse) || strings.Contains(err.Error(), "address already in use") {
 			return nil, fmt.Errorf("embedded: %w: %w; use port 0 for a free one", ErrRegistryPortInUse, err)
 		}
 		return nil, fmt.Errorf("embedded: schema registry: %w", err)
 	}
-	r.ln = ln
-	r.url = "http://" + ln.Addr().String()
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	r := &registryServer{reg: reg, ln: ln, url: "http://" + ln.Addr().String()}
+	r.srv = &http.Server{Handler: reg, ReadHeaderTimeout: 10 * time.Second}
 	go r.srv.Serve(ln)
 	return r, nil
-}
-
-// replay applies the log's changes in order, then opens it for more. A
-// line cut short (the process killed while writing it) is dropped.
-func (r *registryServer) replay(file string) error {
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("embedded: schema registry log: %w", err)
-	}
-	var good int64
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		var l loggedLine
-		if json.Unmarshal(line, &l) != nil {
-			break
-		}
-		req := httptest.NewRequest(l.Method, l.Path, bytes.NewReader(l.Body))
-		req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-		r.h.ServeHTTP(httptest.NewRecorder(), req)
-		good += int64(len(line)) + 1
-	}
-	if err := f.Truncate(good); err != nil { // drop a torn last line
-		f.Close()
-		return fmt.Errorf("embedded: schema registry log: %w", err)
-	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return fmt.Errorf("embedded: schema registry log: %w", err)
-	}
-	r.log = f
-	return nil
-}
-
-// changes reports whether a request changes the registry: what the log
-// keeps.
-func changes(req *http.Request) bool {
-	switch req.Method {
-	case http.MethodPut, http.MethodDelete:
-		return true
-	case http.MethodPost:
-		return strings.HasSuffix(strings.TrimSuffix(req.URL.Path, "/"), "/versions") && strings.Contains(req.URL.Path, "/subjects/") &&
-			!strings.HasPrefix(req.URL.Path, "/compatibility/")
-	}
-	return false
-}
-
-func (r *registryServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if r.log == nil || !changes(req) {
-		r.h.ServeHTTP(w, req)
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20+1))
-	if err != nil || len(body) > 1<<20 {
-		http.Error(w, `{"error_code":413,"message":"request body too large or unreadable"}`, http.StatusRequestEntityTooLarge)
-		return
-	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec := httptest.NewRecorder()
-	r.h.ServeHTTP(rec, req)
-	if rec.Code < 300 {
-		line, _ := json.Marshal(loggedLine{Method: req.Method, Path: req.URL.RequestURI(), Body: json.RawMessage(bytes.TrimSpace(body))})
-		if len(bytes.TrimSpace(body)) == 0 {
-			line, _ = json.Marshal(loggedLine{Method: req.Method, Path: req.URL.RequestURI()})
-		}
-		if _, err := r.log.Write(append(line, '\n')); err == nil {
-			err = r.log.Sync()
-		}
-		if err != nil {
-			http.Error(w, fmt.Sprintf(`{"error_code":50001,"message":%q}`, "cannot persist the change: "+err.Error()), http.StatusInternalServerError)
-			return
-		}
-	}
-	for k, vs := range rec.Header() {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(rec.Code)
-	w.Write(rec.Body.Bytes())
 }
 
 func (r *registryServer) close() {
@@ -184,12 +85,7 @@ func (r *registryServer) close() {
 	if r.srv.Shutdown(ctx) != nil {
 		r.srv.Close()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.log != nil {
-		r.log.Close()
-		r.log = nil
-	}
+	r.reg.Close()
 }
 
 // RegistryURL returns the schema registry's URL, "http://127.0.0.1:port",

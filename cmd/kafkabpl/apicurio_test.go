@@ -13,6 +13,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/registry/registrytest"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/sr"
 )
@@ -101,6 +102,26 @@ func TestApicurio(t *testing.T) {
 			if want := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n"; out != want {
 				t.Errorf("%s to confluent-kafka: %q, want %q", format, out, want)
 			}
+		}
+	})
+	// The registry API table (internal/registry/registrytest), as the
+	// embedded registry answers it in TestRegistryChecks: Apicurio answers
+	// each check as Confluent documents, or as its documented difference.
+	t.Run("registry-api", func(t *testing.T) {
+		doc, differ, skipped := registrytest.Run(t, registrytest.Target{Name: "Apicurio", URL: url, Apicurio: true}, run)
+		if doc+differ+skipped != len(registrytest.Checks) {
+			t.Errorf("Apicurio: %d of %d checks as documented, %d as documented differences, %d not asked", doc, len(registrytest.Checks), differ, skipped)
+		}
+	})
+	// Confluent's SchemaRegistryClient, as TestRegistryClient runs it: some
+	// checks fail against Apicurio (serialized Protobuf, an unset subject
+	// level, hard delete codes, metadata); the figure is logged.
+	t.Run("registry-client", func(t *testing.T) {
+		python := needConfluentPython(t)
+		out := runPeer(t, ctx, python, "testdata/interop/peer_srclient.py", url, "py-"+run)
+		t.Log(strings.TrimSpace(out))
+		if !strings.Contains(out, "checks: ") {
+			t.Errorf("SchemaRegistryClient against Apicurio:\n%s", out)
 		}
 	})
 	t.Run("evolution", func(t *testing.T) {

@@ -110,3 +110,24 @@ func needConfluentPython(t *testing.T) string {
 	t.Logf("confluent-kafka %s", bytes.TrimSpace(out))
 	return python
 }
+
+// TestRegistryClient runs Confluent's Python SchemaRegistryClient against
+// the embedded cluster's registry (testdata/interop/peer_srclient.py):
+// each of its checks gets the answer Confluent documents. TestApicurio
+// logs how Apicurio's fares.
+func TestRegistryClient(t *testing.T) {
+	t.Parallel()
+	python := needConfluentPython(t)
+	c, err := embedded.Start(embedded.Port(0), embedded.SchemaRegistry(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
+	defer cancel()
+	out := runPeer(t, ctx, python, "testdata/interop/peer_srclient.py", c.RegistryURL(), "py")
+	t.Log(strings.TrimSpace(out))
+	if strings.Contains(out, "FAIL") || !strings.Contains(out, "checks: ") {
+		t.Errorf("SchemaRegistryClient against the embedded registry:\n%s", out)
+	}
+}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/registry/registrytest"
 )
 
 // TestBrokerRegistry: kafkabpl broker serves a schema registry too, and
@@ -90,5 +93,22 @@ func TestRegistryURLVariable(t *testing.T) {
 	}
 	if code, _, stderr := runT(t, "eval", "--registry-port", "0", "1"); code != exitUsage || !strings.Contains(stderr, "--registry-port only apply with --embedded") {
 		t.Errorf("--registry-port without --embedded: exit %d, %s", code, stderr)
+	}
+}
+
+// TestRegistryChecks runs the registry API table
+// (internal/registry/registrytest) against the embedded cluster's
+// registry: every check answers as Confluent documents. TestApicurio runs
+// the same table against Apicurio Registry.
+func TestRegistryChecks(t *testing.T) {
+	t.Parallel()
+	c, err := embedded.Start(embedded.Port(0), embedded.SchemaRegistry(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	doc, _, _ := registrytest.Run(t, registrytest.Target{Name: "embedded", URL: c.RegistryURL()}, "e")
+	if doc != len(registrytest.Checks) {
+		t.Errorf("embedded: %d of %d checks as documented", doc, len(registrytest.Checks))
 	}
 }
