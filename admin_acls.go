@@ -206,8 +206,7 @@ func (lib *Library) DescribeACLs(ctx context.Context, target any, filter ACL) ([
 		var out []ACL
 		for _, r := range resp.Resources {
 			for _, a := range r.ACLs {
-				out = append(out, ACL{Principal: a.Principal, Host: a.Host, Resource: protocolName(r.ResourceType), Name: r.ResourceName,
-					Pattern: protocolName(r.ResourcePatternType), Operation: protocolName(a.Operation), Permission: protocolName(a.PermissionType)})
+				out = append(out, aclOf(r.ResourceType, r.ResourceName, r.ResourcePatternType, a.Principal, a.Host, a.Operation, a.PermissionType))
 			}
 		}
 		sortACLs(out)
@@ -245,13 +244,19 @@ func (lib *Library) DeleteACLs(ctx context.Context, target any, filter ACL) ([]A
 				if kerr.ErrorForCode(m.ErrorCode) != nil {
 					continue // not deleted
 				}
-				out = append(out, ACL{Principal: m.Principal, Host: m.Host, Resource: protocolName(m.ResourceType), Name: m.ResourceName,
-					Pattern: protocolName(m.ResourcePatternType), Operation: protocolName(m.Operation), Permission: protocolName(m.PermissionType)})
+				out = append(out, aclOf(m.ResourceType, m.ResourceName, m.ResourcePatternType, m.Principal, m.Host, m.Operation, m.PermissionType))
 			}
 		}
 		sortACLs(out)
 		return out, nil
 	})
+}
+
+// aclOf is an ACL the brokers described, in ACL's names.
+func aclOf(resource kmsg.ACLResourceType, name string, pattern kmsg.ACLResourcePatternType, principal, host string,
+	op kmsg.ACLOperation, permission kmsg.ACLPermissionType) ACL {
+	return ACL{Principal: principal, Host: host, Resource: protocolName(resource), Name: name,
+		Pattern: protocolName(pattern), Operation: protocolName(op), Permission: protocolName(permission)}
 }
 
 // sortACLs sorts acls by resource, name, principal, operation.
