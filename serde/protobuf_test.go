@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/brain4it/kafkabpl/value"
-	"github.com/twmb/franz-go/pkg/sr"
 )
 
 const readingProto = `syntax = "proto3";
@@ -28,13 +27,19 @@ message Reading {
 enum Unit { C = 0; F = 1; }
 `
 
-func mustProto(t testing.TB, text string) *protobufCodec {
+// mustProto compiles text; files are the files it imports, by name,
+// each followed by its text.
+func mustProto(t testing.TB, text string, files ...string) *protobufCodec {
 	t.Helper()
-	c, err := compileProtobuf(t.Context(), nil, sr.Schema{Schema: text, Type: sr.TypeProtobuf})
+	m := map[string]string{protoMainFile: text}
+	for i := 0; i+1 < len(files); i += 2 {
+		m[files[i]] = files[i+1]
+	}
+	c, err := compileProtoFiles(t.Context(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.(*protobufCodec)
+	return c
 }
 
 func TestProtobufCodec(t *testing.T) {

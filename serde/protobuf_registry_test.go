@@ -1,0 +1,118 @@
+package serde
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/brain4it/kafkabpl/value"
+	"github.com/bufbuild/protocompile"
+	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+)
+
+const (
+	unitProto     = `syntax = "proto3"; package iot; enum Unit { C = 0; F = 1; }`
+	importerProto = `syntax = "proto3"; package iot; import "iot/unit.proto"; import "google/protobuf/timestamp.proto";
+message Temp { double t = 1; Unit unit = 2; google.protobuf.Timestamp at = 3; }`
+)
+
+// serializedProto is the .proto files compiled and each written as
+// confluent-kafka registers a file: its FileDescriptorProto, serialized,
+// in base64 (the descriptor names the file as its author named it).
+func serializedProto(t testing.TB, files map[string]string, names ...string) []string {
+	t.Helper()
+	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(files)})}
+	fds, err := c.Compile(t.Context(), names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, fd := range fds {
+		b, err := proto.Marshal(protodesc.ToFileDescriptorProto(fd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, base64.StdEncoding.EncodeToString(b))
+	}
+	return out
+}
+
+// TestProtobufSerializedSchemas: a schema registered as confluent-kafka
+// registers one, a base64 FileDescriptorProto with a reference to its
+// own imported file (serialized too), reads; so does one that mixes the
+// two forms, and a reference that is neither says so.
+func TestProtobufSerializedSchemas(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	files := map[string]string{"iot/unit.proto": unitProto, "reading.proto": importerProto}
+	ser := serializedProto(t, files, "iot/unit.proto", "reading.proto")
+	ref := []sr.SchemaReference{{Name: "iot/unit.proto", Subject: "iot/unit.proto", Version: 1}}
+	for _, tt := range []struct{ name, unit, main string }{
+		{"both serialized", ser[0], ser[1]},
+		{"a serialized schema, a text reference", unitProto, ser[1]},
+		{"a text schema, a serialized reference", ser[0], importerProto},
+	} {
+		fake := newFake(t)
+		if _, _, err := fake.RegisterSchema("iot/unit.proto", sr.Schema{Schema: tt.unit, Type: sr.TypeProtobuf}); err != nil {
+			t.Fatal(err)
+		}
+		id, _, err := fake.RegisterSchema("temps-value", sr.Schema{Schema: tt.main, Type: sr.TypeProtobuf, References: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := newRegistry(t, RegistryConfig{URL: fake.URL()})
+		// The record as confluent-kafka writes it: 0, the id, index [0],
+		// then t = 21.5, unit = F and at = {seconds: 5}.
+		b := append([]byte{0, 0, 0, 0, byte(id), 0, 0x09}, binary.LittleEndian.AppendUint64(nil, math.Float64bits(21.5))...)
+		b = append(b, 0x10, 0x01, 0x1a, 0x02, 0x08, 0x05)
+		got, err := bind(t, Protobuf, reg, ValueDeserializer).Decode(ctx, "temps", b, "value")
+		if err != nil || value.Format(got) != `("t" => 21.5 "unit" => "F" "at" => ("seconds" => 5 "nanos" => 0))` {
+			t.Errorf("%s: %s, %v", tt.name, value.Format(got), err)
+		}
+	}
+	fake := newFake(t)
+	if _, _, err := fake.RegisterSchema("iot/unit.proto", sr.Schema{Schema: "AAAA" + base64.StdEncoding.EncodeToString([]byte{0xff}), Type: sr.TypeProtobuf}); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := fake.RegisterSchema("bad-value", sr.Schema{Schema: ser[1], Type: sr.TypeProtobuf, References: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL()}), ValueDeserializer).Decode(ctx, "bad", []byte{0, 0, 0, 0, byte(id), 0}, "value")
+	if !errors.Is(err, ErrSchemaRegistry) || !strings.Contains(err.Error(), "iot/unit.proto: neither .proto text nor a base64 serialized FileDescriptorProto") {
+		t.Errorf("a reference that is not a schema: %v", err)
+	}
+}
+
+// FuzzProtobufSchema: whatever a registry answers for a schema or its
+// reference, .proto text or a serialized FileDescriptorProto, compiles or
+// is an error, never a panic.
+func FuzzProtobufSchema(f *testing.F) {
+	ser := serializedProto(f, map[string]string{"iot/unit.proto": unitProto, "reading.proto": importerProto}, "iot/unit.proto", "reading.proto")
+	raw := func(s string) []byte { b, _ := base64.StdEncoding.DecodeString(s); return b }
+	f.Add([]byte(importerProto), raw(ser[0]), false)
+	f.Add(raw(ser[1]), raw(ser[0]), true)
+	f.Add(raw(ser[1]), []byte(unitProto), true)
+	f.Fuzz(func(t *testing.T, main, unit []byte, serialized bool) {
+		text := string(main)
+		if serialized {
+			text = base64.StdEncoding.EncodeToString(main)
+		}
+		files := map[string]string{protoMainFile: text, "iot/unit.proto": base64.StdEncoding.EncodeToString(unit)}
+		if len(unit) > 0 && unit[0] == 's' {
+			files["iot/unit.proto"] = string(unit)
+		}
+		c, err := compileProtoFiles(t.Context(), files)
+		if err != nil {
+			return
+		}
+		if _, err := c.decode([]byte{0}); err != nil {
+			t.Logf("decode of an empty message: %v", err)
+		}
+	})
+}

@@ -1,0 +1,148 @@
+package serde
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bufbuild/protocompile"
+	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+)
+
+// The Protobuf serde's schemas. A schema, and each of its references,
+// comes either as .proto text or as a base64 serialized
+// FileDescriptorProto (as Confluent's Python client registers them, and as
+// a registry answers ?format=serialized); github.com/bufbuild/protocompile
+// compiles either. Values go through dynamicpb messages (protobuf.go).
+//
+// The serializer writes the file's first message, index [0] in
+// Confluent's header; the deserializer reads the message the record's
+// indexes name.
+
+var protobufFormat = &schemaFormat{name: "Protobuf", typ: sr.TypeProtobuf, compile: compileProtobuf}
+
+// protoMainFile is the name the schema itself is compiled, and
+// registered, under.
+const protoMainFile = "kafkabpl-schema.proto"
+
+type protobufCodec struct {
+	file protoreflect.FileDescriptor
+	msg  protoreflect.MessageDescriptor // what the serializer writes
+	idx  []int                          // msg's indexes
+	text string
+}
+
+func compileProtobuf(ctx context.Context, reg *Registry, s sr.Schema) (schemaCodec, error) {
+	files := map[string]string{protoMainFile: s.Schema}
+	if err := protoReferences(ctx, reg, s.References, files, 0); err != nil {
+		return nil, err
+	}
+	return compileProtoFiles(ctx, files)
+}
+
+// compileProtoFiles compiles files[protoMainFile], whose imports are the
+// other files or standard ones.
+func compileProtoFiles(ctx context.Context, files map[string]string) (*protobufCodec, error) {
+	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(protoResolver(files))}
+	fds, err := c.Compile(ctx, protoMainFile)
+	if err != nil {
+		return nil, err
+	}
+	fd := fds[0]
+	first := pbDeclared(fd.Messages(), 0)
+	if first == nil {
+		return nil, errors.New("the schema has no message")
+	}
+	return &protobufCodec{file: fd, msg: first, idx: []int{0}, text: files[protoMainFile]}, nil
+}
+
+// protoResolver finds the files of a schema by import name, each as
+// .proto text or as a serialized FileDescriptorProto.
+func protoResolver(files map[string]string) protocompile.Resolver {
+	return protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+		text, ok := files[path]
+		if !ok {
+			return protocompile.SearchResult{}, fmt.Errorf("%s: %w", path, errNoFile)
+		}
+		fdp, err := protoDescriptor(text)
+		switch {
+		case err != nil:
+			return protocompile.SearchResult{}, fmt.Errorf("%s: %w", path, err)
+		case fdp == nil:
+			return protocompile.SearchResult{Source: strings.NewReader(text)}, nil
+		}
+		// The name the importers know it by, whatever it was registered
+		// as (confluent-kafka's are its own file's name).
+		fdp.Name = proto.String(path)
+		return protocompile.SearchResult{Proto: fdp}, nil
+	})
+}
+
+var errNoFile = errors.New("no such file: neither a reference of the schema nor a standard import")
+
+// protoDescriptor reads text as a base64 FileDescriptorProto: nil (and no
+// error) when text is not base64, so .proto text; an error when it is
+// base64 but not a FileDescriptorProto. No .proto text that declares
+// anything is base64: it has a space, a ';' or a '{'.
+func protoDescriptor(text string) (*descriptorpb.FileDescriptorProto, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, nil
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(text)
+	if err != nil {
+		if raw, err = base64.RawStdEncoding.Strict().DecodeString(text); err != nil {
+			return nil, nil
+		}
+	}
+	var fdp descriptorpb.FileDescriptorProto
+	if err := proto.Unmarshal(raw, &fdp); err != nil {
+		return nil, fmt.Errorf("neither .proto text nor a base64 serialized FileDescriptorProto: %w", err)
+	}
+	return &fdp, nil
+}
+
+// protoReferences fetches references (and theirs) into files, by import
+// name.
+func protoReferences(ctx context.Context, reg *Registry, refs []sr.SchemaReference, files map[string]string, depth int) error {
+	if depth > 32 {
+		return errors.New("references nested more than 32 deep")
+	}
+	for _, ref := range refs {
+		if _, ok := files[ref.Name]; ok {
+			continue
+		}
+		if reg == nil {
+			return fmt.Errorf("reference %q needs a schema registry", ref.Name)
+		}
+		rs, err := reg.reference(ctx, ref)
+		if err != nil {
+			return err
+		}
+		files[ref.Name] = rs.Schema
+		if err := protoReferences(ctx, reg, rs.References, files, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *protobufCodec) fullName() string  { return string(c.msg.FullName()) }
+func (c *protobufCodec) index() []int      { return c.idx }
+func (c *protobufCodec) canonical() string { return c.text }
+
+// resolve: Protobuf reads any writer's bytes with the reader's message as
+// long as field numbers agree; the writer's own descriptor is used, so
+// nothing is to resolve.
+func (c *protobufCodec) resolve(schemaCodec) (schemaCodec, error) { return c, nil }
+
+// readAs is the message a record of the writer's message md is read
+// into.
+func (c *protobufCodec) readAs(md protoreflect.MessageDescriptor) protoreflect.MessageDescriptor {
+	return md
+}
