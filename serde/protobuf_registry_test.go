@@ -23,7 +23,9 @@ message Temp { double t = 1; Unit unit = 2; google.protobuf.Timestamp at = 3; }`
 
 // serializedProto is the .proto files compiled and each written as
 // confluent-kafka registers a file: its FileDescriptorProto, serialized,
-// in base64 (the descriptor names the file as its author named it).
+// in base64 (the descriptor names the file as its author named it), here
+// without the fields' JSON names, as Python's descriptor_pb2 builds them
+// by hand.
 func serializedProto(t testing.TB, files map[string]string, names ...string) []string {
 	t.Helper()
 	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(files)})}
@@ -33,7 +35,13 @@ func serializedProto(t testing.TB, files map[string]string, names ...string) []s
 	}
 	var out []string
 	for _, fd := range fds {
-		b, err := proto.Marshal(protodesc.ToFileDescriptorProto(fd))
+		fdp := protodesc.ToFileDescriptorProto(fd)
+		for _, m := range fdp.MessageType { // as a descriptor built by hand has them
+			for _, f := range m.Field {
+				f.JsonName = nil
+			}
+		}
+		b, err := proto.Marshal(fdp)
 		if err != nil {
 			t.Fatal(err)
 		}

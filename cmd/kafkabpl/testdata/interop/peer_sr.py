@@ -4,9 +4,13 @@ client and its schema registry serializers, against kafkabpl.
     peer_sr.py produce SERVERS REGISTRY TOPIC FORMAT
     peer_sr.py consume SERVERS REGISTRY TOPIC FORMAT N
 
-FORMAT is avro, json or protobuf. produce writes READINGS, registering the
-schema under TOPIC-value; consume reads N records from the start and
-prints each value as a JSON line (device, temperature, count).
+FORMAT is avro, json, protobuf or protobuf-import. produce writes
+READINGS, registering the schema under TOPIC-value; consume reads N
+records from the start and prints each value as a JSON line (device,
+temperature, count). protobuf-import's message lives in iot/reading.proto,
+which imports iot/unit.proto, another file of its own: the serializer
+registers that file too, as a reference, and its records carry a unit,
+F.
 """
 import faulthandler
 import json
@@ -35,15 +39,26 @@ READINGS = [
 ]
 
 
-def reading_class():
+def reading_class(imported=False):
+    """iot.Reading; imported, in iot/reading.proto with a unit field of
+    the enum iot.Unit, which iot/unit.proto declares."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    pool = descriptor_pool.DescriptorPool()
     fdp = descriptor_pb2.FileDescriptorProto(name="reading.proto", package="iot", syntax="proto3")
     msg = fdp.message_type.add(name="Reading")
     f = descriptor_pb2.FieldDescriptorProto
     msg.field.add(name="device", number=1, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
     msg.field.add(name="temperature", number=2, type=f.TYPE_DOUBLE, label=f.LABEL_OPTIONAL)
     msg.field.add(name="count", number=3, type=f.TYPE_INT64, label=f.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
+    if imported:
+        unit = descriptor_pb2.FileDescriptorProto(name="iot/unit.proto", package="iot", syntax="proto3")
+        enum = unit.enum_type.add(name="Unit")
+        enum.value.add(name="C", number=0)
+        enum.value.add(name="F", number=1)
+        pool.Add(unit)
+        fdp.name = "iot/reading.proto"
+        fdp.dependency.append("iot/unit.proto")
+        msg.field.add(name="unit", number=4, type=f.TYPE_ENUM, type_name=".iot.Unit", label=f.LABEL_OPTIONAL)
     pool.Add(fdp)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("iot.Reading"))
 
@@ -57,9 +72,12 @@ def main():
             ser, conv = AvroSerializer(client, AVRO), lambda r: r
         elif fmt == "json":
             ser, conv = JSONSerializer(JSON_SCHEMA, client), lambda r: r
-        else:
+        elif fmt == "protobuf":
             cls = reading_class()
             ser, conv = ProtobufSerializer(cls, client, {"use.deprecated.format": False}), lambda r: cls(**r)
+        else:
+            cls = reading_class(imported=True)
+            ser, conv = ProtobufSerializer(cls, client, {"use.deprecated.format": False}), lambda r: cls(unit=1, **r)
         p = Producer({"bootstrap.servers": servers})
         for r in READINGS:
             p.produce(topic, key=r["device"], value=ser(conv(r), ctx))
