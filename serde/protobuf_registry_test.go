@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/bufbuild/protocompile"
 	"github.com/twmb/franz-go/pkg/sr"
+	"github.com/twmb/franz-go/pkg/sr/srfake"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 )
@@ -123,4 +125,43 @@ func FuzzProtobufSchema(f *testing.F) {
 			t.Logf("decode of an empty message: %v", err)
 		}
 	})
+}
+
+// TestProtobufRegistersSerialized: the serializer registers its schema as
+// confluent-kafka does, serialized, since Confluent's deserializers read
+// the registry's answer as base64; with auto-register-schemas off it
+// finds the schema in either form.
+func TestProtobufRegistersSerialized(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	in := mustParseBPL(t, `("device" => "b1" "temperature" => 71.5)`)
+	fake := newFake(t)
+	b, err := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), AutoRegister: true, ValueSchema: readingProto}), ValueSerializer).Encode(ctx, "t", in, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, ok := fake.GetSchema("t-value", 1)
+	if !ok {
+		t.Fatal("nothing registered under t-value")
+	}
+	fdp, err := protoDescriptor(ss.Schema.Schema)
+	if err != nil || fdp == nil || fdp.GetPackage() != "iot" || fdp.MessageType[0].GetName() != "Reading" ||
+		!slices.Contains(fdp.Dependency, "google/protobuf/timestamp.proto") || fdp.MessageType[0].Field[1].GetJsonName() != "temperature" {
+		t.Fatalf("registered %.60q: %v, %v", ss.Schema.Schema, fdp, err)
+	}
+	if got, err := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL()}), ValueDeserializer).Decode(ctx, "t", b, "value"); err != nil ||
+		!strings.HasPrefix(value.Format(got), `("device" => "b1" "temperature" => 71.5 `) {
+		t.Errorf("read back: %s, %v", value.Format(got), err)
+	}
+	// Looked up, not registered: found in the form kafkabpl registered,
+	// and in the text a person registered.
+	byHand := newFake(t)
+	if _, _, err := byHand.RegisterSchema("t-value", sr.Schema{Schema: readingProto, Type: sr.TypeProtobuf}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*srfake.Registry{fake, byHand} {
+		if _, err := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: f.URL(), ValueSchema: readingProto}), ValueSerializer).Encode(ctx, "t", in, 1, ""); err != nil {
+			t.Errorf("looked up: %v", err)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bufbuild/protocompile"
 	"github.com/twmb/franz-go/pkg/sr"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
@@ -19,6 +20,12 @@ import (
 // FileDescriptorProto (as Confluent's Python client registers them, and as
 // a registry answers ?format=serialized); github.com/bufbuild/protocompile
 // compiles either. Values go through dynamicpb messages (protobuf.go).
+//
+// What kafkabpl registers is the serialized form, as confluent-kafka's
+// serializer registers it: Confluent's deserializers (Python's, Go's,
+// .NET's) ask the registry for ?format=serialized and read the answer as
+// base64, so a registry that answers with the schema as it was
+// registered still serves them; Java's reads either form.
 //
 // The serializer writes the file's first message, index [0] in
 // Confluent's header; the deserializer reads the message the record's
@@ -166,6 +173,19 @@ func protoReferences(ctx context.Context, reg *Registry, refs []sr.SchemaReferen
 		}
 	}
 	return nil
+}
+
+// registered is the schema as kafkabpl registers it: the file as a base64
+// serialized FileDescriptorProto, as confluent-kafka registers its own.
+func (c *protobufCodec) registered() string {
+	fdp := protodesc.ToFileDescriptorProto(c.file)
+	fdp.Name = proto.String(protoMainFile)
+	fdp.SourceCodeInfo = nil
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(fdp)
+	if err != nil { // cannot happen: a compiled file's descriptor marshals
+		return c.text
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 func (c *protobufCodec) fullName() string  { return string(c.msg.FullName()) }

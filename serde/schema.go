@@ -154,7 +154,11 @@ func (ss *schemaSerde) target(ctx context.Context, topic string) (*schemaTarget,
 		if ss.isKey {
 			text = ss.rc.KeySchema
 		}
-		if id, err = ss.reg.register(ctx, subject, sr.Schema{Schema: text, Type: ss.f.typ}, ss.rc.AutoRegister); err != nil {
+		forms := []sr.Schema{{Schema: text, Type: ss.f.typ}}
+		if pc, ok := codec.(*protobufCodec); ok { // registered serialized, and looked up either way
+			forms = append([]sr.Schema{{Schema: pc.registered(), Type: ss.f.typ}}, forms...)
+		}
+		if id, err = ss.reg.register(ctx, subject, forms, ss.rc.AutoRegister); err != nil {
 			return nil, err
 		}
 	default: // the subject's latest version

@@ -64,10 +64,16 @@ func TestRegistryInterop(t *testing.T) {
 			if _, err := lib.Send(ctx, p, []string{topic}, msgs); err != nil {
 				t.Fatal(err)
 			}
-			out := runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "consume", c.Servers(), c.RegistryURL(), topic, format, "2")
-			wantPy := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n" + `{"count": 9007199254740993, "device": "d2", "temperature": -3.25}` + "\n"
-			if out != wantPy {
-				t.Errorf("confluent-kafka read\n%s\nwant\n%s", out, wantPy)
+			formats := []string{format}
+			if format == "protobuf" { // and as an application reads, through the registry
+				formats = append(formats, "protobuf-registry")
+			}
+			for _, f := range formats {
+				out := runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "consume", c.Servers(), c.RegistryURL(), topic, f, "2")
+				wantPy := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n" + `{"count": 9007199254740993, "device": "d2", "temperature": -3.25}` + "\n"
+				if out != wantPy {
+					t.Errorf("confluent-kafka (%s) read\n%s\nwant\n%s", f, out, wantPy)
+				}
 			}
 		})
 	}

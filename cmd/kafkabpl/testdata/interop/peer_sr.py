@@ -4,13 +4,16 @@ client and its schema registry serializers, against kafkabpl.
     peer_sr.py produce SERVERS REGISTRY TOPIC FORMAT
     peer_sr.py consume SERVERS REGISTRY TOPIC FORMAT N
 
-FORMAT is avro, json, protobuf or protobuf-import. produce writes
+FORMAT is avro, json, protobuf, protobuf-import or protobuf-registry. produce writes
 READINGS, registering the schema under TOPIC-value; consume reads N
 records from the start and prints each value as a JSON line (device,
 temperature, count). protobuf-import's message lives in iot/reading.proto,
 which imports iot/unit.proto, another file of its own: the serializer
 registers that file too, as a reference, and its records carry a unit,
-F.
+F. consume's protobuf-registry is protobuf read with the registry
+client, as an application reads: the deserializer asks the registry for
+the writer's schema with ?format=serialized, and reads the answer as a
+base64 FileDescriptorProto.
 """
 import faulthandler
 import json
@@ -90,9 +93,13 @@ def main():
     elif fmt == "json":
         de, conv = JSONDeserializer(JSON_SCHEMA, schema_registry_client=client), lambda v: v
     else:
-        de = ProtobufDeserializer(reading_class(), {"use.deprecated.format": False})
+        # With the registry client, as an application reads: it asks for
+        # the writer's schema (?format=serialized) and finds the message
+        # the record's indexes name; without, it trusts the class.
+        client_or_none = client if fmt == "protobuf-registry" else None
+        de = ProtobufDeserializer(reading_class(), {"use.deprecated.format": False}, schema_registry_client=client_or_none)
         conv = lambda m: {"device": m.device, "temperature": m.temperature, "count": m.count}
-    c = Consumer({"bootstrap.servers": servers, "group.id": "peer-sr-" + topic, "auto.offset.reset": "earliest"})
+    c = Consumer({"bootstrap.servers": servers, "group.id": "peer-sr-" + topic + "-" + fmt, "auto.offset.reset": "earliest"})
     c.subscribe([topic])
     got = 0
     for _ in range(60):
