@@ -232,7 +232,9 @@
 // the subject's latest schema, and "use-schema-id" names one by id. The
 // deserializer reads the schema each record names by id; given an inline
 // schema or "use-latest-version", it reads into that schema (Avro's schema
-// resolution: a field the writer lacked gets its default). The registry is
+// resolution: a field the writer lacked gets its default; Protobuf's
+// fields by number, into the message of the writer's message's full
+// name, else the first). The registry is
 // asked once per topic and schema id, and each request ends within
 // request-timeout (10 s at most); one that fails is an
 // [ErrSchemaRegistry] error naming the registry's URL (BPL type

@@ -165,3 +165,37 @@ func TestProtobufRegistersSerialized(t *testing.T) {
 		}
 	}
 }
+
+// TestProtobufReaderSchema: an inline schema, or use-latest-version's,
+// is what a Protobuf deserializer reads into, as for the other formats:
+// fields by number, the reader's names and order, a field the writer
+// lacked at its default, one the reader lacks dropped.
+func TestProtobufReaderSchema(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	v1 := `syntax = "proto3"; package iot; message Reading { string device = 1; double temperature = 2; int64 dropped = 3; }`
+	v2 := `syntax = "proto3"; package iot; message Other { int32 x = 1; } message Reading { double temp = 2; string device = 1; string unit = 4; }`
+	fake := newFake(t)
+	b, err := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), AutoRegister: true, ValueSchema: v1}), ValueSerializer).
+		Encode(ctx, "t", mustParseBPL(t, `("device" => "b1" "temperature" => 71.5 "dropped" => 9)`), 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `("temp" => 71.5 "device" => "b1" "unit" => "")`
+	inline := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), ValueSchema: v2}), ValueDeserializer)
+	if got, err := inline.Decode(ctx, "t", b, "value"); err != nil || value.Format(got) != want {
+		t.Errorf("with value-schema: %s, %v; want %s", value.Format(got), err, want)
+	}
+	if _, _, err := fake.RegisterSchema("t-value", sr.Schema{Schema: v2, Type: sr.TypeProtobuf}); err != nil {
+		t.Fatal(err)
+	}
+	latest := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), UseLatest: true}), ValueDeserializer)
+	if got, err := latest.Decode(ctx, "t", b, "value"); err != nil || value.Format(got) != want {
+		t.Errorf("with use-latest-version: %s, %v; want %s", value.Format(got), err, want)
+	}
+	// A reader without the writer's message reads into its first.
+	other := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), ValueSchema: `syntax = "proto3"; message R { string name = 1; }`}), ValueDeserializer)
+	if got, err := other.Decode(ctx, "t", b, "value"); err != nil || value.Format(got) != `("name" => "b1")` {
+		t.Errorf("into a reader of another name: %s, %v", value.Format(got), err)
+	}
+}

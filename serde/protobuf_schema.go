@@ -28,8 +28,10 @@ import (
 // registered still serves them; Java's reads either form.
 //
 // The serializer writes the file's first message, index [0] in
-// Confluent's header; the deserializer reads the message the record's
-// indexes name.
+// Confluent's header; the deserializer reads the message a record's
+// indexes name, into the reader schema's message of the same full name
+// when there is a reader schema (else into its first), as Confluent's
+// Python deserializer does.
 
 var protobufFormat = &schemaFormat{name: "Protobuf", typ: sr.TypeProtobuf, compile: compileProtobuf}
 
@@ -42,6 +44,10 @@ type protobufCodec struct {
 	msg  protoreflect.MessageDescriptor // what the serializer writes
 	idx  []int                          // msg's indexes
 	text string
+	// into is the reader schema's codec, nil to read records with the
+	// message their indexes name; byName finds into's messages.
+	into   *protobufCodec
+	byName map[protoreflect.FullName]protoreflect.MessageDescriptor
 }
 
 func compileProtobuf(ctx context.Context, reg *Registry, s sr.Schema) (schemaCodec, error) {
@@ -192,13 +198,36 @@ func (c *protobufCodec) fullName() string  { return string(c.msg.FullName()) }
 func (c *protobufCodec) index() []int      { return c.idx }
 func (c *protobufCodec) canonical() string { return c.text }
 
-// resolve: Protobuf reads any writer's bytes with the reader's message as
-// long as field numbers agree; the writer's own descriptor is used, so
-// nothing is to resolve.
-func (c *protobufCodec) resolve(schemaCodec) (schemaCodec, error) { return c, nil }
+// resolve reads the writer's records into reader's messages: the one of
+// the same full name, else the reader's own (its first). Protobuf needs
+// no more: fields match by number, and a field the reader lacks is
+// dropped.
+func (c *protobufCodec) resolve(reader schemaCodec) (schemaCodec, error) {
+	r, ok := reader.(*protobufCodec)
+	if !ok {
+		return nil, fmt.Errorf("the reader schema is not a Protobuf schema")
+	}
+	byName := map[protoreflect.FullName]protoreflect.MessageDescriptor{}
+	var walk func(msgs protoreflect.MessageDescriptors)
+	walk = func(msgs protoreflect.MessageDescriptors) {
+		for i := range msgs.Len() {
+			m := msgs.Get(i)
+			byName[m.FullName()] = m
+			walk(m.Messages())
+		}
+	}
+	walk(r.file.Messages())
+	return &protobufCodec{file: c.file, msg: c.msg, idx: c.idx, text: c.text, into: r, byName: byName}, nil
+}
 
 // readAs is the message a record of the writer's message md is read
 // into.
 func (c *protobufCodec) readAs(md protoreflect.MessageDescriptor) protoreflect.MessageDescriptor {
-	return md
+	if c.into == nil {
+		return md
+	}
+	if m, ok := c.byName[md.FullName()]; ok {
+		return m
+	}
+	return c.into.msg
 }
