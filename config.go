@@ -355,6 +355,14 @@ var configKeys = []configKey{
 		c.registry.ValueSchema, err = r.schemaText()
 		return err
 	}},
+	{"key-schema-full-name", []string{"key.schema.full.name"}, func(c *config, r valueReader) (err error) {
+		c.registry.KeyFullName, err = r.nonEmptyString()
+		return err
+	}},
+	{"value-schema-full-name", []string{"value.schema.full.name"}, func(c *config, r valueReader) (err error) {
+		c.registry.ValueFullName, err = r.nonEmptyString()
+		return err
+	}},
 }
 
 // configKeyByName maps every accepted spelling to its key.

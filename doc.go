@@ -150,6 +150,7 @@
 //	subject-name-strategy, subject.name.strategy  "topic"                   "record", "topic-record", or Confluent's class names; value.subject.name.strategy too
 //	key-subject-name-strategy, key.subject.name.strategy  "topic"           the same for keys
 //	key-schema, value-schema     none                                       the schema, inline (text, or a list written as JSON); none: the subject's latest
+//	key-schema-full-name, value-schema-full-name  none                      Protobuf: the message written, and read into, by full name ("iot.Reading"); none: the file's first
 //
 // The defaults are Kafka's own clients' (kafka-create and the Go API).
 // brain4it's names take brain4it's: kafka-consumer, as brain4it's Java

@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
@@ -373,5 +374,31 @@ func TestJSONSchemaThroughRegistry(t *testing.T) {
 	}
 	if b := recs[0].ValueBytes(); b[4] != byte(id) || string(b[5:]) != `{"t":21.5,"unit":"C"}` {
 		t.Errorf("wire bytes %q, want id %d then the JSON", b, id)
+	}
+}
+
+// TestProtobufFullNameConfig: value-schema-full-name (Confluent's dotted
+// spelling too) picks the message a producer writes; a value that is not
+// a name is refused, naming the key.
+func TestProtobufFullNameConfig(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	reg := newRegistryFake(t)
+	lib := newLib(t)
+	ctx := testCtx(t)
+	schema := `syntax = "proto3"; package iot; message Reading { double t = 1; } message Alarm { string text = 1; }`
+	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Protobuf",
+		"value-schema": schema, "value.schema.full.name": "iot.Alarm"}))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-deserializer": "Protobuf", "auto-offset-reset": "earliest", "topics": "alarms"}))
+	if _, err := lib.Send(ctx, p, []string{"alarms"}, []Message{{Value: bplValue(t, `("text" => "hot")`)}}); err != nil {
+		t.Fatal(err)
+	}
+	recs := pollRecords(t, lib, c, "alarms", 1)
+	if err := recs[0].Err(); err != nil || value.Format(recs[0].Value()) != `("text" => "hot")` || !bytes.Equal(recs[0].ValueBytes()[5:7], []byte{2, 2}) {
+		t.Errorf("read %s, %v, header % x", value.Format(recs[0].Value()), err, recs[0].ValueBytes()[:7])
+	}
+	_, err := lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Protobuf", "value-schema-full-name": int64(3)})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `"value-schema-full-name"`) {
+		t.Errorf("a number for the name: %v", err)
 	}
 }

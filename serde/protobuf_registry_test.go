@@ -1,6 +1,7 @@
 package serde
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -197,5 +198,77 @@ func TestProtobufReaderSchema(t *testing.T) {
 	other := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), ValueSchema: `syntax = "proto3"; message R { string name = 1; }`}), ValueDeserializer)
 	if got, err := other.Decode(ctx, "t", b, "value"); err != nil || value.Format(got) != `("name" => "b1")` {
 		t.Errorf("into a reader of another name: %s, %v", value.Format(got), err)
+	}
+}
+
+// TestProtobufFullName: value-schema-full-name picks the message a
+// serializer writes, a nested one too, with its indexes in the header,
+// and the subject the record strategies take from it; a deserializer
+// reads a record of another name into it. A name the schema lacks, or the
+// key on another format, is an ErrInvalidConfig error naming the key.
+func TestProtobufFullName(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := `syntax = "proto3"; package iot; message Reading { map<string, int32> m = 1; message Where { double x = 1; } }
+message Alarm { string text = 1; message Level { int32 n = 1; } message Code { int32 c = 1; } }`
+	for _, tt := range []struct {
+		name, in string
+		header   []byte // after the id
+	}{
+		{"iot.Alarm", `("text" => "hot")`, []byte{2, 2}},       // [1]
+		{"iot.Reading.Where", `("x" => 1.5)`, []byte{4, 0, 0}}, // [0 0]: the map's entry is not counted
+		{"iot.Alarm.Code", `("c" => 7)`, []byte{4, 2, 2}},      // [1 1]
+		{"iot.Reading", `("m" => ("a" => 1))`, []byte{0}},      // [0], written short
+	} {
+		fake := newFake(t)
+		reg := newRegistry(t, RegistryConfig{URL: fake.URL(), AutoRegister: true, ValueSchema: schema, ValueFullName: tt.name, Strategy: RecordStrategy})
+		b, err := bind(t, Protobuf, reg, ValueSerializer).Encode(ctx, "t", mustParseBPL(t, tt.in), 1, "")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !bytes.Equal(b[5:5+len(tt.header)], tt.header) {
+			t.Errorf("%s: header % x, want indexes % x", tt.name, b[:5+len(tt.header)], tt.header)
+		}
+		if _, ok := fake.GetSchema(tt.name, 1); !ok {
+			t.Errorf("%s: not registered under the record strategy's subject", tt.name)
+		}
+		got, err := bind(t, Protobuf, reg, ValueDeserializer).Decode(ctx, "t", b, "value")
+		if err != nil || value.Format(got) != tt.in {
+			t.Errorf("%s: read back %s, %v", tt.name, value.Format(got), err)
+		}
+	}
+	// The reader's own message, for a record whose message it has not.
+	fake := newFake(t)
+	b, err := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), AutoRegister: true, ValueSchema: `syntax = "proto3"; message M { int32 n = 1; }`}), ValueSerializer).
+		Encode(ctx, "t", mustParseBPL(t, `("n" => 3)`), 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), ValueSchema: schema, ValueFullName: "iot.Alarm.Level"}), ValueDeserializer)
+	if got, err := reader.Decode(ctx, "t", b, "value"); err != nil || value.Format(got) != `("n" => 3)` {
+		t.Errorf("into the named message: %s, %v", value.Format(got), err)
+	}
+	for _, tt := range []struct {
+		cfg  RegistryConfig
+		s    *Serde
+		want string
+	}{
+		{RegistryConfig{ValueSchema: schema, ValueFullName: "iot.Nope"}, Protobuf, `config "value-schema-full-name": the schema has no message "iot.Nope"; it has iot.Reading, iot.Reading.Where, iot.Alarm, iot.Alarm.Level, iot.Alarm.Code`},
+		{RegistryConfig{KeySchema: schema, KeyFullName: "Alarm"}, Protobuf, `config "key-schema-full-name": the schema has no message "Alarm"`},
+		{RegistryConfig{ValueFullName: "app.User"}, Avro, `config "value-schema-full-name": "app.User" names a Protobuf message; the Avro serde has no messages to choose from`},
+	} {
+		tt.cfg.URL = fake.URL()
+		role := ValueSerializer
+		if tt.cfg.KeyFullName != "" {
+			role = KeyDeserializer
+		}
+		if _, err := tt.s.Bind(newRegistry(t, tt.cfg), role); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+	// Named for the subject's latest schema, which lacks it.
+	ser := bind(t, Protobuf, newRegistry(t, RegistryConfig{URL: fake.URL(), ValueFullName: "iot.Alarm"}), ValueSerializer)
+	if _, err := ser.Encode(ctx, "t", mustParseBPL(t, `("n" => 3)`), 1, ""); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `config "value-schema-full-name": the schema has no message "iot.Alarm"; it has M`) {
+		t.Errorf("a latest schema without the message: %v", err)
 	}
 }

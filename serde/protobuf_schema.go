@@ -27,11 +27,12 @@ import (
 // base64, so a registry that answers with the schema as it was
 // registered still serves them; Java's reads either form.
 //
-// The serializer writes the file's first message, index [0] in
+// The serializer writes one message of the file, the first unless the
+// config names another (value-schema-full-name), with its indexes in
 // Confluent's header; the deserializer reads the message a record's
 // indexes name, into the reader schema's message of the same full name
-// when there is a reader schema (else into its first), as Confluent's
-// Python deserializer does.
+// when there is a reader schema (else into its first, or the one the
+// config names), as Confluent's Python deserializer does.
 
 var protobufFormat = &schemaFormat{name: "Protobuf", typ: sr.TypeProtobuf, compile: compileProtobuf}
 
@@ -198,10 +199,43 @@ func (c *protobufCodec) fullName() string  { return string(c.msg.FullName()) }
 func (c *protobufCodec) index() []int      { return c.idx }
 func (c *protobufCodec) canonical() string { return c.text }
 
+// withMessage is c writing the message of the given full name (a nested
+// one too, "iot.Reading.Where"). The error lists the file's messages.
+func (c *protobufCodec) withMessage(name string) (*protobufCodec, error) {
+	var all []string
+	var found *protobufCodec
+	var walk func(msgs protoreflect.MessageDescriptors, idx []int)
+	walk = func(msgs protoreflect.MessageDescriptors, idx []int) {
+		n := 0
+		for i := range msgs.Len() {
+			m := msgs.Get(i)
+			if m.IsMapEntry() {
+				continue
+			}
+			mi := append(idx[:len(idx):len(idx)], n)
+			n++
+			all = append(all, string(m.FullName()))
+			if string(m.FullName()) == name && found == nil {
+				found = &protobufCodec{file: c.file, msg: m, idx: mi, text: c.text}
+			}
+			walk(m.Messages(), mi)
+		}
+	}
+	walk(c.file.Messages(), nil)
+	if found == nil {
+		more := ""
+		if len(all) > 20 {
+			all, more = all[:20], fmt.Sprintf(" and %d more", len(all)-20)
+		}
+		return nil, fmt.Errorf("the schema has no message %q; it has %s%s", name, strings.Join(all, ", "), more)
+	}
+	return found, nil
+}
+
 // resolve reads the writer's records into reader's messages: the one of
-// the same full name, else the reader's own (its first). Protobuf needs
-// no more: fields match by number, and a field the reader lacks is
-// dropped.
+// the same full name, else the reader's own (its first, or the one the
+// config names). Protobuf needs no more: fields match by number, and a
+// field the reader lacks is dropped.
 func (c *protobufCodec) resolve(reader schemaCodec) (schemaCodec, error) {
 	r, ok := reader.(*protobufCodec)
 	if !ok {
