@@ -148,9 +148,22 @@ func pbElem(newValue func() protoreflect.Value, fd protoreflect.FieldDescriptor,
 	return pbScalar(fd, v)
 }
 
+const wantUint64 = "a uint64 (0 to 18446744073709551615; above 9223372036854775807 as decimal text)"
+
+func isUint64(fd protoreflect.FieldDescriptor) bool {
+	return fd.Kind() == protoreflect.Uint64Kind || fd.Kind() == protoreflect.Fixed64Kind
+}
+
 func pbScalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error) {
 	if s, ok := v.(string); ok && fd.Kind() != protoreflect.StringKind && fd.Kind() != protoreflect.BytesKind && fd.Kind() != protoreflect.EnumKind {
-		// A map key is a name, so text; numbers in text are read too.
+		// A map key is a name, so text; numbers in text are read too, and
+		// a uint64 above an int64's range comes as text.
+		if isUint64(fd) {
+			if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+				return protoreflect.ValueOfUint64(u), nil
+			}
+			return protoreflect.Value{}, avroWant(wantUint64, v)
+		}
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			v = n
 		} else if f, err := strconv.ParseFloat(s, 64); err == nil && fd.Kind() != protoreflect.BoolKind {
@@ -184,10 +197,16 @@ func pbScalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error
 		if n, ok := integer(v); ok && n >= 0 {
 			return protoreflect.ValueOfUint64(uint64(n)), nil
 		}
-		if f, ok := v.(float64); ok && f >= 0 && f < 1<<64 && f == math.Trunc(f) {
-			return protoreflect.ValueOfUint64(uint64(f)), nil
+		if u, ok := v.(uint64); ok { // a Go caller's, above an int64's range
+			return protoreflect.ValueOfUint64(u), nil
 		}
-		return protoreflect.Value{}, avroWant("a uint64", v)
+		if f, ok := v.(float64); ok && f >= 1<<63 {
+			// BPL reads an integer beyond an int64 as a float, which has
+			// lost its last digits: 9223372036854775809 is
+			// 9223372036854775808.0. Writing it would change it silently.
+			return protoreflect.Value{}, avroWant("a uint64; one above 9223372036854775807 as its decimal text (\"18446744073709551615\"), since a number that big is a float that has lost digits", v)
+		}
+		return protoreflect.Value{}, avroWant(wantUint64, v)
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		var f float64
 		switch x := v.(type) {
@@ -299,10 +318,12 @@ func pbScalarOf(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
 		return v.Int()
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		// A BPL integer is an int64: a uint64 above its range reads as
+		// its decimal text, exact, which the serializer takes back.
 		if u := v.Uint(); u <= math.MaxInt64 {
 			return int64(u)
 		} else {
-			return float64(u)
+			return strconv.FormatUint(u, 10)
 		}
 	case protoreflect.FloatKind:
 		f, err := strconv.ParseFloat(strconv.FormatFloat(v.Float(), 'g', -1, 32), 64)
