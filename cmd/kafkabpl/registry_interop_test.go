@@ -102,23 +102,7 @@ func peerToBPL(t *testing.T, ctx context.Context, lib *kafkabpl.Library, python 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	deadline := time.Now().Add(testTimeout)
-	for len(got) < n && time.Now().Before(deadline) {
-		p, err := lib.Poll(ctx, cons, 500*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tr := range p.Topics {
-			for _, r := range tr.Records {
-				if err := r.Err(); err != nil {
-					t.Fatalf("record %d: %v", r.Offset(), err)
-				}
-				got = append(got, value.Format(r.Value()))
-			}
-		}
-	}
-	return got
+	return pollValues(t, ctx, lib, cons, n)
 }
 
 func needConfluentPython(t *testing.T) string {
