@@ -356,6 +356,20 @@ var configKeys = []configKey{
 		c.registry.ValueSchema, err = r.schemaText()
 		return err
 	}},
+	{"key-schema-full-name", []string{"key.schema.full.name"}, schemaFullName},
+	{"value-schema-full-name", []string{"value.schema.full.name"}, schemaFullName},
+}
+
+// schemaFullName reads key-schema-full-name or value-schema-full-name,
+// by the spelling's first word.
+func schemaFullName(c *config, r valueReader) error {
+	name, err := r.nonEmptyString()
+	if strings.HasPrefix(r.key, "key") {
+		c.registry.KeyFullName = name
+	} else {
+		c.registry.ValueFullName = name
+	}
+	return err
 }
 
 // configKeyByName maps every accepted spelling to its key.

@@ -150,6 +150,7 @@
 //	subject-name-strategy, subject.name.strategy  "topic"                   "record", "topic-record", or Confluent's class names; value.subject.name.strategy too
 //	key-subject-name-strategy, key.subject.name.strategy  "topic"           the same for keys
 //	key-schema, value-schema     none                                       the schema, inline (text, or a list written as JSON); none: the subject's latest
+//	key-schema-full-name, value-schema-full-name  none                      Protobuf: the message written, and read into, by full name ("iot.Reading"); none: the file's first
 //
 // The defaults are Kafka's own clients' (kafka-create and the Go API).
 // brain4it's names take brain4it's: kafka-consumer, as brain4it's Java
@@ -232,7 +233,9 @@
 // the subject's latest schema, and "use-schema-id" names one by id. The
 // deserializer reads the schema each record names by id; given an inline
 // schema or "use-latest-version", it reads into that schema (Avro's schema
-// resolution: a field the writer lacked gets its default). The registry is
+// resolution: a field the writer lacked gets its default; Protobuf's
+// fields by number, into the message of the writer's message's full
+// name, else the first). The registry is
 // asked once per topic and schema id, and each request ends within
 // request-timeout (10 s at most); one that fails is an
 // [ErrSchemaRegistry] error naming the registry's URL (BPL type

@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
@@ -314,7 +315,7 @@ func TestSubjectStrategies(t *testing.T) {
 }
 
 // TestProtobufThroughRegistry: Protobuf records with a reference, through
-// a registry.
+// a registry, and a message other than the file's first.
 func TestProtobufThroughRegistry(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
@@ -341,6 +342,29 @@ func TestProtobufThroughRegistry(t *testing.T) {
 	}
 	if b := recs[0].ValueBytes(); b[0] != 0 || b[5] != 0 {
 		t.Errorf("header %x, want the magic byte, the id and index [0] as one 0 byte", b[:6])
+	}
+	// value-schema-full-name (Confluent's dotted spelling too) picks the
+	// message written; a value that is not a name is refused, naming the
+	// key.
+	schema = `syntax = "proto3"; package iot; message Reading { double t = 1; } message Alarm { string text = 1; }`
+	p = must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Protobuf",
+		"value-schema": schema, "value.schema.full.name": "iot.Alarm"}))
+	c = must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-deserializer": "Protobuf", "auto-offset-reset": "earliest", "topics": "alarms"}))
+	if _, err := lib.Send(ctx, p, []string{"alarms"}, []Message{{Value: bplValue(t, `("text" => "hot")`)}}); err != nil {
+		t.Fatal(err)
+	}
+	recs = pollRecords(t, lib, c, "alarms", 1)
+	if err := recs[0].Err(); err != nil || value.Format(recs[0].Value()) != `("text" => "hot")` || !bytes.Equal(recs[0].ValueBytes()[5:7], []byte{2, 2}) {
+		t.Errorf("read %s, %v, header % x", value.Format(recs[0].Value()), err, recs[0].ValueBytes()[:7])
+	}
+	_, err = lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "value-serializer": "Protobuf", "value-schema-full-name": int64(3)})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `"value-schema-full-name"`) {
+		t.Errorf("a number for the name: %v", err)
+	}
+	_, err = lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL(), "key-serializer": "Protobuf",
+		"key-schema": schema, "key.schema.full.name": "iot.Nope"})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `config "key-schema-full-name": the schema has no message "iot.Nope"; it has iot.Reading, iot.Alarm`) {
+		t.Errorf("a key's message the schema lacks: %v", err)
 	}
 }
 

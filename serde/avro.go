@@ -59,6 +59,7 @@ const (
 	lgNone avroLogical = iota
 	lgDate
 	lgDecimal
+	lgUUID // on a string: its text must be a UUID's
 )
 
 type avroNode struct {
@@ -73,6 +74,7 @@ type avroNode struct {
 	symbols  []string
 	size     int
 	scale    int
+	limit    *big.Int // a decimal's: 10^precision, the first unscaled value too wide
 }
 
 type avroField struct {
@@ -147,6 +149,13 @@ func avroCompile(sn *avro.SchemaNode, ns string, named map[string]*avroNode) (*a
 	case "decimal":
 		if kind == avBytes || kind == avFixed {
 			n.logical, n.scale = lgDecimal, sn.Scale
+			if sn.Precision > 0 {
+				n.limit = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(sn.Precision)), nil)
+			}
+		}
+	case "uuid":
+		if kind == avString {
+			n.logical = lgUUID
 		}
 	}
 	switch kind {
@@ -352,15 +361,20 @@ func (n *avroNode) enc(dst []byte, v any) ([]byte, error) {
 			}
 			return nil, avroWant("bytes or a string", v)
 		}
-		if n.logical == lgDecimal {
+		switch n.logical {
+		case lgDecimal:
 			if _, isStr := v.(string); isStr {
 				return n.encDecimal(dst, v)
+			}
+		case lgUUID:
+			if !isUUID(b) {
+				return nil, avroWant(`a UUID, as text of 32 hex digits in groups of 8-4-4-4-12 ("123e4567-e89b-12d3-a456-426614174000")`, v)
 			}
 		}
 		dst = appendVarlong(dst, int64(len(b)))
 		return append(dst, b...), nil
 	case avFixed:
-		if n.logical == lgDecimal {
+		if _, raw := v.([]byte); n.logical == lgDecimal && !raw { // raw bytes (a default's) are the value's own
 			return n.encDecimal(dst, v)
 		}
 		var b []byte
@@ -535,6 +549,9 @@ func avroKindName(n *avroNode) string {
 	if n.name != "" {
 		return n.name
 	}
+	if n.lt != "" { // "uuid", "timestamp-millis": what the value must be
+		return n.lt
+	}
 	for name, k := range avroKinds {
 		if k == n.kind && name != "error" {
 			return name
@@ -600,6 +617,12 @@ func (n *avroNode) encDecimal(dst []byte, v any) ([]byte, error) {
 		}
 		r.SetInt(q)
 	}
+	if n.limit != nil && r.Num().CmpAbs(n.limit) >= 0 {
+		// As fastavro refuses it: more digits than the precision, which
+		// a reader would cut.
+		digits := len(n.limit.String()) - 1
+		return nil, avroWant(fmt.Sprintf("a decimal of at most %d digits, %d of them after the point (decimal(%d,%d))", digits, n.scale, digits, n.scale), v)
+	}
 	b := twosComplement(r.Num())
 	if n.kind == avFixed {
 		if len(b) > n.size {
@@ -616,6 +639,27 @@ func (n *avroNode) encDecimal(dst []byte, v any) ([]byte, error) {
 	}
 	dst = appendVarlong(dst, int64(len(b)))
 	return append(dst, b...), nil
+}
+
+// isUUID reports whether b is a UUID's text as RFC 4122 writes it:
+// 8-4-4-4-12 hex digits, in either case.
+func isUUID(b []byte) bool {
+	if len(b) != 36 {
+		return false
+	}
+	for i, c := range b {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func twosComplement(x *big.Int) []byte {

@@ -140,6 +140,48 @@ func TestAvroEncodeErrors(t *testing.T) {
 	}
 }
 
+// TestAvroDecimalAndUUID: a decimal with more digits than its precision
+// is refused, as fastavro refuses it, rather than sent for a reader to
+// cut; a uuid string must be a UUID's text.
+func TestAvroDecimalAndUUID(t *testing.T) {
+	t.Parallel()
+	c := mustAvro(t, `{"type":"record","name":"R","fields":[
+		{"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":4,"scale":2}},
+		{"name":"f","type":{"type":"fixed","name":"F","size":8,"logicalType":"decimal","precision":3,"scale":0},"default":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"},
+		{"name":"id","type":["null",{"type":"string","logicalType":"uuid"}],"default":null},
+		{"name":"u","type":{"type":"string","logicalType":"uuid"},"default":"00000000-0000-0000-0000-000000000000"}]}`)
+	for _, in := range []string{
+		`("d" => "12.34" "f" => "999" "id" => "123e4567-e89b-12d3-a456-426614174000" "u" => "00000000-0000-0000-0000-000000000000")`,
+		`("d" => "-99.99" "f" => "-999" "id" => "123E4567-E89B-12D3-A456-426614174000" "u" => "00000000-0000-0000-0000-000000000000")`,
+		`("d" => "0.00" "f" => "0" "id" => null "u" => "00000000-0000-0000-0000-000000000000")`,
+	} {
+		b, err := c.appendEncode(nil, mustParseBPL(t, in))
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got, err := c.decode(b); err != nil || value.Format(got) != in {
+			t.Errorf("%s read back as %s, %v", in, value.Format(got), err)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{
+		{`("d" => "123.45")`, `field "d": want a decimal of at most 4 digits, 2 of them after the point (decimal(4,2)), got the string "123.45"`},
+		{`("d" => 100)`, `field "d": want a decimal of at most 4 digits`},
+		{`("d" => 99.995)`, `field "d": want a decimal of at most 4 digits`}, // rounds to 100.00
+		{`("d" => "1.234")`, `field "d": want a decimal with at most 2 digits after the point`},
+		{`("d" => 1 "f" => -1000)`, `field "f": want a decimal of at most 3 digits, 0 of them after the point (decimal(3,0)), got -1000`},
+		{`("d" => 1 "u" => "123e4567e89b12d3a456426614174000")`, `field "u": want a UUID, as text of 32 hex digits in groups of 8-4-4-4-12 ("123e4567-e89b-12d3-a456-426614174000"), got the string "123e4567e89b12d3a456426614174000"`},
+		{`("d" => 1 "u" => "123e4567-e89b-12d3-a456-42661417400g")`, `field "u": want a UUID`},
+		{`("d" => 1 "u" => "")`, `field "u": want a UUID`},
+		{`("d" => 1 "id" => "123e4567-e89b-12d3-a456-42661417400g")`, `field "id": want one of the union's types (null uuid), got the string "123e4567-e89b-12d3-a456-42661417400g"`},
+	} {
+		_, err := c.appendEncode(nil, mustParseBPL(t, tt.in))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}
+
 // TestAvroDecodeErrors: bytes that do not decode say where and why.
 func TestAvroDecodeErrors(t *testing.T) {
 	t.Parallel()
@@ -206,8 +248,12 @@ func FuzzAvroDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// What decodes encodes again to the same bytes.
+		// What decodes encodes again to the same bytes, but a decimal
+		// wider than its precision: read as written, never written.
 		again, err := c.appendEncode(nil, v)
+		if err != nil && strings.Contains(err.Error(), "want a decimal of at most") {
+			return
+		}
 		if err != nil {
 			t.Fatalf("decoded %s, cannot encode it: %v", value.Format(v), err)
 		}

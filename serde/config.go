@@ -51,6 +51,14 @@ type RegistryConfig struct {
 	// for none: a serializer then writes with the subject's latest, a
 	// deserializer reads as the record was written.
 	KeySchema, ValueSchema string
+	// KeyFullName and ValueFullName name, by full name ("iot.Reading",
+	// or a nested "iot.Reading.Where"), the Protobuf message of the
+	// schema that a serializer writes and a deserializer reads into when
+	// the record's own has no namesake (key-schema-full-name,
+	// value-schema-full-name, as ksqlDB's KEY_SCHEMA_FULL_NAME and
+	// VALUE_SCHEMA_FULL_NAME); "" for the file's first message. Only
+	// Protobuf has several messages to choose from.
+	KeyFullName, ValueFullName string
 }
 
 // SubjectStrategy is subject.name.strategy: how a topic and a schema give

@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/brain4it/kafkabpl/value"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
@@ -97,19 +101,78 @@ func (c *jsonSchemaCodec) canonical() string {
 // writer-dependent layout.
 func (c *jsonSchemaCodec) resolve(schemaCodec) (schemaCodec, error) { return c, nil }
 
+// appendEncode writes v as the JSON serializer does and checks it. BPL has
+// one empty list, (), for JSON's [] and {}: where the schema refuses []
+// for not being an object, the empty list there is written {} instead.
 func (c *jsonSchemaCodec) appendEncode(dst []byte, v any) ([]byte, error) {
-	b, err := encodeJSON(v)
-	if err != nil {
-		return nil, err
+	var objects map[*value.List]bool
+	for {
+		b, err := encodeJSONObjects(v, objects)
+		if err != nil {
+			return nil, err
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		err = c.schema.Validate(inst)
+		if err == nil {
+			return append(dst, b...), nil
+		}
+		n := len(objects)
+		if objects == nil {
+			objects = map[*value.List]bool{}
+		}
+		emptyObjects(err, v, objects)
+		if len(objects) == n { // nothing more to try
+			return nil, jsonSchemaError(err)
+		}
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
+}
+
+// emptyObjects adds to objects the empty lists of v that the validation
+// error err refuses as arrays where it wants an object.
+func emptyObjects(err error, v any, objects map[*value.List]bool) {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return
 	}
-	if err := c.schema.Validate(inst); err != nil {
-		return nil, jsonSchemaError(err)
+	var walk func(ve *jsonschema.ValidationError)
+	walk = func(ve *jsonschema.ValidationError) {
+		for _, c := range ve.Causes {
+			walk(c)
+		}
+		if k, ok := ve.ErrorKind.(*kind.Type); !ok || k.Got != "array" || !slices.Contains(k.Want, "object") {
+			return
+		}
+		if l, ok := atLocation(v, ve.InstanceLocation).(*value.List); ok && l.Len() == 0 {
+			objects[l] = true
+		}
 	}
-	return append(dst, b...), nil
+	walk(ve)
+}
+
+// atLocation is the element of v at a JSON instance location: object
+// members by name, array elements by index.
+func atLocation(v any, loc []string) any {
+	for _, seg := range loc {
+		l, ok := v.(*value.List)
+		if !ok {
+			return nil
+		}
+		if l.Named() {
+			if v, ok = l.Get(seg); !ok {
+				return nil
+			}
+			continue
+		}
+		i, err := strconv.Atoi(seg)
+		if err != nil || i < 0 || i >= l.Len() {
+			return nil
+		}
+		v = l.At(i)
+	}
+	return v
 }
 
 func (c *jsonSchemaCodec) decode(b []byte) (any, error) {

@@ -1,9 +1,6 @@
 package serde
 
 import (
-	"context"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,106 +8,10 @@ import (
 	"strings"
 
 	"github.com/brain4it/kafkabpl/value"
-	"github.com/bufbuild/protocompile"
-	"github.com/twmb/franz-go/pkg/sr"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
-
-// The Protobuf serde: .proto text (and its references, by import name)
-// is compiled by github.com/bufbuild/protocompile; values go through
-// dynamicpb messages. The serializer writes the file's first message,
-// index [0] in Confluent's header; the deserializer reads the message the
-// record's indexes name.
-
-var protobufFormat = &schemaFormat{name: "Protobuf", typ: sr.TypeProtobuf, compile: compileProtobuf}
-
-// protoMainFile is the name the schema itself is compiled under.
-const protoMainFile = "kafkabpl-schema.proto"
-
-type protobufCodec struct {
-	file protoreflect.FileDescriptor
-	msg  protoreflect.MessageDescriptor // what the serializer writes
-	text string
-}
-
-func compileProtobuf(ctx context.Context, reg *Registry, s sr.Schema) (schemaCodec, error) {
-	files := map[string]string{protoMainFile: s.Schema}
-	if err := protoReferences(ctx, reg, s.References, files, 0); err != nil {
-		return nil, err
-	}
-	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-		Accessor: protocompile.SourceAccessorFromMap(files),
-	})}
-	var fd protoreflect.FileDescriptor
-	fds, err := c.Compile(ctx, protoMainFile)
-	if err == nil {
-		fd = fds[0]
-	} else if fd = protoFromDescriptor(s.Schema); fd == nil {
-		return nil, err
-	}
-	if fd.Messages().Len() == 0 {
-		return nil, errors.New("the schema has no message")
-	}
-	return &protobufCodec{file: fd, msg: fd.Messages().Get(0), text: s.Schema}, nil
-}
-
-// protoFromDescriptor reads a schema registered as a base64
-// FileDescriptorProto, as Confluent's Python client registers them; nil
-// when it is not one (or imports more than the standard files).
-func protoFromDescriptor(text string) protoreflect.FileDescriptor {
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
-	if err != nil {
-		return nil
-	}
-	var fdp descriptorpb.FileDescriptorProto
-	if proto.Unmarshal(raw, &fdp) != nil {
-		return nil
-	}
-	fd, err := protodesc.NewFile(&fdp, protoregistry.GlobalFiles)
-	if err != nil {
-		return nil
-	}
-	return fd
-}
-
-// protoReferences fetches references (and theirs) into files, by import
-// name.
-func protoReferences(ctx context.Context, reg *Registry, refs []sr.SchemaReference, files map[string]string, depth int) error {
-	if depth > 32 {
-		return errors.New("references nested more than 32 deep")
-	}
-	for _, ref := range refs {
-		if _, ok := files[ref.Name]; ok {
-			continue
-		}
-		if reg == nil {
-			return fmt.Errorf("reference %q needs a schema registry", ref.Name)
-		}
-		rs, err := reg.reference(ctx, ref)
-		if err != nil {
-			return err
-		}
-		files[ref.Name] = rs.Schema
-		if err := protoReferences(ctx, reg, rs.References, files, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *protobufCodec) fullName() string  { return string(c.msg.FullName()) }
-func (c *protobufCodec) index() []int      { return []int{0} }
-func (c *protobufCodec) canonical() string { return c.text }
-
-// resolve: Protobuf reads any writer's bytes with the reader's message as
-// long as field numbers agree; the writer's own descriptor is used, so
-// nothing is to resolve.
-func (c *protobufCodec) resolve(schemaCodec) (schemaCodec, error) { return c, nil }
 
 func (c *protobufCodec) appendEncode(dst []byte, v any) ([]byte, error) {
 	m := dynamicpb.NewMessage(c.msg)
@@ -120,7 +21,8 @@ func (c *protobufCodec) appendEncode(dst []byte, v any) ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(dst, m)
 }
 
-// decode reads the message indexes, then the message they name.
+// decode reads the message indexes, then the message they name (into
+// the reader schema's, when there is one).
 func (c *protobufCodec) decode(b []byte) (any, error) {
 	idx, rest, err := confluentHeader.DecodeIndex(b, 64)
 	if err != nil {
@@ -134,9 +36,12 @@ func (c *protobufCodec) decode(b []byte) (any, error) {
 		}
 		msgs = md.Messages()
 	}
-	m := dynamicpb.NewMessage(md)
+	if md == nil { // no indexes: the first message
+		md = pbDeclared(c.file.Messages(), 0)
+	}
+	m := dynamicpb.NewMessage(c.readAs(md))
 	if err := (proto.UnmarshalOptions{RecursionLimit: 1000}).Unmarshal(rest, m); err != nil {
-		return nil, fmt.Errorf("message %s: %w", md.FullName(), err)
+		return nil, fmt.Errorf("message %s: %w", m.Descriptor().FullName(), err)
 	}
 	return pbValueOf(m), nil
 }
@@ -243,9 +148,22 @@ func pbElem(newValue func() protoreflect.Value, fd protoreflect.FieldDescriptor,
 	return pbScalar(fd, v)
 }
 
+const wantUint64 = "a uint64 (0 to 18446744073709551615; above 9223372036854775807 as decimal text)"
+
+func isUint64(fd protoreflect.FieldDescriptor) bool {
+	return fd.Kind() == protoreflect.Uint64Kind || fd.Kind() == protoreflect.Fixed64Kind
+}
+
 func pbScalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error) {
 	if s, ok := v.(string); ok && fd.Kind() != protoreflect.StringKind && fd.Kind() != protoreflect.BytesKind && fd.Kind() != protoreflect.EnumKind {
-		// A map key is a name, so text; numbers in text are read too.
+		// A map key is a name, so text; numbers in text are read too, and
+		// a uint64 above an int64's range comes as text.
+		if isUint64(fd) {
+			if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+				return protoreflect.ValueOfUint64(u), nil
+			}
+			return protoreflect.Value{}, avroWant(wantUint64, v)
+		}
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			v = n
 		} else if f, err := strconv.ParseFloat(s, 64); err == nil && fd.Kind() != protoreflect.BoolKind {
@@ -279,10 +197,16 @@ func pbScalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error
 		if n, ok := integer(v); ok && n >= 0 {
 			return protoreflect.ValueOfUint64(uint64(n)), nil
 		}
-		if f, ok := v.(float64); ok && f >= 0 && f < 1<<64 && f == math.Trunc(f) {
-			return protoreflect.ValueOfUint64(uint64(f)), nil
+		if u, ok := v.(uint64); ok { // a Go caller's, above an int64's range
+			return protoreflect.ValueOfUint64(u), nil
 		}
-		return protoreflect.Value{}, avroWant("a uint64", v)
+		if f, ok := v.(float64); ok && f >= 1<<63 {
+			// BPL reads an integer beyond an int64 as a float, which has
+			// lost its last digits: 9223372036854775809 is
+			// 9223372036854775808.0. Writing it would change it silently.
+			return protoreflect.Value{}, avroWant("a uint64; one above 9223372036854775807 as its decimal text (\"18446744073709551615\"), since a number that big is a float that has lost digits", v)
+		}
+		return protoreflect.Value{}, avroWant(wantUint64, v)
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		var f float64
 		switch x := v.(type) {
@@ -394,10 +318,12 @@ func pbScalarOf(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
 		return v.Int()
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		// A BPL integer is an int64: a uint64 above its range reads as
+		// its decimal text, exact, which the serializer takes back.
 		if u := v.Uint(); u <= math.MaxInt64 {
 			return int64(u)
 		} else {
-			return float64(u)
+			return strconv.FormatUint(u, 10)
 		}
 	case protoreflect.FloatKind:
 		f, err := strconv.ParseFloat(strconv.FormatFloat(v.Float(), 'g', -1, 32), 64)

@@ -1,12 +1,13 @@
 package serde
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/brain4it/kafkabpl/value"
-	"github.com/twmb/franz-go/pkg/sr"
 )
 
 const readingProto = `syntax = "proto3";
@@ -28,13 +29,19 @@ message Reading {
 enum Unit { C = 0; F = 1; }
 `
 
-func mustProto(t testing.TB, text string) *protobufCodec {
+// mustProto compiles text; files are the files it imports, by name,
+// each followed by its text.
+func mustProto(t testing.TB, text string, files ...string) *protobufCodec {
 	t.Helper()
-	c, err := compileProtobuf(t.Context(), nil, sr.Schema{Schema: text, Type: sr.TypeProtobuf})
+	m := map[string]string{protoMainFile: text}
+	for i := 0; i+1 < len(files); i += 2 {
+		m[files[i]] = files[i+1]
+	}
+	c, err := compileProtoFiles(t.Context(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.(*protobufCodec)
+	return c
 }
 
 func TestProtobufCodec(t *testing.T) {
@@ -110,4 +117,44 @@ func FuzzProtobufDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestProtobufUint64: a uint64 above an int64's range reads as its
+// decimal text and writes back exactly; a float there, which BPL makes of
+// an integer too big for an int64 and which has lost digits, is refused.
+func TestProtobufUint64(t *testing.T) {
+	t.Parallel()
+	c := mustProto(t, `syntax = "proto3"; message U { uint64 u = 1; fixed64 f = 2; map<uint64, string> m = 3; }`)
+	for _, in := range []string{
+		`("u" => "18446744073709551615" "f" => "9223372036854775809" "m" => ("18446744073709551615" => "max"))`,
+		`("u" => 9223372036854775807 "f" => 0 "m" => ("1" => "one"))`,
+	} {
+		b, err := c.appendEncode([]byte{0}, mustParseBPL(t, in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got, err := c.decode(b)
+		if err != nil || value.Format(got) != in {
+			t.Errorf("%s read back as %s, %v", in, value.Format(got), err)
+		}
+		if again, err := c.appendEncode([]byte{0}, got); err != nil || !bytes.Equal(again, b) {
+			t.Errorf("%s written again: % x, %v; want % x", in, again, err, b)
+		}
+	}
+	// A Go uint64, which a BPL integer cannot hold, goes in as it is.
+	b, err := c.appendEncode(nil, value.NewList().AppendNamed("u", uint64(math.MaxUint64)))
+	if got, _ := c.decode(append([]byte{0}, b...)); err != nil || value.Format(got) != `("u" => "18446744073709551615" "f" => 0 "m" => ())` {
+		t.Errorf("a Go uint64: %s, %v", value.Format(got), err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{`("u" => 9223372036854775809)`, `field "u": want a uint64; one above 9223372036854775807 as its decimal text ("18446744073709551615"), since a number that big is a float that has lost digits, got 9.223372036854776E18`},
+		{`("u" => 18446744073709551615)`, `field "u": want a uint64; one above`},
+		{`("u" => "18446744073709551616")`, `field "u": want a uint64 (0 to 18446744073709551615; above 9223372036854775807 as decimal text), got the string "18446744073709551616"`},
+		{`("f" => -1)`, `field "f": want a uint64 (0 to`},
+		{`("m" => ("-1" => "x"))`, `field "m.-1": want a uint64 (0 to`},
+	} {
+		if _, err := c.appendEncode(nil, mustParseBPL(t, tt.in)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.in, err, tt.want)
+		}
+	}
 }

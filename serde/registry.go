@@ -151,17 +151,25 @@ func (r *Registry) schemaByID(ctx context.Context, id int) (sr.Schema, error) {
 	return s, nil
 }
 
-// register registers s under subject (or, when register is false, looks
-// it up there) and returns its id.
-func (r *Registry) register(ctx context.Context, subject string, s sr.Schema, register bool) (int, error) {
+// register registers forms[0] under subject and returns its id; when
+// register is false it looks the schema up there instead, in each of its
+// forms in turn, until one is found (a registry that compares texts
+// finds the schema in the form it was registered in).
+func (r *Registry) register(ctx context.Context, subject string, forms []sr.Schema, register bool) (int, error) {
 	rctx, cancel := r.ctx(ctx)
 	defer cancel()
 	var ss sr.SubjectSchema
 	var err error
+	s := forms[0]
 	if register {
 		ss, err = r.cl.CreateSchema(rctx, subject, s)
 	} else {
-		ss, err = r.cl.LookupSchema(rctx, subject, s)
+		for _, s = range forms {
+			var re *sr.ResponseError
+			if ss, err = r.cl.LookupSchema(rctx, subject, s); !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
+				break
+			}
+		}
 	}
 	if err != nil {
 		what := "register a schema under subject " + subject

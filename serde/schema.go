@@ -104,6 +104,9 @@ func (s *Serde) Bind(reg *Registry, role Role) (*Serde, error) {
 	if ss.isKey {
 		text, key = rc.KeySchema, "key-schema"
 	}
+	if name, key := ss.fullName(); name != "" && ss.f != protobufFormat {
+		return nil, errorf(ErrInvalidConfig, "config %q: %q names a Protobuf message; the %s serde has no messages to choose from", key, name, s.name)
+	}
 	if text != "" {
 		// Text given inline has no references: nothing to ask the
 		// registry for.
@@ -111,13 +114,39 @@ func (s *Serde) Bind(reg *Registry, role Role) (*Serde, error) {
 		if err != nil {
 			return nil, wrapf(ErrInvalidConfig, err, "config %q: not a valid %s schema", key, ss.f.name)
 		}
-		ss.inline = c
+		if ss.inline, err = ss.message(c); err != nil {
+			return nil, err
+		}
 	}
 	serializer := role == KeySerializer || role == ValueSerializer
 	if serializer && ss.strategy() != TopicStrategy && ss.inline == nil && (rc.UseID == 0 || ss.isKey) {
 		return nil, errorf(ErrInvalidConfig, "config \"subject-name-strategy\": the record strategies need the schema: give %q or \"use-schema-id\"", key)
 	}
 	return &Serde{name: s.name, format: s.format, schema: ss}, nil
+}
+
+// fullName is the message the config names for ss, and the config's
+// key.
+func (ss *schemaSerde) fullName() (name, key string) {
+	if ss.isKey {
+		return ss.rc.KeyFullName, "key-schema-full-name"
+	}
+	return ss.rc.ValueFullName, "value-schema-full-name"
+}
+
+// message is c writing, and reading into, the message the config names;
+// c itself when it names none.
+func (ss *schemaSerde) message(c schemaCodec) (schemaCodec, error) {
+	name, key := ss.fullName()
+	pc, ok := c.(*protobufCodec)
+	if name == "" || !ok {
+		return c, nil
+	}
+	m, err := pc.withMessage(name)
+	if err != nil {
+		return nil, wrapf(ErrInvalidConfig, err, "config %q", key)
+	}
+	return m, nil
 }
 
 func (ss *schemaSerde) strategy() SubjectStrategy {
@@ -148,13 +177,20 @@ func (ss *schemaSerde) target(ctx context.Context, topic string) (*schemaTarget,
 		if codec, err = ss.compile(ctx, s, id); err != nil {
 			return nil, err
 		}
+		if codec, err = ss.message(codec); err != nil {
+			return nil, err
+		}
 	case codec != nil && !ss.rc.UseLatest:
 		subject := ss.strategy().Subject(topic, codec.fullName(), ss.isKey)
 		text := ss.rc.ValueSchema
 		if ss.isKey {
 			text = ss.rc.KeySchema
 		}
-		if id, err = ss.reg.register(ctx, subject, sr.Schema{Schema: text, Type: ss.f.typ}, ss.rc.AutoRegister); err != nil {
+		forms := []sr.Schema{{Schema: text, Type: ss.f.typ}}
+		if pc, ok := codec.(*protobufCodec); ok { // registered serialized, and looked up either way
+			forms = append([]sr.Schema{{Schema: pc.registered(), Type: ss.f.typ}}, forms...)
+		}
+		if id, err = ss.reg.register(ctx, subject, forms, ss.rc.AutoRegister); err != nil {
 			return nil, err
 		}
 	default: // the subject's latest version
@@ -167,6 +203,9 @@ func (ss *schemaSerde) target(ctx context.Context, topic string) (*schemaTarget,
 			return nil, err
 		}
 		if codec, err = ss.compile(ctx, s, id); err != nil {
+			return nil, err
+		}
+		if codec, err = ss.message(codec); err != nil {
 			return nil, err
 		}
 	}

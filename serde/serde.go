@@ -444,15 +444,20 @@ func decodeBPL(b []byte) (any, error) {
 
 // encodeJSON writes a list with names as an object (in element order, a
 // repeated name repeated) and one without names as an array.
-func encodeJSON(v any) ([]byte, error) {
+func encodeJSON(v any) ([]byte, error) { return encodeJSONObjects(v, nil) }
+
+// encodeJSONObjects is encodeJSON writing the empty lists in objects as
+// {}: BPL has one empty list for both, and the JSON Schema serializer
+// knows from the schema which it is.
+func encodeJSONObjects(v any, objects map[*value.List]bool) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := appendJSON(&buf, v); err != nil {
+	if err := appendJSON(&buf, v, objects); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-func appendJSON(buf *bytes.Buffer, v any) error {
+func appendJSON(buf *bytes.Buffer, v any, objects map[*value.List]bool) error {
 	switch v := v.(type) {
 	case nil:
 		buf.WriteString("null")
@@ -479,7 +484,7 @@ func appendJSON(buf *bytes.Buffer, v any) error {
 		}
 		return appendJSONString(buf, string(v))
 	case *value.List:
-		named := v.Named()
+		named := v.Named() || objects != nil && v.Len() == 0 && objects[v]
 		open, end := byte('['), byte(']')
 		if named {
 			open, end = '{', '}'
@@ -496,7 +501,7 @@ func appendJSON(buf *bytes.Buffer, v any) error {
 				appendJSONString(buf, v.Name(i))
 				buf.WriteByte(':')
 			}
-			if err := appendJSON(buf, v.At(i)); err != nil {
+			if err := appendJSON(buf, v.At(i), objects); err != nil {
 				return err
 			}
 		}

@@ -161,8 +161,20 @@ func mustT(t *testing.T) func(string, error) string {
 // pollOne polls c until it has a record, and returns its value in BPL.
 func pollOne(t *testing.T, ctx context.Context, lib *kafkabpl.Library, c string) string {
 	t.Helper()
+	got := pollValues(t, ctx, lib, c, 1)
+	if len(got) == 0 {
+		t.Fatal("no record")
+	}
+	return got[0]
+}
+
+// pollValues polls c until it has n records, or for testTimeout, and
+// returns their values in BPL (a poll's records past the n-th too).
+func pollValues(t *testing.T, ctx context.Context, lib *kafkabpl.Library, c string, n int) []string {
+	t.Helper()
+	var got []string
 	deadline := time.Now().Add(testTimeout)
-	for time.Now().Before(deadline) {
+	for len(got) < n && time.Now().Before(deadline) {
 		p, err := lib.Poll(ctx, c, 500*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
@@ -170,14 +182,13 @@ func pollOne(t *testing.T, ctx context.Context, lib *kafkabpl.Library, c string)
 		for _, tr := range p.Topics {
 			for _, r := range tr.Records {
 				if err := r.Err(); err != nil {
-					t.Fatal(err)
+					t.Fatalf("record %d: %v", r.Offset(), err)
 				}
-				return value.Format(r.Value())
+				got = append(got, value.Format(r.Value()))
 			}
 		}
 	}
-	t.Fatal("no record")
-	return ""
+	return got
 }
 
 // startApicurio returns the Confluent API's URL of $APICURIO_URL, or of an

@@ -41,29 +41,7 @@ func TestRegistryInterop(t *testing.T) {
 	want := []string{`("device" => "d1" "temperature" => 21.5 "count" => 1)`, `("device" => "d2" "temperature" => -3.25 "count" => 9007199254740993)`}
 	for _, format := range []string{"avro", "json", "protobuf"} {
 		t.Run("confluent-kafka to kafkabpl "+format, func(t *testing.T) {
-			topic := "py-" + format
-			runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "produce", c.Servers(), c.RegistryURL(), topic, format)
-			cons, err := lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": c.Servers(), "schema-registry-url": c.RegistryURL(),
-				"value-deserializer": strings.Replace(serde[format], "Serializer", "Deserializer", 1), "auto-offset-reset": "earliest", "topics": topic})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			deadline := time.Now().Add(testTimeout)
-			for len(got) < len(want) && time.Now().Before(deadline) {
-				p, err := lib.Poll(ctx, cons, 500*time.Millisecond)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, tr := range p.Topics {
-					for _, r := range tr.Records {
-						if err := r.Err(); err != nil {
-							t.Fatalf("record %d: %v", r.Offset(), err)
-						}
-						got = append(got, value.Format(r.Value()))
-					}
-				}
-			}
+			got := peerToBPL(t, ctx, lib, python, c, "py-"+format, format, serde[format], len(want))
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("kafkabpl read\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
@@ -86,13 +64,45 @@ func TestRegistryInterop(t *testing.T) {
 			if _, err := lib.Send(ctx, p, []string{topic}, msgs); err != nil {
 				t.Fatal(err)
 			}
-			out := runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "consume", c.Servers(), c.RegistryURL(), topic, format, "2")
-			wantPy := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n" + `{"count": 9007199254740993, "device": "d2", "temperature": -3.25}` + "\n"
-			if out != wantPy {
-				t.Errorf("confluent-kafka read\n%s\nwant\n%s", out, wantPy)
+			formats := []string{format}
+			if format == "protobuf" { // and as an application reads, through the registry
+				formats = append(formats, "protobuf-registry")
+			}
+			for _, f := range formats {
+				out := runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "consume", c.Servers(), c.RegistryURL(), topic, f, "2")
+				wantPy := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n" + `{"count": 9007199254740993, "device": "d2", "temperature": -3.25}` + "\n"
+				if out != wantPy {
+					t.Errorf("confluent-kafka (%s) read\n%s\nwant\n%s", f, out, wantPy)
+				}
 			}
 		})
 	}
+	// A message whose file imports another file of the writer's own: the
+	// serializer registers both, the imported one as a reference.
+	t.Run("confluent-kafka to kafkabpl protobuf with an imported file", func(t *testing.T) {
+		got := peerToBPL(t, ctx, lib, python, c, "py-protobuf-import", "protobuf-import", serde["protobuf"], len(want))
+		var wantUnit []string
+		for _, w := range want {
+			wantUnit = append(wantUnit, strings.TrimSuffix(w, ")")+` "unit" => "F")`)
+		}
+		if strings.Join(got, "\n") != strings.Join(wantUnit, "\n") {
+			t.Errorf("kafkabpl read\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantUnit, "\n"))
+		}
+	})
+}
+
+// peerToBPL has confluent-kafka write its readings to topic in format
+// (peer_sr.py's), and returns the values kafkabpl reads there with
+// deserializer, n of them.
+func peerToBPL(t *testing.T, ctx context.Context, lib *kafkabpl.Library, python string, c *embedded.Cluster, topic, format, deserializer string, n int) []string {
+	t.Helper()
+	runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "produce", c.Servers(), c.RegistryURL(), topic, format)
+	cons, err := lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": c.Servers(), "schema-registry-url": c.RegistryURL(),
+		"value-deserializer": strings.Replace(deserializer, "Serializer", "Deserializer", 1), "auto-offset-reset": "earliest", "topics": topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pollValues(t, ctx, lib, cons, n)
 }
 
 func needConfluentPython(t *testing.T) string {
