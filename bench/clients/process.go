@@ -88,7 +88,14 @@ func processLoops(ctx context.Context, w io.Writer, adm *kadm.Client, p *params,
 	}
 	defer os.RemoveAll(dir)
 	kafkabplBin := filepath.Join(dir, "kafkabpl")
-	build := exec.CommandContext(ctx, "go", "build", "-o", kafkabplBin, "github.com/brain4it/kafkabpl/cmd/kafkabpl")
+	// Built in kafkabpl's own module, with its go.mod and go.sum: the
+	// command users build, whose dependencies this module need not list.
+	root, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/brain4it/kafkabpl").Output()
+	if err != nil {
+		return fmt.Errorf("finding kafkabpl's module: %w", err)
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", kafkabplBin, "./cmd/kafkabpl")
+	build.Dir = strings.TrimSpace(string(root))
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building kafkabpl: %w", err)
