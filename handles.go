@@ -33,7 +33,10 @@ const (
 	// ShareConsumer is a consumer in a share group (KIP-932, queues for
 	// Kafka): the group's members share every partition's records, record
 	// by record, and acknowledge each (see [Library.Ack]). It polls,
-	// commits and is destroyed as a consumer is; it cannot seek.
+	// subscribes, commits and is destroyed as a consumer is; it cannot
+	// seek. Its config needs "group". The package documentation (Share
+	// consumers) says what becomes of records not acknowledged, and how
+	// its "auto-offset-reset" sets the whole group's start.
 	ShareConsumer Kind = "share-consumer"
 )
 
