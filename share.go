@@ -359,6 +359,17 @@ func (ss *shareState) ack(ack AckType, ids []RecordID) error {
 	if !ok {
 		return errorf(ErrInvalidArgument, "acknowledgement %q: want %q, %q, %q or %q", string(ack), AckAccept, AckRelease, AckReject, AckRenew)
 	}
+	recs, err := ss.take(ack, ids)
+	if err != nil || len(recs) == 0 {
+		return err // MarkAcks with no records would acknowledge every one
+	}
+	ss.h.cl.MarkAcks(status, recs...)
+	return nil
+}
+
+// take marks the records ids name as acknowledged by ack (but for renew)
+// and returns them.
+func (ss *shareState) take(ack AckType, ids []RecordID) ([]*kgo.Record, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	var entries []*shareEntry
@@ -373,16 +384,13 @@ func (ss *shareState) ack(ack AckType, ids []RecordID) error {
 		e := ss.latest[id]
 		switch {
 		case e == nil:
-			return errorf(ErrInvalidArgument, "%s is not a record the latest poll returned: the next poll or commit accepts what a poll returned", id)
+			return nil, errorf(ErrInvalidArgument, "%s is not a record the latest poll returned: the next poll or commit accepts what a poll returned", id)
 		case e.acked != "":
-			return errorf(ErrInvalidArgument, "%s is acknowledged already (%s)", id, e.acked)
+			return nil, errorf(ErrInvalidArgument, "%s is acknowledged already (%s)", id, e.acked)
 		}
 		if !slices.Contains(entries, e) {
 			entries = append(entries, e)
 		}
-	}
-	if len(entries) == 0 {
-		return nil // MarkAcks with no records would acknowledge every one
 	}
 	recs := make([]*kgo.Record, len(entries))
 	for i, e := range entries {
@@ -391,8 +399,7 @@ func (ss *shareState) ack(ack AckType, ids []RecordID) error {
 			e.acked = ack
 		}
 	}
-	ss.h.cl.MarkAcks(status, recs...)
-	return nil
+	return recs, nil
 }
 
 // commit accepts the records of the latest poll that are not
