@@ -19,6 +19,13 @@ package main
 //     once their lock ends, not before (the group's
 //     share.record.lock.duration.ms, 10 s here, set with
 //     kafka-alter-configs' method before the group reads).
+//   - shared with Java: a Java KafkaShareConsumer (kafka-clients 4.4,
+//     testdata/interop/java/Peer.java's share mode) and a kafkabpl share
+//     consumer in one share group split a partition while 200 messages are
+//     sent, 5 at a time: each is delivered once overall, with delivery
+//     count 1, both get some, and once both commit the group has no lag.
+//     Without java or the jars it skips, and fails under CI, as
+//     TestJavaInterop does.
 //   - killed consumer: the same with SIGKILL: the records come back, with
 //     delivery count 2, at the latest when their lock ends and a margin;
 //     the test logs when.
@@ -44,6 +51,7 @@ func testRealShare(t *testing.T, servers, bin string) {
 		"release and reject": func(t *testing.T) { testRealShareAcks(t, servers) },
 		"frozen consumer":    func(t *testing.T) { testRealShareDead(t, servers, bin, syscall.SIGSTOP, "rk-share-frozen") },
 		"killed consumer":    func(t *testing.T) { testRealShareDead(t, servers, bin, syscall.SIGKILL, "rk-share-killed") },
+		"shared with Java":   func(t *testing.T) { testRealShareJava(t, servers) },
 	})
 }
 
@@ -256,8 +264,8 @@ func testRealShareDead(t *testing.T, servers, bin string, sig syscall.Signal, to
 	c := ok[string](t)(lib.Create(ctx, kafkabpl.ShareConsumer, map[string]any{"servers": servers, "group": group, "topics": topic, "client-id": "taker"}))
 	for joined := false; !joined; time.Sleep(100 * time.Millisecond) {
 		info, err := lib.DescribeGroup(ctx, servers, group)
-		for _, m := range info.Members {
-			joined = joined || err == nil && m.ClientID == "taker" && len(m.Assignment) == 1
+		for i := 0; err == nil && i < len(info.Members); i++ {
+			joined = joined || info.Members[i].ClientID == "taker" && len(info.Members[i].Assignment) == 1
 		}
 		if time.Until(lockEnd) < time.Second {
 			t.Fatalf("the taker did not get the partition before the held records' lock was about to end (%v): %+v %v", lockEnd, info, err)
@@ -300,5 +308,86 @@ func testRealShareDead(t *testing.T, servers, bin string, sig syscall.Signal, to
 	}
 	if back.After(lockEnd.Add(5 * time.Second)) {
 		t.Errorf("the holder's records came back at %v, more than 5 s after their lock ended at %v", back, lockEnd)
+	}
+}
+
+func testRealShareJava(t *testing.T, servers string) {
+	const topic, group, n = "rk-share-java", "rk-share-java-g", 200
+	java := needJava(t)
+	lib := newRealLib(t)
+	ctx := realCtx(t)
+	ok[map[string]bool](t)(lib.CreateTopics(ctx, servers, []string{topic}, kafkabpl.TopicOptions{Partitions: 1}))
+	shareStart(t, ctx, lib, servers, group, 0)
+	peer := startPipedPeer(t, ctx, java, javaArgs("share", servers, topic, group)...)
+	c := ok[string](t)(lib.Create(ctx, kafkabpl.ShareConsumer, map[string]any{"servers": servers, "group": group, "topics": topic, "max-poll-records": 5}))
+	for end := time.Now().Add(testTimeout); ; time.Sleep(100 * time.Millisecond) {
+		info, err := lib.DescribeGroup(ctx, servers, group)
+		assigned := 0
+		for i := 0; err == nil && i < len(info.Members); i++ {
+			if m := info.Members[i]; len(m.Assignment) == 1 && (m.ClientID == "java-share" || m.ClientID == "kafkabpl") {
+				assigned++
+			}
+		}
+		if assigned == 2 {
+			break
+		}
+		if peer.exited() || time.Now().After(end) {
+			t.Fatalf("the share group did not assign the partition to Java's member and kafkabpl's: %+v %v\n%s", info, err, peer)
+		}
+	}
+
+	// javaGot is what the Java member printed so far.
+	javaGot := func() []sharedMsg {
+		var got []sharedMsg
+		for line := range strings.Lines(peer.stdout.String()) {
+			var m sharedMsg
+			if _, err := fmt.Sscanf(line, "got %s %d", &m.value, &m.deliveries); err == nil {
+				got = append(got, m)
+			}
+		}
+		return got
+	}
+	var mine []sharedMsg
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for end := time.Now().Add(testTimeout); time.Now().Before(end) && len(mine)+len(javaGot()) < n; {
+			msgs, err := pollShared(ctx, lib, c, 200*time.Millisecond)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mine = append(mine, msgs...)
+		}
+	}()
+	p := newProducer(t, lib, ctx, servers)
+	for i := 0; i < n; i += 5 {
+		ok[int](t)(lib.Send(ctx, p, []string{topic}, textMessages(fmt.Sprint(i), fmt.Sprint(i+1), fmt.Sprint(i+2), fmt.Sprint(i+3), fmt.Sprint(i+4))))
+	}
+	<-done
+	noErr(t, lib.Commit(ctx, c))
+	noErr(t, peer.stdin.Close()) // Java's member commits and leaves
+	if err := peer.wait(ctx); err != nil {
+		t.Fatalf("Java's share consumer: %v\n%s", err, peer)
+	}
+	theirs := javaGot()
+	seen := map[string]string{}
+	for who, msgs := range map[string][]sharedMsg{"kafkabpl": mine, "Java": theirs} {
+		for _, m := range msgs {
+			if prev, dup := seen[m.value]; dup {
+				t.Errorf("%s delivered twice, to %s and %s", m.value, prev, who)
+			}
+			seen[m.value] = who
+			if m.deliveries != 1 {
+				t.Errorf("%s: delivery count %d at %s, want 1", m.value, m.deliveries, who)
+			}
+		}
+	}
+	if len(seen) != n || len(mine) == 0 || len(theirs) == 0 {
+		t.Fatalf("%d of %d delivered: %d to kafkabpl, %d to Java", len(seen), n, len(mine), len(theirs))
+	}
+	t.Logf("split: %d to kafkabpl, %d to Java", len(mine), len(theirs))
+	if info := ok[*kafkabpl.GroupInfo](t)(lib.DescribeGroup(ctx, servers, group)); info.TotalLag != 0 {
+		t.Errorf("after both committed: %s", value.Format(info.List()))
 	}
 }
