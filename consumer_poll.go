@@ -50,6 +50,11 @@ import (
 // Java's, the consumer's other partitions are not held up: records already
 // fetched from them are returned instead of the error, so a poll loop
 // keeps reading them and sees the error between them.
+//
+// A share consumer's Poll first accepts what its latest poll returned and
+// was not acknowledged (see [Library.Ack]); records it cannot read for
+// want of the schema registry are released, to be delivered again, since
+// it cannot hold them back.
 func (lib *Library) Poll(ctx context.Context, id string, timeout time.Duration) (*Polled, error) {
 	return withConsumers(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
 		return cs.poll(ctx, nil, timeout)

@@ -120,8 +120,10 @@ func newShareState(h *handle) *shareState {
 // shareIdleTimeout is how long a share consumer keeps an idle connection
 // open: Java's connections.max.idle.ms, under the broker's 10 minutes.
 // The broker ties a share session to its connection and releases the
-// records it holds when that closes; with kgo's 20 s, a script working
-// on a poll's records for longer than that, and not polling, lost them.
+// records it holds when that closes, and kgo stops fetching while it
+// holds a fetch no poll has taken: with kgo's 20 s, a script working on a
+// poll's records for longer than that without polling, while more came,
+// would lose them to other members (kgo's ShareGroup warns of it).
 const shareIdleTimeout = 9 * time.Minute
 
 // opts are the kgo options of a share consumer. max-poll-records is also
