@@ -27,6 +27,11 @@ type GroupListing struct {
 	// State is the group's state as the brokers name it: "Stable",
 	// "Empty", "PreparingRebalance", "CompletingRebalance" or "Dead".
 	State string
+	// Type is the group's protocol as the brokers name it: "classic",
+	// "consumer" (KIP-848's), "share" (a share group: see
+	// [ShareConsumer]) or "streams"; "" from a broker older than Kafka
+	// 3.8, which does not say.
+	Type string
 }
 
 // GroupInfo describes a consumer group, its members and how far behind it
@@ -34,6 +39,9 @@ type GroupListing struct {
 type GroupInfo struct {
 	Group string
 	State string // as in GroupListing
+	// Type is "classic", "consumer" (KIP-848's protocol) or "share" (a
+	// share group: see [ShareConsumer]).
+	Type string
 	// Members are the consumers in the group, with what each was
 	// assigned; none when the group is Empty.
 	Members []GroupMember
@@ -95,7 +103,7 @@ func (lib *Library) ListGroups(ctx context.Context, target any) ([]GroupListing,
 		}
 		out := make([]GroupListing, 0, len(listed))
 		for _, g := range listed.Sorted() {
-			out = append(out, GroupListing{Group: g.Group, State: g.State})
+			out = append(out, GroupListing{Group: g.Group, State: g.State, Type: g.GroupType})
 		}
 		return out, nil
 	})
@@ -107,7 +115,14 @@ func (lib *Library) ListGroups(ctx context.Context, target any) ([]GroupListing,
 // an error wrapping kerr.GroupIDNotFound (older brokers instead answer with
 // the state "Dead" and no members). A group of KIP-848's protocol
 // ("group-protocol" "consumer") is described as the broker's
-// ConsumerGroupDescribe shows it, with the same fields.
+// ConsumerGroupDescribe shows it, with the same fields, and a share group
+// (see [ShareConsumer]) as its ShareGroupDescribe and
+// DescribeShareGroupOffsets show it: per partition, Committed is the
+// share-partition start offset (every record before it is acknowledged),
+// and Lag the records from there to the end not acknowledged yet (the
+// broker's count; End − Committed from brokers before Kafka 4.2). The
+// lag covers the partitions the group keeps share state for: those it
+// has started reading.
 //
 // The group's lag is what it has committed: a consumer that polled
 // messages but has not committed them yet (kafka-commit, or auto-commit
@@ -157,6 +172,9 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 			// KIP-848's protocol, which the classic DescribeGroups that
 			// kadm's Lag asks does not show.
 			found, err := describeConsumerGroup(ctx, h.cl, adm, info)
+			if err == nil && !found {
+				found, err = describeShareGroup(ctx, adm, info)
+			}
 			if err != nil {
 				return nil, h.requestError(ctx, err)
 			}
@@ -203,7 +221,7 @@ func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 		}
 		return names[tp.TopicID], nil
 	}
-	info.State = g.State
+	info.State, info.Type = g.State, "consumer"
 	info.Members = info.Members[:0]
 	assigned := kadm.TopicsSet{}
 	for _, m := range g.Members {
@@ -264,6 +282,67 @@ func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 	return true, nil
 }
 
+// describeShareGroup completes info with what the brokers say of a share
+// group: its state, its members and their assignments, and per partition
+// its start offset, end offset and lag. found is false when the group is
+// no share group, or the brokers know none (before Kafka 4.0).
+func describeShareGroup(ctx context.Context, adm *kadm.Client, info *GroupInfo) (found bool, err error) {
+	described, err := adm.DescribeShareGroups(ctx, info.Group)
+	g, ok := described[info.Group]
+	if err != nil || !ok || g.Err != nil || g.GroupState == "Dead" {
+		return false, nil
+	}
+	info.State, info.Type = g.GroupState, "share"
+	info.Members = info.Members[:0]
+	for _, m := range g.Members {
+		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: memberHost(m.ClientHost), Assignment: []TopicPartitions{}}
+		for _, t := range m.Assignment.Sorted() {
+			gm.Assignment = append(gm.Assignment, TopicPartitions{Topic: t.Topic, Partitions: t.Partitions})
+		}
+		info.Members = append(info.Members, gm)
+	}
+	offsets, err := adm.DescribeShareGroupOffsets(ctx, info.Group)
+	if err != nil {
+		return true, err
+	}
+	started := offsets[info.Group].Offsets
+	if len(started) == 0 {
+		return true, nil
+	}
+	ends, err := adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(started))...)
+	if err != nil {
+		return true, err
+	}
+	info.Lag, info.TotalLag = info.Lag[:0], 0
+	for _, t := range slices.Sorted(maps.Keys(started)) {
+		tl := TopicLag{Topic: t, Partitions: []PartitionLag{}}
+		for _, p := range slices.Sorted(maps.Keys(started[t])) {
+			o := started[t][p]
+			pl := PartitionLag{Partition: p, Committed: max(o.StartOffset, -1), End: -1, Lag: -1, Err: o.Err}
+			end, ok := ends.Lookup(t, p)
+			switch {
+			case o.Err != nil:
+			case !ok:
+				pl.Err = fmt.Errorf("no end offset listed for %s partition %d", t, p)
+			case end.Err != nil:
+				pl.Err = end.Err
+			default:
+				pl.End = end.Offset
+				pl.Lag = o.Lag
+				if pl.Lag < 0 && pl.Committed >= 0 { // a broker before Kafka 4.2
+					pl.Lag = max(end.Offset-pl.Committed, 0)
+				}
+			}
+			if pl.Lag > 0 {
+				info.TotalLag += pl.Lag
+			}
+			tl.Partitions = append(tl.Partitions, pl)
+		}
+		info.Lag = append(info.Lag, tl)
+	}
+	return true, nil
+}
+
 // memberHost is a member's address as brokers report it, alike from all:
 // Kafka says "/127.0.0.1", as Java prints an address, and kfake
 // "127.0.0.1:54321", with the client's port.
@@ -297,7 +376,7 @@ func coordinatorPending(err error) bool {
 
 // groupInfo converts kadm's view of a group and its lag.
 func groupInfo(l kadm.DescribedGroupLag) *GroupInfo {
-	info := &GroupInfo{Group: l.Group, State: l.State, Members: []GroupMember{}, Lag: []TopicLag{}}
+	info := &GroupInfo{Group: l.Group, State: l.State, Type: "classic", Members: []GroupMember{}, Lag: []TopicLag{}}
 	for _, m := range l.Members {
 		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: memberHost(m.ClientHost), Assignment: []TopicPartitions{}}
 		if a, ok := m.Assigned.AsConsumer(); ok {
@@ -332,7 +411,8 @@ func groupInfo(l kadm.DescribedGroupLag) *GroupInfo {
 	return info
 }
 
-// List returns the group as describe-group shows it:
+// List returns the group as describe-group shows it (a share group adds
+// "type" => "share" after its "state"):
 //
 //	("group" => "g" "state" => "Stable"
 //	 "members" => (("member-id" => "m" "client-id" => "kafkabpl" "host" => "/127.0.0.1"
@@ -376,6 +456,9 @@ func (g *GroupInfo) List() *value.List {
 	l := &value.List{}
 	l.AppendNamed("group", g.Group)
 	l.AppendNamed("state", g.State)
+	if g.Type == "share" {
+		l.AppendNamed("type", g.Type)
+	}
 	l.AppendNamed("members", members)
 	l.AppendNamed("lag", lag)
 	l.AppendNamed("total-lag", g.TotalLag)

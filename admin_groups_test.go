@@ -109,7 +109,7 @@ func TestAdminGroupLag(t *testing.T) {
 	wantFormat(t, "describe-group caught up", res,
 		`("group" => "g-lag" "state" => "Stable" "members" => (`+member+`) "lag" => ("lagged" => (`+
 			`("partition" => 0 "committed" => 6 "end" => 6 "lag" => 0) ("partition" => 1 "committed" => 4 "end" => 4 "lag" => 0))) "total-lag" => 0)`)
-	if gs := must[[]GroupListing](t)(lib.ListGroups(ctx, servers)); !cmp.Equal(gs, []GroupListing{{Group: "g-lag", State: "Stable"}}) {
+	if gs := must[[]GroupListing](t)(lib.ListGroups(ctx, servers)); !cmp.Equal(gs, []GroupListing{{Group: "g-lag", State: "Stable", Type: "classic"}}) {
 		t.Errorf("list-groups: %+v", gs)
 	}
 
@@ -131,7 +131,7 @@ func TestAdminGroupLag(t *testing.T) {
 	wantFormat(t, "describe-group empty", must[*GroupInfo](t)(lib.DescribeGroup(ctx, a, "g-lag")).List(),
 		`("group" => "g-lag" "state" => "Empty" "members" => () "lag" => ("lagged" => (`+
 			`("partition" => 0 "committed" => 6 "end" => 6 "lag" => 0) ("partition" => 1 "committed" => 5 "end" => 5 "lag" => 0))) "total-lag" => 0)`)
-	if gs := must[[]GroupListing](t)(lib.ListGroups(ctx, a)); !cmp.Equal(gs, []GroupListing{{Group: "g-lag", State: "Empty"}}) {
+	if gs := must[[]GroupListing](t)(lib.ListGroups(ctx, a)); !cmp.Equal(gs, []GroupListing{{Group: "g-lag", State: "Empty", Type: "classic"}}) {
 		t.Errorf("list-groups empty: %+v", gs)
 	}
 }

@@ -323,9 +323,11 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 // the default poll-format "values" a message is its value, named by its key
 // when the key is not null; with "records" it is ("topic" => t "partition"
 // => p "offset" => o "timestamp" => ms "key" => k "value" => v "headers" =>
-// ("h" => "v" ...)). A record that could not be deserialized is always in
-// the records form, with its raw key and value and an "error" element
-// saying why.
+// ("h" => "v" ...)), and a share consumer's adds "delivery-count" => n
+// "acquisition-deadline" => ms (see [Record.DeliveryCount] and
+// [Record.AcquisitionDeadline]). A record that could not be deserialized
+// is always in the records form, with its raw key and value and an
+// "error" element saying why.
 //
 // Keys and values read as text are copies, made in one buffer per topic:
 // a message kept after the poll holds its own text (and its neighbours'
@@ -483,6 +485,10 @@ func (r *Record) List() *value.List {
 	}
 	*add("headers") = &one.headers
 	l.Reset(vals, names)
+	if n := r.DeliveryCount(); n > 0 { // a share consumer's record
+		l.AppendNamed("delivery-count", int64(n))
+		l.AppendNamed("acquisition-deadline", r.AcquisitionDeadline().UnixMilli())
+	}
 	if failed {
 		l.AppendNamed("error", r.Err().Error())
 	}

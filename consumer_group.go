@@ -230,9 +230,19 @@ func (cs *consumerState) noPosition(topics []string) error {
 // fails once with [ErrNotCommitted], naming the topics and partitions,
 // rather than report a commit that did not happen. (Java's consumer
 // throws CommitFailedException.)
+//
+// A share consumer's Commit accepts the records of its latest poll that
+// are not acknowledged, sends its acknowledgements (see [Library.Ack])
+// and returns when the brokers have taken them, within request-timeout.
+// It fails once with [ErrNotCommitted], naming the topics and partitions,
+// when the brokers refused acknowledgements since the last Commit (a
+// record's acquisition lock had ended): the group delivers those records
+// again.
 func (lib *Library) Commit(ctx context.Context, id string) error {
-	_, err := withConsumer(lib, "kafka-commit", id, func(cs *consumerState) (struct{}, error) {
+	_, err := withConsumers(lib, "kafka-commit", id, func(cs *consumerState) (struct{}, error) {
 		return struct{}{}, cs.commit(ctx)
+	}, func(ss *shareState) (struct{}, error) {
+		return struct{}{}, ss.commit(ctx)
 	})
 	return err
 }

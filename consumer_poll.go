@@ -50,9 +50,16 @@ import (
 // Java's, the consumer's other partitions are not held up: records already
 // fetched from them are returned instead of the error, so a poll loop
 // keeps reading them and sees the error between them.
+//
+// A share consumer's Poll first accepts what its latest poll returned and
+// was not acknowledged (see [Library.Ack]); records it cannot read for
+// want of the schema registry are released, to be delivered again, since
+// it cannot hold them back.
 func (lib *Library) Poll(ctx context.Context, id string, timeout time.Duration) (*Polled, error) {
-	return withConsumer(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
+	return withConsumers(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
 		return cs.poll(ctx, nil, timeout)
+	}, func(ss *shareState) (*Polled, error) {
+		return ss.poll(ctx, nil, timeout)
 	})
 }
 
@@ -60,12 +67,18 @@ func (lib *Library) Poll(ctx context.Context, id string, timeout time.Duration) 
 // the consumer to any of topics it is not subscribed to (adding, never
 // dropping others), then returns only those topics. Records of other
 // topics that arrive meanwhile are kept for later polls, never lost.
+//
+// A share consumer polls its whole subscription: after subscribing to
+// topics, PollTopics fails with [ErrInvalidArgument] if the subscription
+// has other topics too.
 func (lib *Library) PollTopics(ctx context.Context, id string, topics []string, timeout time.Duration) (*Polled, error) {
-	return withConsumer(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
-		if topics == nil {
-			topics = []string{}
-		}
+	if topics == nil {
+		topics = []string{}
+	}
+	return withConsumers(lib, "kafka-poll", id, func(cs *consumerState) (*Polled, error) {
 		return cs.poll(ctx, topics, timeout)
+	}, func(ss *shareState) (*Polled, error) {
+		return ss.poll(ctx, topics, timeout)
 	})
 }
 
@@ -97,7 +110,7 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 	if topics == nil {
 		topics = cs.subscription()
 	}
-	if err := cs.prepareSchemas(ctx, recs, deadline); err != nil {
+	if err := prepareBatches(ctx, cs.h.cfg, recs, deadline); err != nil {
 		cs.holdBack(recs)
 		return nil, err
 	}
@@ -110,12 +123,12 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 // it has not met yet.
 const registryWait = time.Second
 
-// prepareSchemas asks the registry for the schemas of recs (see
+// prepareBatches asks the registry for the schemas of recs (see
 // config.prepareSchemas), until deadline or registryWait from now, asking
 // again while it is unavailable. When it never answered, the error says
 // that the records are held back, as SchemaRegistryError, or is ctx's.
-func (cs *consumerState) prepareSchemas(ctx context.Context, recs []batch, deadline time.Time) error {
-	if len(recs) == 0 || !cs.h.cfg.keyDeser.NeedsRegistry() && !cs.h.cfg.valDeser.NeedsRegistry() {
+func prepareBatches(ctx context.Context, cfg *config, recs []batch, deadline time.Time) error {
+	if len(recs) == 0 || !cfg.keyDeser.NeedsRegistry() && !cfg.valDeser.NeedsRegistry() {
 		return nil // the usual poll: no context, no timer
 	}
 	pctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(registryWait)))
@@ -123,7 +136,7 @@ func (cs *consumerState) prepareSchemas(ctx context.Context, recs []batch, deadl
 	for {
 		var err error
 		for _, b := range recs {
-			if err = cs.h.cfg.prepareSchemas(pctx, b.recs); err != nil {
+			if err = cfg.prepareSchemas(pctx, b.recs); err != nil {
 				break
 			}
 		}
@@ -221,24 +234,7 @@ func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, er
 		cs.held = append(cs.held, p.Records...)
 		cs.mu.Unlock()
 	})
-	var err error
-	for _, fe := range fetches.Errors() {
-		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
-			continue // the poll's own wait ended
-		}
-		down := cs.h.net.dialFailure(fe.Err)
-		switch {
-		case errors.Is(fe.Err, kgo.ErrClientClosed):
-			err = errorf(ErrClosed, "consumer destroyed during the poll")
-		case down != nil:
-			err = down
-		case fe.Topic == "": // not a partition's: the group's (kgo.ErrGroupSession)
-			err = wrapf(errKafka, fe.Err, "group %q", cs.h.cfg.group)
-		default:
-			err = wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
-		}
-		break
-	}
+	err := fetchError(cs.h, fetches)
 	if err != nil && len(recs) > 0 {
 		cs.mu.Lock()
 		cs.heldErr = cmp.Or(cs.heldErr, err)
@@ -246,6 +242,29 @@ func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, er
 		return recs, nil
 	}
 	return recs, err
+}
+
+// fetchError is the first error of fetches that is the brokers' or the
+// client's, worded for the consumer of h; nil when there is none (the end
+// of a poll's own wait is none).
+func fetchError(h *handle, fetches kgo.Fetches) error {
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
+			continue // the poll's own wait ended
+		}
+		down := h.net.dialFailure(fe.Err)
+		switch {
+		case errors.Is(fe.Err, kgo.ErrClientClosed):
+			return errorf(ErrClosed, "consumer destroyed during the poll")
+		case down != nil:
+			return down
+		case fe.Topic == "": // not a partition's: the group's (kgo.ErrGroupSession)
+			return wrapf(errKafka, fe.Err, "group %q", h.cfg.group)
+		default:
+			return wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
+		}
+	}
+	return nil
 }
 
 // fetch waits up to timeout for records. Records of topics not asked for
@@ -285,12 +304,7 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 	if len(recs) > 0 {
 		return recs, nil
 	}
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case h.ctx.Err() != nil:
-		return nil, errorf(ErrClosed, "consumer destroyed during the poll")
-	case err != nil:
+	if err := emptyPollError(ctx, h, err); err != nil {
 		return nil, err
 	}
 	cs.mu.Lock()
@@ -305,6 +319,19 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 		}
 	}
 	return nil, nil
+}
+
+// emptyPollError is why a poll of h's consumer that got no records
+// ended: its context, the consumer's destruction, or err (nil: its
+// timeout passed).
+func emptyPollError(ctx context.Context, h *handle, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case h.ctx.Err() != nil:
+		return errorf(ErrClosed, "consumer destroyed during the poll")
+	}
+	return err
 }
 
 // pollKgo polls kgo with ctx (nil: what is buffered, at once), sharing
@@ -335,11 +362,26 @@ func (cs *consumerState) wait(ctx, wakeCtx context.Context, deadline time.Time, 
 	return recs, check.Err() != nil, err
 }
 
-// result sorts batches into topics. Keys and values are checked and
-// decoded only when asked for, so a poll allocates nothing per record
-// beyond its slot in one slice, and costs a few nanoseconds per record.
+// result sorts batches into topics (see polledOf) and keeps the last
+// record of each batch, to be marked for commit when the caller comes
+// back.
 func (cs *consumerState) result(topics []string, bs []batch) *Polled {
-	cfg := cs.h.cfg
+	out, lasts := polledOf(cs.h.cfg, topics, bs)
+	// What a poll returns counts as consumed once the caller comes back:
+	// markPending marks it then. Marking the last record of a partition
+	// marks all before it. (kgo sorts the slice it marks, unstably: it is
+	// lasts, never records to return.)
+	cs.mu.Lock()
+	cs.pending = append(cs.pending, lasts...) // a concurrent poll's too
+	cs.mu.Unlock()
+	return out
+}
+
+// polledOf sorts batches into topics, and returns with them the last
+// record of each batch. Keys and values are checked and decoded only when
+// asked for, so a poll allocates nothing per record beyond its slot in
+// one slice, and costs a few nanoseconds per record.
+func polledOf(cfg *config, topics []string, bs []batch) (*Polled, []*kgo.Record) {
 	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1)}
 	for i, t := range topics {
 		out.Topics[i].Topic = t
@@ -375,12 +417,5 @@ func (cs *consumerState) result(topics []string, bs []batch) *Polled {
 		out.Topics[ti].Records = all[topicStart:len(all):len(all)]
 		topicStart = len(all)
 	}
-	// What a poll returns counts as consumed once the caller comes back:
-	// markPending marks it then. Marking the last record of a partition
-	// marks all before it. (kgo sorts the slice it marks, unstably: it is
-	// lasts, never records to return.)
-	cs.mu.Lock()
-	cs.pending = append(cs.pending, lasts...) // a concurrent poll's too
-	cs.mu.Unlock()
-	return out
+	return out, lasts
 }

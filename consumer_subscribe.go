@@ -197,9 +197,14 @@ func (cs *consumerState) subscribedToAny(topics []string) bool {
 // with auto-offset-reset "latest". To make that so, under "latest"
 // Subscribe asks the brokers for the new topics' end offsets (within
 // request-timeout), and a partition with no committed offset starts there.
+//
+// A share consumer's subscription asks the brokers nothing: its share
+// group decides where it reads (see [ShareConsumer]).
 func (lib *Library) Subscribe(ctx context.Context, id string, topics []string) ([]string, error) {
-	return withConsumer(lib, "kafka-subscribe", id, func(cs *consumerState) ([]string, error) {
+	return withConsumers(lib, "kafka-subscribe", id, func(cs *consumerState) ([]string, error) {
 		return cs.subscribe(ctx, topics, true)
+	}, func(ss *shareState) ([]string, error) {
+		return ss.subscribe(topics, true)
 	})
 }
 
@@ -207,7 +212,7 @@ func (lib *Library) Subscribe(ctx context.Context, id string, topics []string) (
 // when topics is nil) and returns what remains, sorted. With auto-commit on,
 // what was polled from them is committed first.
 func (lib *Library) Unsubscribe(ctx context.Context, id string, topics []string) ([]string, error) {
-	return withConsumer(lib, "kafka-unsubscribe", id, func(cs *consumerState) ([]string, error) {
+	return withConsumers(lib, "kafka-unsubscribe", id, func(cs *consumerState) ([]string, error) {
 		if topics == nil {
 			return cs.subscribe(ctx, nil, true)
 		}
@@ -227,5 +232,7 @@ func (lib *Library) Unsubscribe(ctx context.Context, id string, topics []string)
 			}
 		}
 		return slices.Clone(cs.subscription()), nil
+	}, func(ss *shareState) ([]string, error) {
+		return ss.unsubscribe(topics)
 	})
 }

@@ -1,11 +1,12 @@
 // Package kafkabpl is the Kafka library of BPL, the Lisp-like scripting
 // language of the brain4it IoT platform, built on franz-go.
 //
-// This package is its Go API. A [Library] holds producers, consumers and
-// admin clients behind string handles, with typed methods:
-// [Library.Create], [Library.Send], [Library.Poll], [Library.Subscribe],
-// [Library.Commit], [Library.Seek], [Library.Destroy] and the admin calls,
-// and streams between topics ([Library.Stream]). For BPL runtimes, package
+// This package is its Go API. A [Library] holds producers, consumers,
+// share consumers (queues: [ShareConsumer]) and admin clients behind
+// string handles, with typed methods: [Library.Create], [Library.Send],
+// [Library.Poll], [Library.Subscribe], [Library.Commit], [Library.Ack],
+// [Library.Seek], [Library.Destroy] and the admin calls, and streams
+// between topics ([Library.Stream]). For BPL runtimes, package
 // functions is the table of BPL functions (kafka-create, kafka-send,
 // kafka-poll, ...), thin adapters over these methods, to register under
 // their names: its documentation is the functions' reference. The command
@@ -25,7 +26,8 @@
 //
 // # Handles, sends and polls
 //
-// Handles are strings: "p", "c", "a" or "s" (a stream) and 32 hex digits.
+// Handles are strings: "p", "c" (a consumer or a share consumer), "a" or
+// "s" (a stream) and 32 hex digits.
 // An admin call's target is an admin handle, or a config for a client of
 // the call's own; each admin call ends within request-timeout. Every error
 // is an [Error] that names the BPL function the method serves (its message
@@ -93,6 +95,68 @@
 // subscription was made, not where it ends when the group is finally
 // joined. A topic created after the subscription is read from its start.
 //
+// # Share consumers: queues
+//
+// A share consumer ([ShareConsumer], kafka-create "share-consumer") is a
+// member of a share group (KIP-932, Kafka 4.0 and later, on by default
+// from 4.2): the group's members share every partition's records, record
+// by record, so several of them read one partition together, which the
+// members of a consumer group cannot do. It is the shape of an IoT
+// command queue, or of a pool of job workers. Its config needs "group";
+// it reads a consumer's keys ("topics", "max-poll-records", the
+// deserializers, "poll-format", ...) and ignores those of a consumer
+// group's protocol (commits, sessions, assignments: the share group's
+// brokers keep them). max-poll-records also bounds what a fetch acquires,
+// so that a member does not hold records it will not return soon (a
+// broker may still hand over a whole batch that holds more).
+//
+// Each record a poll returns is acquired by the consumer under a lock,
+// the group's share.record.lock.duration.ms (30 s by default), and is
+// acknowledged with [Library.Ack] (kafka-ack): accept (done), release
+// (delivered again, to any member, with its delivery count one higher;
+// archived once it reaches the group's share.delivery.count.limit, 5 by
+// default) or reject (archived: never delivered again); renew extends the
+// lock. The default for what is not acknowledged: the records a poll
+// returned and that are not acknowledged when the consumer comes back,
+// with its next Poll or a Commit, are accepted then, as with Java's
+// default share.acknowledgement.mode "implicit" (and franz-go's). Ack
+// does not wait; [Library.Commit] sends the acknowledgements at once and
+// reports, as [ErrNotCommitted], those the brokers refused (a lock had
+// ended). [Record.DeliveryCount] and [Record.AcquisitionDeadline]
+// ("delivery-count" and "acquisition-deadline" in the records form) say
+// how often the record was delivered and when its lock ends.
+//
+// Destroying a share consumer sends its acknowledgements and gives back
+// to the group what it did not acknowledge: the records of its latest
+// poll, and those it fetched that no poll returned, as Java's close does
+// (to accept them, commit first). A share consumer that dies gives its
+// records back too: at once when Kafka sees its connection close (a
+// process killed, on Kafka 4.4), otherwise when their lock ends (a
+// process frozen, a machine lost). Delivery is at least once: a record
+// whose lock ends before its acceptance reaches the brokers is delivered
+// again.
+//
+// A share group starts reading a partition where its group config
+// share.auto.offset.reset says, not where a member's config does:
+// "latest" by default, so that what a topic held before the group first
+// read it is never delivered. A share consumer's "auto-offset-reset"
+// ("earliest" or "latest"; "none" is refused), when given, sets that
+// group config as the consumer is created, within request-timeout (it
+// needs the ALTER_CONFIGS permission on the group). Hazard: the setting
+// is the group's, not the member's: the last member created with the key
+// decides for all, and it only applies to the partitions the group has
+// not read yet. Without the key nothing is set; [Library.AlterConfigs]
+// with [GroupConfigs] (kafka-alter-configs target "group" g
+// ("share.auto.offset.reset" => "earliest")) sets it as an operator
+// would, and share.record.lock.duration.ms the same way.
+// [Library.DescribeGroup] describes a share group (its type "share", its
+// members, where it stands per partition) and [Library.ListGroups] lists
+// it.
+//
+// A share consumer cannot seek (an [ErrWrongKind] error), polls its whole
+// subscription (a poll naming topics that leaves others out is an
+// [ErrInvalidArgument] error) and polls one poll at a time.
+//
 // # Config
 //
 // A config is a server string ("host:port", or several joined by commas), a
@@ -110,9 +174,9 @@
 //	key                          default              under kafka-consumer  notes
 //	servers                      (required)                                 "host:port", comma-joined, or a list; port 9092 if none
 //	client-id                    "kafkabpl"
-//	group, group-id              a fresh group                              per consumer, as brain4it's library does
+//	group, group-id              a fresh group                              per consumer, as brain4it's library does; a share consumer needs one
 //	topics                       none                                       subscribe at creation
-//	auto-offset-reset            "latest"                                   "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek)
+//	auto-offset-reset            "latest"                                   "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek); a share consumer's sets its group's (see Share consumers)
 //	enable-auto-commit, auto-commit  true             false                 commits only records already polled and come back from
 //	auto-commit-interval         5000                                       ms; 100 at least
 //	max-poll-records             500                  10
@@ -275,5 +339,7 @@
 //
 // Destroying a producer delivers what it buffered first; destroying a
 // consumer commits what it polled (with auto-commit on) and leaves its
-// group. [Library.Close] destroys every handle.
+// group; destroying a share consumer sends its acknowledgements and gives
+// back what it did not acknowledge. [Library.Close] destroys every
+// handle.
 package kafkabpl

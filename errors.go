@@ -42,7 +42,9 @@ var (
 	// because the group took their partitions from this consumer first
 	// (a rebalance, or the consumer's session ended); the partitions' next
 	// owner will deliver them again. Java's consumer throws
-	// CommitFailedException for this. Its BPL type is "KafkaError".
+	// CommitFailedException for this. For a share consumer: the brokers
+	// refused acknowledgements (a record's lock had ended), and the group
+	// delivers those records again. Its BPL type is "KafkaError".
 	ErrNotCommitted = errors.New("not committed")
 	// ErrDeserialization: a received key or value is not what the
 	// consumer's deserializer reads (see [Record.Err]). Its BPL type is

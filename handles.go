@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,14 +22,31 @@ import (
 type Kind string
 
 // The kinds of handle, as kafka-create names them (streams are made by
-// [Library.Stream]). A handle's id starts with the kind's first letter: p,
-// c, a or s.
+// [Library.Stream]). A handle's id starts with the kind's letter: p, c,
+// a or s; a share consumer's with c, as a consumer's (see
+// [ShareConsumer]).
 const (
 	Producer Kind = "producer"
 	Consumer Kind = "consumer"
 	Admin    Kind = "admin"
 	Stream   Kind = "stream"
+	// ShareConsumer is a consumer in a share group (KIP-932, queues for
+	// Kafka): the group's members share every partition's records, record
+	// by record, and acknowledge each (see [Library.Ack]). It polls,
+	// subscribes, commits and is destroyed as a consumer is; it cannot
+	// seek. Its config needs "group". The package documentation (Share
+	// consumers) says what becomes of records not acknowledged, and how
+	// its "auto-offset-reset" sets the whole group's start.
+	ShareConsumer Kind = "share-consumer"
 )
+
+// letter is the first letter of the ids of the kind's handles.
+func (k Kind) letter() byte {
+	if k == ShareConsumer {
+		return 'c' // a consumer still: kafka-poll and kafka-commit take it
+	}
+	return k[0]
+}
 
 // handle is one live client. Its kgo client is safe for concurrent use; what
 // the handle adds on top (a consumer's subscription) has its own locks.
@@ -57,6 +75,7 @@ type handle struct {
 	stopClient context.CancelFunc
 
 	cons   *consumerState // consumers only
+	share  *shareState    // share consumers only
 	stream *stream        // streams only
 
 	// bg is the library's, for what outlives a call on the handle (its
@@ -80,7 +99,7 @@ func (h *handle) client() *kgo.Client {
 func newID(kind Kind) string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails, per crypto/rand's documentation
-	return string(kind[0]) + hex.EncodeToString(b[:])
+	return string(kind.letter()) + hex.EncodeToString(b[:])
 }
 
 // kindOfID returns the kind an id's letter names, or "" for text that does
@@ -107,6 +126,15 @@ func kindOfID(id string) Kind {
 // and counts the caller as a call in flight: the caller must call
 // h.calls.Done when finished.
 func (lib *Library) acquire(id string, kind Kind) (*handle, error) {
+	if kind == "" {
+		return lib.acquireOf(id)
+	}
+	return lib.acquireOf(id, kind)
+}
+
+// acquireOf is acquire for a handle of any of kinds (none: any kind); an
+// error names the first.
+func (lib *Library) acquireOf(id string, kinds ...Kind) (*handle, error) {
 	lib.mu.RLock()
 	defer lib.mu.RUnlock()
 	h := lib.handles[id]
@@ -114,16 +142,16 @@ func (lib *Library) acquire(id string, kind Kind) (*handle, error) {
 		what := "handle"
 		if k := kindOfID(id); k != "" {
 			what = string(k) // the kind its letter names
-		} else if kind != "" {
-			what = string(kind)
+		} else if len(kinds) > 0 {
+			what = string(kinds[0])
 		}
 		if lib.closed {
 			return nil, errorf(ErrClosed, "library closed; unknown %s id %q", what, id)
 		}
 		return nil, errorf(ErrUnknownHandle, "unknown %s id %q", what, id)
 	}
-	if kind != "" && h.kind != kind {
-		return nil, errorf(ErrWrongKind, "%q is %s id, not %s id", id, article(h.kind), article(kind))
+	if len(kinds) > 0 && !slices.Contains(kinds, h.kind) {
+		return nil, errorf(ErrWrongKind, "%q is %s id, not %s id", id, article(h.kind), article(kinds[0]))
 	}
 	h.calls.Add(1) // under the registry lock: destroy cannot be waiting yet
 	return h, nil
@@ -250,7 +278,7 @@ func (h *handle) requestError(ctx context.Context, err error) error {
 }
 
 // article returns the kind with its indefinite article: "a producer",
-// "an admin".
+// "an admin", "a share-consumer".
 func article(k Kind) string {
 	if k == Admin {
 		return "an " + string(k)

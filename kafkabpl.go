@@ -163,24 +163,31 @@ type Callable = value.Callable
 // List is [value.List], the BPL list.
 type List = value.List
 
-// Create makes a producer, consumer or admin client from a BPL-style config
-// and returns its handle id: "p", "c" or "a" followed by 32 hex digits.
+// Create makes a producer, consumer, share consumer ([ShareConsumer]) or
+// admin client from a BPL-style config and returns its handle id: "p",
+// "c" (a consumer's and a share consumer's) or "a" followed by 32 hex
+// digits.
 //
 // config is a server string ("localhost:9092", or several joined by
 // commas), a list of server strings, or a named list of config keys (a *value.List
 // or a map[string]any); the package documentation lists the keys and their
-// defaults. Creating a client dials nothing, with one exception: a consumer
-// whose config names "topics" subscribes at once (see [Library.Subscribe]),
-// which asks the brokers for the topics' end offsets.
+// defaults. Creating a client dials nothing, with two exceptions: a
+// consumer whose config names "topics" subscribes at once (see
+// [Library.Subscribe]), which asks the brokers for the topics' end
+// offsets; and a share consumer whose config gives "auto-offset-reset"
+// sets its group's share.auto.offset.reset (see [ShareConsumer]).
 func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, error) {
 	fn := "kafka-create"
 	if c, ok := config.(Config); ok && c.Brain4it {
 		fn = "kafka-" + string(kind) // brain4it's kafka-producer or kafka-consumer
 	}
-	if kind != Producer && kind != Consumer && kind != Admin {
-		return "", newError(fn, errorf(ErrInvalidArgument, "kind %q: want \"producer\", \"consumer\" or \"admin\"", string(kind)))
+	if kind != Producer && kind != Consumer && kind != ShareConsumer && kind != Admin {
+		return "", newError(fn, errorf(ErrInvalidArgument, "kind %q: want \"producer\", \"consumer\", \"share-consumer\" or \"admin\"", string(kind)))
 	}
 	cfg, err := parseConfigAs(kafkaDialect, config, nil, func(msg string) { lib.log(fn, "warning: "+msg) })
+	if err == nil && kind == ShareConsumer {
+		err = checkShareConfig(cfg)
+	}
 	if err != nil {
 		return "", newError(fn, err)
 	}
@@ -192,6 +199,12 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 	h.bg = &lib.bg
 	if kind == Consumer && len(cfg.topics) > 0 {
 		if _, err := h.cons.subscribe(ctx, cfg.topics, false); err != nil {
+			h.close(ctx)
+			return "", newError(fn, err)
+		}
+	}
+	if kind == ShareConsumer {
+		if err := h.share.start(ctx); err != nil {
 			h.close(ctx)
 			return "", newError(fn, err)
 		}
@@ -213,6 +226,10 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 		h.cons = newConsumerState(h)
 		h.net.epochAnswered = h.cons.rv.epochAnswered
 		opts = append(opts, h.cons.groupOpts()...)
+	}
+	if kind == ShareConsumer {
+		h.share = newShareState(h)
+		opts = append(opts, h.share.opts()...)
 	}
 	var err error
 	opts, h.stopClient = stoppable(opts)
@@ -307,6 +324,8 @@ func (h *handle) close(ctx context.Context) error {
 			h.closeDetached(h.cl, h.stopClient)
 			return err
 		}
+	case ShareConsumer:
+		err = h.share.leave(ctx)
 	case Stream:
 		if err = h.stream.stop(ctx); h.stream.detached {
 			h.closeDetached(h.cl, h.stopClient)

@@ -17,8 +17,8 @@ func (lib table) addConfigFunctions(m map[string]value.Func) {
 }
 
 // configResource reads a config function's resource type and name:
-// "topic" and a topic's name, or "broker" and an id ("1", 1, or "" for
-// the brokers' shared default).
+// "topic" and a topic's name, "group" and a group's, or "broker" and an
+// id ("1", 1, or "" for the brokers' shared default).
 func (a *args) configResource() (kafkabpl.ConfigResource, error) {
 	typ, err := a.str(1, "type")
 	if err != nil {
@@ -31,6 +31,12 @@ func (a *args) configResource() (kafkabpl.ConfigResource, error) {
 			err = a.errorf(`topic: want a topic name, got ""`)
 		}
 		return kafkabpl.TopicConfigs(topic), err
+	case "group":
+		group, err := a.str(2, "group")
+		if err == nil && group == "" {
+			err = a.errorf(`group: want a group name, got ""`)
+		}
+		return kafkabpl.GroupConfigs(group), err
 	case "broker":
 		if n, ok := a.pos[2].(int64); ok && n >= 0 && n <= 1<<31-1 {
 			return kafkabpl.BrokerConfigs(int32(n)), nil
@@ -45,11 +51,11 @@ func (a *args) configResource() (kafkabpl.ConfigResource, error) {
 		}
 		return kafkabpl.ConfigResource{}, a.errorf(`broker: want a broker id, or "" for the brokers' default, got %s`, value.Describe(a.pos[2]))
 	}
-	return kafkabpl.ConfigResource{}, a.errorf(`type: want "topic" or "broker", got %s`, value.Describe(a.pos[1]))
+	return kafkabpl.ConfigResource{}, a.errorf(`type: want "topic", "group" or "broker", got %s`, value.Describe(a.pos[1]))
 }
 
 func (lib table) bplDescribeConfigs(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-describe-configs", l, 3, 3, `(kafka-describe-configs target "topic"|"broker" name)`, []string{})
+	a, err := readArgs("kafka-describe-configs", l, 3, 3, `(kafka-describe-configs target "topic"|"group"|"broker" name)`, []string{})
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +78,7 @@ func (lib table) bplDescribeConfigs(ctx context.Context, l *value.List) (any, er
 	return out, nil
 }
 
-const alterConfigsUsage = `(kafka-alter-configs target "topic"|"broker" name ("key" => value ... "key" => null))`
+const alterConfigsUsage = `(kafka-alter-configs target "topic"|"group"|"broker" name ("key" => value ... "key" => null))`
 
 func (lib table) bplAlterConfigs(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-alter-configs", l, 4, 4, alterConfigsUsage, []string{})

@@ -98,12 +98,19 @@ func TestBPLConfigs(t *testing.T) {
 		t.Errorf("broker 0: no configs")
 	}
 	mustCall(t, lib, "kafka-describe-configs", a, "broker", "")
+	// A group's: a share group's start, say.
+	mustCall(t, lib, "kafka-alter-configs", a, "group", "workers", map[string]any{"share.auto.offset.reset": "earliest"})
+	described = mustCall(t, lib, "kafka-describe-configs", a, "group", "workers").(*value.List)
+	if v, _ := described.Get("share.auto.offset.reset"); v != "earliest" {
+		t.Errorf("share.auto.offset.reset: %v", v)
+	}
 	for _, tt := range []struct {
 		fn   string
 		args []any
 		want string
 	}{
-		{"kafka-describe-configs", []any{a, "group", "g"}, `type: want "topic" or "broker", got the string "group"`},
+		{"kafka-describe-configs", []any{a, "cluster", "g"}, `type: want "topic", "group" or "broker", got the string "cluster"`},
+		{"kafka-describe-configs", []any{a, "group", ""}, `group: want a group name, got ""`},
 		{"kafka-describe-configs", []any{a, "broker", -1}, `broker: want a broker id, or "" for the brokers' default, got -1`},
 		{"kafka-describe-configs", []any{a, "topic", ""}, `topic: want a topic name`},
 		{"kafka-alter-configs", []any{a, "topic", "t", []any{"x"}}, `configs: want ("key" => value ...), null to remove`},

@@ -81,6 +81,79 @@ func (lib table) bplCommit(ctx context.Context, l *value.List) (any, error) {
 	return true, nil
 }
 
+const ackUsage = `(kafka-ack id "accept"|"release"|"reject"|"renew") or (kafka-ack id records type)`
+
+// bplAck is (kafka-ack id type), every record of the latest poll not
+// acknowledged yet, or (kafka-ack id records type), records a record in
+// the records form (a list with "topic", "partition" and "offset": what
+// kafka-poll returns with "poll-format" "records") or a list of them.
+func (lib table) bplAck(_ context.Context, l *value.List) (any, error) {
+	a, id, err := readIDArgs("kafka-ack", l, 2, 3, ackUsage, []string{})
+	if err != nil {
+		return nil, err
+	}
+	typ, err := a.str(len(a.pos)-1, "type")
+	if err != nil {
+		return nil, err
+	}
+	var ids []kafkabpl.RecordID
+	if len(a.pos) == 3 {
+		if ids, err = a.recordIDs(a.pos[1]); err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			return nil, a.errorf("records: want a record or a list of records, got ()")
+		}
+	}
+	if err := lib.Ack(id, kafkabpl.AckType(strings.ToLower(typ)), ids...); err != nil {
+		return nil, err
+	}
+	return true, nil
+}
+
+// recordIDs reads a record in the records form, or a list of them, as
+// where each is.
+func (a *args) recordIDs(v any) ([]kafkabpl.RecordID, error) {
+	l, ok := v.(*value.List)
+	if !ok {
+		return nil, a.errorf(`records: want a record ("topic" => t "partition" => p "offset" => o ...) or a list of them, got %s`, value.Describe(v))
+	}
+	if l.Named() {
+		id, err := a.recordID(l)
+		return []kafkabpl.RecordID{id}, err
+	}
+	ids := make([]kafkabpl.RecordID, 0, l.Len())
+	for _, e := range l.Values() {
+		r, ok := e.(*value.List)
+		if !ok {
+			return nil, a.errorf(`records: want records ("topic" => t "partition" => p "offset" => o ...), got %s in the list`, value.Describe(e))
+		}
+		id, err := a.recordID(r)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// recordID reads where a record in the records form is.
+func (a *args) recordID(r *value.List) (kafkabpl.RecordID, error) {
+	topic, _ := r.Get("topic")
+	t, ok := topic.(string)
+	if !ok {
+		return kafkabpl.RecordID{}, a.errorf(`record: want "topic" => name, "partition" and "offset" (poll with "poll-format" "records"), got %s`, value.Describe(r))
+	}
+	partition, _ := r.Get("partition")
+	p, err := a.int(partition, `record "partition"`, 0, math.MaxInt32)
+	if err != nil {
+		return kafkabpl.RecordID{}, err
+	}
+	offset, _ := r.Get("offset")
+	o, err := a.int(offset, `record "offset"`, 0, math.MaxInt64)
+	return kafkabpl.RecordID{Topic: t, Partition: int32(p), Offset: o}, err
+}
+
 const seekUsage = `(kafka-seek id topic "beginning"|"end"|offset|("timestamp" => ms) "partition" => p)`
 
 func (lib table) bplSeek(ctx context.Context, l *value.List) (any, error) {

@@ -1,11 +1,13 @@
 package functions
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
@@ -93,4 +95,55 @@ func TestBPLSeek(t *testing.T) {
 	}
 	mustCall(t, lib, "kafka-seek", c, "t", "end")
 	testkit.WantFormat(t, "a poll after seeking to the end", mustCall(t, lib, "kafka-poll", c, 200), `("t" => ())`)
+}
+
+// TestBPLShareConsumer runs a share consumer's forms: kafka-create
+// "share-consumer", kafka-poll's records with their delivery count,
+// kafka-ack of one record, of a list of them and of the rest, and
+// kafka-commit; and kafka-ack's refusals.
+func TestBPLShareConsumer(t *testing.T) {
+	t.Parallel()
+	servers := testkit.NewCluster(t, embedded.Topics("jobs")).Servers()
+	lib := newLib(t)
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	mustCall(t, lib, "kafka-send", p, "jobs", []any{"a", "b", "c", "d"})
+	q := mustCall(t, lib, "kafka-create", "share-consumer", map[string]any{
+		"servers": servers, "group": "workers", "topics": "jobs", "auto-offset-reset": "earliest", "poll-format": "records"}).(string)
+	recs := pollUntil(t, lib, q, nil, 4)["jobs"].Values()
+	for _, r := range recs {
+		if n, _ := r.(*value.List).Get("delivery-count"); n != int64(1) {
+			t.Errorf("record %s: delivery-count %v, want 1", value.Format(r), n)
+		}
+	}
+	if got := mustCall(t, lib, "kafka-ack", q, recs[0], "Release"); got != true {
+		t.Errorf("kafka-ack returned %v", got)
+	}
+	mustCall(t, lib, "kafka-ack", q, []any{recs[1], recs[2]}, "reject")
+	mustCall(t, lib, "kafka-ack", q, "accept") // d, the rest
+	for _, tt := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{q, recs[3], "accept"}, `topic "jobs" partition 0 offset 3 is acknowledged already (accept)`},
+		{[]any{q, "a", "accept"}, `records: want a record ("topic" => t "partition" => p "offset" => o ...) or a list of them, got the string "a"`},
+		{[]any{q, []any{}, "accept"}, `records: want a record or a list of records, got ()`},
+		{[]any{q, map[string]any{"value": "a"}, "accept"}, `record: want "topic" => name, "partition" and "offset" (poll with "poll-format" "records")`},
+		{[]any{q, recs[0], "done"}, `acknowledgement "done": want "accept", "release", "reject" or "renew"`},
+		{[]any{q}, `want 2 to 3 arguments, got 1; usage: (kafka-ack id "accept"|"release"|"reject"|"renew") or (kafka-ack id records type)`},
+	} {
+		_, err := call(t, lib, "kafka-ack", tt.args...)
+		if !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.HasPrefix(fmt.Sprint(err), "kafka-ack: ") || !strings.Contains(fmt.Sprint(err), tt.want) {
+			t.Errorf("kafka-ack %v: %v, want InvalidArgument containing %q", tt.args, err, tt.want)
+		}
+	}
+	mustCall(t, lib, "kafka-commit", q)
+	again := pollUntil(t, lib, q, nil, 1)["jobs"].Values()
+	if v, _ := again[0].(*value.List).Get("value"); v != "a" {
+		t.Errorf("redelivered %s, want the released a", value.Format(again[0]))
+	}
+	if n, _ := again[0].(*value.List).Get("delivery-count"); n != int64(2) {
+		t.Errorf("redelivered %s: delivery-count %v, want 2", value.Format(again[0]), n)
+	}
+	mustCall(t, lib, "kafka-commit", q)
+	testkit.WantFormat(t, "nothing left", mustCall(t, lib, "kafka-poll", q, "jobs", 1500), `("jobs" => ())`)
 }

@@ -24,13 +24,13 @@
 //
 // # Functions
 //
-// Handles are strings: "p", "c", "a" or "s" (a stream) and 32 hex digits. An admin target is
+// Handles are strings: "p", "c" (a consumer or a share consumer), "a" or "s" (a stream) and 32 hex digits. An admin target is
 // an admin handle or a config (see package kafkabpl's documentation for
 // configs and their keys). Every error message starts with the
 // function's name, and scripts see errors as exceptions typed by
 // [kafkabpl.ErrorType].
 //
-//	(kafka-create kind config)             kind "producer" "consumer" "admin"; returns a handle
+//	(kafka-create kind config)             kind "producer" "consumer" "share-consumer" "admin"; returns a handle
 //	(kafka-producer servers "key" => v ...) brain4it's name: config keys as named arguments
 //	(kafka-consumer servers "key" => v ...) likewise
 //	(kafka-send id topics messages)        returns how many records were delivered
@@ -39,7 +39,10 @@
 //	(kafka-poll id topics timeout-ms)      subscribes first if needed; only those topics
 //	(kafka-subscribe id topics)            the subscription after the call, sorted; () unsubscribes
 //	(kafka-unsubscribe id [topics])        the remaining subscription, sorted
-//	(kafka-commit id)                      true once everything polled is committed
+//	(kafka-commit id)                      true once everything polled is committed (a share consumer: acknowledged)
+//	(kafka-ack id type)                    a share consumer's: every record of its latest poll not acknowledged yet;
+//	                                       type "accept" "release" "reject" or "renew"; true
+//	(kafka-ack id records type)            records of the latest poll: one in the records form, or a list of them
 //	(kafka-seek id topic position)         position "beginning" "end" offset or ("timestamp" => ms);
 //	    named: "partition" => p (default: every partition)
 //	(kafka-destroy id)                     true; false if id was unknown
@@ -63,6 +66,7 @@
 //	     "members" => (("member-id" => m "client-id" => c "host" => h "assignment" => ("t" => (0 1))) ...)
 //	     "lag" => ("t" => (("partition" => 0 "committed" => 5 "end" => 9 "lag" => 4) ...))
 //	     "total-lag" => 4)
+//	    a share group adds "type" => "share" after "state"; "committed" is its start offset
 //	(kafka-list-offsets target topic [at])  (("partition" => 0 "offset" => 5) ...), "timestamp" => ms too for a time
 //	    at: "latest" (the default, the end), "earliest" or ("timestamp" => ms)
 //	(kafka-delete-records target topic ("0" => 100 "1" => -1))  each partition's new start offset (-1: up to the end)
@@ -70,7 +74,7 @@
 //	    to: "earliest", "latest", an offset, ("timestamp" => ms) or ("group" => other); the group must have no members
 //	(kafka-delete-group target group)      true; the group must have no members
 //	(kafka-describe-configs target type name)  ("retention.ms" => "604800000" ...), sorted, a secret's value null
-//	    type: "topic" and a topic's name, or "broker" and an id (1, "1", or "" for the brokers' shared default)
+//	    type: "topic" and a topic's name, "group" and a group's, or "broker" and an id (1, "1", or "" for the brokers' shared default)
 //	(kafka-alter-configs target type name ("retention.ms" => 60000 "cleanup.policy" => null))  true
 //	    incremental: the configs not named stay; null puts one back to its default
 //	(kafka-create-acls target acls)        (true ...): one element per ACL, true or why it was not created
@@ -115,7 +119,39 @@
 //
 // and a message that cannot be deserialized always comes in this form, with
 // its raw key and value and an "error" element saying why: it is never
-// dropped and never stalls the consumer.
+// dropped and never stalls the consumer. A share consumer's record adds
+// "delivery-count" => n (1 the first time) and "acquisition-deadline" =>
+// ms (when its lock ends).
+//
+// # Share consumers: queues
+//
+// A share consumer is a member of a share group (Kafka 4.0's KIP-932):
+// the members split the records of a topic, record by record, even those
+// of one partition, as an IoT command queue or a pool of job workers
+// wants. It needs "group", polls, subscribes, commits and is destroyed as
+// a consumer is, and cannot seek:
+//
+//	(set w (kafka-create "share-consumer" (list "servers" => kafka-servers "group" => "workers"
+//	  "topics" => "jobs" "auto-offset-reset" => "earliest" "poll-format" => "records")))
+//	(for-each (get (kafka-poll w 1000) "jobs") r
+//	  (if (run-job (get r "value"))
+//	    (kafka-ack w r "accept")      ; done
+//	    (kafka-ack w r "release")))   ; delivered again, to any member, "delivery-count" one higher
+//	(kafka-commit w)                  ; sends the acknowledgements; refused ones are a KafkaError
+//
+// "reject" archives a record, never to be delivered again; "renew"
+// extends its lock. What a poll returned and was not acknowledged is
+// accepted by the next kafka-poll or kafka-commit (Java's default,
+// implicit acknowledgement); kafka-destroy gives it back to the group
+// instead, as does a worker that dies, at the latest when the record's
+// lock ends. A share group starts a partition where its group config
+// share.auto.offset.reset says, "latest" unless set: a share consumer's
+// "auto-offset-reset" sets it, for the whole group, when the consumer is
+// created; (kafka-alter-configs target "group" g
+// ("share.auto.offset.reset" => "earliest")) sets it as an operator
+// would. kafka-describe-group shows a share group with "type" =>
+// "share" after its "state". [kafkabpl.ShareConsumer] and
+// [kafkabpl.Library.Ack] say the rest.
 //
 // # Streams
 //

@@ -33,6 +33,7 @@ func Table(lib *kafkabpl.Library) map[string]value.Func {
 		"kafka-subscribe":   t.bplSubscribe,
 		"kafka-unsubscribe": t.bplUnsubscribe,
 		"kafka-commit":      t.bplCommit,
+		"kafka-ack":         t.bplAck,
 		"kafka-seek":        t.bplSeek,
 
 		"kafka-stream":        t.bplStream,
@@ -156,7 +157,7 @@ func readIDArgs(fn string, l *value.List, min, max int, usage string, names []st
 }
 
 func (lib table) bplCreate(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-create", l, 2, 2, `(kafka-create "producer"|"consumer"|"admin" config)`, []string{})
+	a, err := readArgs("kafka-create", l, 2, 2, `(kafka-create "producer"|"consumer"|"share-consumer"|"admin" config)`, []string{})
 	if err != nil {
 		return nil, err
 	}

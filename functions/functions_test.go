@@ -168,6 +168,7 @@ func FuzzFunctions(f *testing.F) {
 		`(ID "t" "m")`, `(ID ("a" "b") ("k" => 1 2.5 null) "partition" => 0)`, `(ID 0)`, `(ID "t" -1)`,
 		`(ID "t" "beginning" "partition" => 3)`, `("producer" ("servers" => "127.0.0.1:1" "acks" => 0))`,
 		`(ID ("t") "partitions" => 2 "configs" => ("a" => 1))`, `(ID "g")`, `()`, `(ID ("x" => ("y")) "records" => true)`,
+		`(ID "accept")`, `(ID ("topic" => "t" "partition" => 0 "offset" => 1) "release")`,
 	} {
 		for i := range 3 {
 			f.Add(uint8(i*7), seed)
@@ -177,8 +178,8 @@ func FuzzFunctions(f *testing.F) {
 	defer lib.Close(context.Background())
 	cfg := map[string]any{"servers": "127.0.0.1:1", "send-timeout": 20, "request-timeout": 20}
 	var ids []string
-	for _, k := range []kafkabpl.Kind{kafkabpl.Producer, kafkabpl.Consumer, kafkabpl.Admin} {
-		id, err := lib.Create(context.Background(), k, cfg)
+	for _, k := range []kafkabpl.Kind{kafkabpl.Producer, kafkabpl.Consumer, kafkabpl.Admin, kafkabpl.ShareConsumer} {
+		id, err := lib.Create(context.Background(), k, kafkabpl.Config{Base: cfg, Keys: value.NewList().AppendNamed("group", "fuzz")})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -269,7 +269,8 @@ func (cs *consumed) distinct() int {
 }
 
 // bplMember is a kafkabpl consumer polling in a goroutine of its own and
-// committing after each poll, until stopped.
+// committing after each poll (with auto-commit off, or a share
+// consumer), until stopped.
 type bplMember struct {
 	name    string
 	id      string
@@ -280,8 +281,15 @@ type bplMember struct {
 
 func startBPLMember(t *testing.T, ctx context.Context, lib *kafkabpl.Library, name string, config map[string]any, into *consumed) *bplMember {
 	t.Helper()
+	return startBPLMemberOf(t, ctx, lib, kafkabpl.Consumer, name, config, into)
+}
+
+// startBPLMemberOf is startBPLMember for a consumer of kind, Consumer or
+// ShareConsumer.
+func startBPLMemberOf(t *testing.T, ctx context.Context, lib *kafkabpl.Library, kind kafkabpl.Kind, name string, config map[string]any, into *consumed) *bplMember {
+	t.Helper()
 	m := &bplMember{name: name, done: make(chan struct{})}
-	m.id = ok[string](t)(lib.Create(ctx, kafkabpl.Consumer, config))
+	m.id = ok[string](t)(lib.Create(ctx, kind, config))
 	go func() {
 		defer close(m.done)
 		for ctx.Err() == nil {
@@ -301,7 +309,7 @@ func startBPLMember(t *testing.T, ctx context.Context, lib *kafkabpl.Library, na
 					into.add(keyedValue{string(r.KeyBytes()), string(r.ValueBytes()), r.Partition()}, now)
 				}
 			}
-			if p.Len() > 0 && config["enable-auto-commit"] == false {
+			if p.Len() > 0 && (config["enable-auto-commit"] == false || kind == kafkabpl.ShareConsumer) {
 				if err := lib.Commit(ctx, m.id); err != nil && !errors.Is(err, kafkabpl.ErrNotCommitted) && !m.stopped.Load() {
 					m.errs = append(m.errs, err)
 				}

@@ -11,7 +11,8 @@ package main
 // free ports of 127.0.0.1, a java process of its own with -Xmx512m.
 // Topics have replication factor 3 and min.insync.replicas 2, unclean
 // leader election is off, and the internal topics are replicated 3 times
-// too (6 partitions each, for a quick start). The transaction coordinators
+// too (6 partitions each, for a quick start; the share coordinator's state
+// topic too). The transaction coordinators
 // look for timed-out transactions every 500 ms, not 10 s, so that a
 // transaction that outlasts its timeout is aborted soon after, as the
 // scenario of a short transaction timeout needs. Everything else is Kafka's
@@ -68,6 +69,16 @@ package main
 //     consumer; the gaps are, per partition, the longest each consumer
 //     went without a new record, beside the producer's longest without
 //     an ack.
+//   - broker killed under share consumers: two kafkabpl share consumers
+//     of one share group (Java's client has one too, but no fault mode
+//     here) read one topic that a kgo producer writes at 500 records a
+//     second, committing (sending their acknowledgements) after each
+//     poll; the node that coordinates the group, which also leads
+//     partitions of the topic, is killed and restarted. Every
+//     acknowledged record must be delivered; duplicates (records whose
+//     acquisition the failover ended, delivered again) are logged, and
+//     order is not checked: a share group gives no order, a record
+//     released comes after those behind it (see faults_share_test.go).
 //   - broker killed under a stream: an exactly-once kafkabpl stream
 //     upper-cases 20,000 records (a 1 ms sleep each, so that the kill
 //     lands mid-run); the coordinator of its group is killed and
@@ -134,6 +145,7 @@ func TestFaults(t *testing.T) {
 	t.Run("leader killed under producers", func(t *testing.T) { faultProducers(t, c, java) })
 	t.Run("group churn", func(t *testing.T) { faultChurn(t, c, bin) })
 	t.Run("broker killed under consumers", func(t *testing.T) { faultConsumers(t, c, java) })
+	t.Run("broker killed under share consumers", func(t *testing.T) { faultShare(t, c) })
 	t.Run("broker killed under a stream", func(t *testing.T) { faultStream(t, c, "stream-upcase", 0) })
 	t.Run("a stream's transaction aborted by the brokers", func(t *testing.T) { faultStream(t, c, "stream-short-txn", 2000) })
 	t.Logf("the fault suite took %v", time.Since(start).Round(time.Millisecond))
@@ -206,6 +218,7 @@ transaction.state.log.replication.factor=3
 transaction.state.log.min.isr=2
 transaction.state.log.num.partitions=6
 transaction.abort.timed.out.transaction.cleanup.interval.ms=500
+share.coordinator.state.topic.num.partitions=6
 `, n.id, n.port, cports[i], strings.Join(voters, ","), filepath.Join(dir, "data"), faultPartitions))
 		log4j := writeLog4j(t, dir, n.log)
 		n.jvm = []string{"-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-Djava.awt.headless=true",

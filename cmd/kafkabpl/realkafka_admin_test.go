@@ -262,7 +262,7 @@ func testRealLag(t *testing.T, lib *kafkabpl.Library, ctx context.Context, a, se
 		t.Errorf("describe-group caught up:\n got  %s\n want %s", got, want)
 	}
 	listed := ok[[]kafkabpl.GroupListing](t)(lib.ListGroups(ctx, servers))
-	if !slices.Contains(listed, kafkabpl.GroupListing{Group: group, State: "Stable"}) {
+	if !slices.Contains(listed, kafkabpl.GroupListing{Group: group, State: "Stable", Type: "classic"}) {
 		t.Errorf("ListGroups = %v, want %s Stable among them", listed, group)
 	}
 
@@ -271,7 +271,7 @@ func testRealLag(t *testing.T, lib *kafkabpl.Library, ctx context.Context, a, se
 		t.Errorf("describe-group after the consumer left:\n got  %s\n want %s", got, want)
 	}
 	listed = ok[[]kafkabpl.GroupListing](t)(lib.ListGroups(ctx, a))
-	if !slices.Contains(listed, kafkabpl.GroupListing{Group: group, State: "Empty"}) {
+	if !slices.Contains(listed, kafkabpl.GroupListing{Group: group, State: "Empty", Type: "classic"}) {
 		t.Errorf("ListGroups = %v, want %s Empty among them", listed, group)
 	}
 }

@@ -125,6 +125,9 @@ log.dirs=%[3]s
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.share.min.record.lock.duration.ms=1000
 auto.create.topics.enable=true
 num.partitions=1
 `, port, cport, filepath.Join(dir, "data")))

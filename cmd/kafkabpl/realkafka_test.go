@@ -9,8 +9,11 @@ package main
 // controller, node.id 1), on free ports of 127.0.0.1, with its data and
 // its log in the test's temporary directory. Its settings are Kafka's
 // stock defaults but for those one broker needs (replication factors of
-// the internal topics 1) and the two that kfake's tests assume and stock
-// Kafka has anyway (auto.create.topics.enable, num.partitions 1); in
+// the internal topics 1, the share coordinator's state topic's too), the
+// least lock duration a share group may set (1 s, for the share tests'
+// short locks; Kafka's is 15 s), and the two that kfake's tests assume
+// and stock Kafka has anyway (auto.create.topics.enable, num.partitions
+// 1); in
 // particular group.initial.rebalance.delay.ms is Kafka's 3000, as users
 // have it, so every new group's first join takes 3 s. The broker starts
 // once for the whole test (about 5 s with the format); subtests share it,
@@ -66,6 +69,7 @@ package main
 //     again must be the one asked for), once with the default (a consumer
 //     may create it again first, with 1 partition, as the package docs
 //     warn; create-topics then answers false).
+//   - share groups: see realkafka_share_test.go.
 //   - errors: a send to a topic name the client refuses, to one Kafka
 //     refuses (the internal __consumer_offsets) and to one that collides
 //     with an existing topic ("a.b" and "a_b"); create-topics with
@@ -110,6 +114,7 @@ func TestRealKafka(t *testing.T) {
 		"admin read-after-write":             func(t *testing.T) { testRealReadAfterWrite(t, k.servers) },
 		"re-created topic":                   func(t *testing.T) { testRealRecreated(t, k.servers) },
 		"errors":                             func(t *testing.T) { testRealErrors(t, k.servers) },
+		"share groups":                       func(t *testing.T) { testRealShare(t, k.servers, bin) },
 	})
 }
 

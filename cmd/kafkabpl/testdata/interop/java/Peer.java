@@ -24,6 +24,10 @@
 //                                        1970), failed KEY VALUE ERROR, then done ACKED
 //                                        FAILED MAX-LATENCY-MS SENT (the longest a record
 //                                        waited from send to its ack)
+//   share SERVERS TOPIC GROUP            a KafkaShareConsumer of share group GROUP (client.id
+//                                        java-share, max.poll.records 5, implicit
+//                                        acknowledgement: Java's default) until stdin ends,
+//                                        then commitSync; prints: got VALUE DELIVERY-COUNT
 //   first-send SERVERS TOPIC             for faults_test.go: makes a KafkaProducer (acks=all,
 //                                        idempotent), prints ready, and at stdin's first
 //                                        line sends one record and prints: first-send MS
@@ -72,6 +76,7 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -115,6 +120,7 @@ public class Peer {
                 Integer.parseInt(arg(a, 5)), Integer.parseInt(arg(a, 6)), arg(a, 7));
             case "fault-consume" -> faultConsume(servers, topic, arg(a, 3));
             case "first-send" -> firstSend(servers, topic);
+            case "share" -> share(servers, topic, arg(a, 3));
             default -> throw new IllegalArgumentException("unknown mode " + mode);
         }
     }
@@ -286,6 +292,36 @@ public class Peer {
             throw new IllegalStateException("no end marker within 90 s");
         } finally {
             c.close(CloseOptions.timeout(CLOSE));
+        }
+    }
+
+    // share is a member of a share group beside kafkabpl's: each poll
+    // accepts what the one before returned (implicit acknowledgement), and
+    // the commit at the end accepts the last poll's.
+    static void share(String servers, String topic, String group) {
+        Properties p = common(servers, "java-share");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5"); // as kafkabpl's member: neither takes all
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        AtomicBoolean stop = new AtomicBoolean();
+        untilStdinEnds(() -> stop.set(true));
+        KafkaShareConsumer<String, String> c = new KafkaShareConsumer<>(p);
+        try {
+            c.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (!stop.get()) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("stdin did not end within 120 s");
+                }
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    out("got", r.value(), r.deliveryCount().orElse((short) 0));
+                }
+            }
+            c.commitSync(Duration.ofSeconds(20));
+        } finally {
+            c.close(CLOSE);
         }
     }
 
