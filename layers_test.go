@@ -21,10 +21,11 @@ var layers = map[string][]string{
 	"internal/words":                 {},
 	"internal/box":                   {},
 	"internal/testdial":              {},
-	"internal/registry":              {},
+	"internal/pbdesc":                {},
+	"internal/registry":              {"internal/pbdesc"},
 	"internal/registry/registrytest": {}, // by tests only
 	"bpl":                            {"value"},
-	"serde":                          {"value"},
+	"serde":                          {"value", "internal/pbdesc"},
 	"internal/store":                 {"value", "serde"},
 	"":                               {"value", "serde", "internal/store", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
 	"embedded":                       {"internal/topicname", "internal/registry"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brain4it/kafkabpl/internal/pbdesc"
 	"github.com/bufbuild/protocompile"
 	"github.com/twmb/franz-go/pkg/sr"
 	"google.golang.org/protobuf/proto"
@@ -93,44 +94,9 @@ func protoResolver(files map[string]string) protocompile.Resolver {
 		// The name the importers know it by, whatever it was registered
 		// as (confluent-kafka's are its own file's name).
 		fdp.Name = proto.String(path)
-		pbJSONNames(fdp.GetMessageType(), fdp.GetExtension())
+		pbdesc.FillJSONNames(fdp)
 		return protocompile.SearchResult{Proto: fdp}, nil
 	})
-}
-
-// pbJSONNames gives each field without a json_name protoc's: a
-// descriptor built by hand (Python's descriptor_pb2) has none, and
-// protocompile then takes every one for a custom "", in conflict with
-// the others.
-func pbJSONNames(msgs []*descriptorpb.DescriptorProto, exts []*descriptorpb.FieldDescriptorProto) {
-	for _, f := range exts {
-		if f.JsonName == nil {
-			f.JsonName = proto.String(pbJSONName(f.GetName()))
-		}
-	}
-	for _, m := range msgs {
-		pbJSONNames(m.GetNestedType(), append(m.GetField(), m.GetExtension()...))
-	}
-}
-
-// pbJSONName is protoc's JSON name of a field: its underscores dropped,
-// each letter after one in upper case.
-func pbJSONName(name string) string {
-	var b strings.Builder
-	up := false
-	for _, c := range []byte(name) {
-		switch {
-		case c == '_':
-			up = true
-		case up && 'a' <= c && c <= 'z':
-			b.WriteByte(c - 'a' + 'A')
-			up = false
-		default:
-			b.WriteByte(c)
-			up = false
-		}
-	}
-	return b.String()
 }
 
 var errNoFile = errors.New("no such file: neither a reference of the schema nor a standard import")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brain4it/kafkabpl/internal/pbdesc"
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -109,24 +110,8 @@ func protoDescriptor(text string) *descriptorpb.FileDescriptorProto {
 	if proto.Unmarshal(raw, &fdp) != nil {
 		return nil
 	}
-	for _, m := range fdp.MessageType {
-		clearEmptyJSONNames(m)
-	}
+	pbdesc.FillJSONNames(&fdp)
 	return &fdp
-}
-
-// clearEmptyJSONNames drops json_name where it is set but empty, as some
-// clients' descriptors have it: protoc never writes that, and the
-// compiler would take "" as a custom name every field shares.
-func clearEmptyJSONNames(m *descriptorpb.DescriptorProto) {
-	for _, f := range m.Field {
-		if f.JsonName != nil && *f.JsonName == "" {
-			f.JsonName = nil
-		}
-	}
-	for _, n := range m.NestedType {
-		clearEmptyJSONNames(n)
-	}
 }
 
 // serialized is the schema as ?format=serialized returns it: its
