@@ -366,7 +366,8 @@ func (cs *consumerState) wait(ctx, wakeCtx context.Context, deadline time.Time, 
 // record of each batch, to be marked for commit when the caller comes
 // back.
 func (cs *consumerState) result(topics []string, bs []batch) *Polled {
-	out, lasts := polledOf(cs.h.cfg, topics, bs)
+	var buf [16]*kgo.Record // a poll's batches, most often: no allocation for them
+	out, lasts := polledOf(cs.h.cfg, topics, bs, buf[:0])
 	// What a poll returns counts as consumed once the caller comes back:
 	// markPending marks it then. Marking the last record of a partition
 	// marks all before it. (kgo sorts the slice it marks, unstably: it is
@@ -378,10 +379,10 @@ func (cs *consumerState) result(topics []string, bs []batch) *Polled {
 }
 
 // polledOf sorts batches into topics, and returns with them the last
-// record of each batch. Keys and values are checked and decoded only when
+// record of each batch, appended to lasts. Keys and values are checked and decoded only when
 // asked for, so a poll allocates nothing per record beyond its slot in
 // one slice, and costs a few nanoseconds per record.
-func polledOf(cfg *config, topics []string, bs []batch) (*Polled, []*kgo.Record) {
+func polledOf(cfg *config, topics []string, bs []batch, lasts []*kgo.Record) (*Polled, []*kgo.Record) {
 	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1)}
 	for i, t := range topics {
 		out.Topics[i].Topic = t
@@ -399,7 +400,6 @@ func polledOf(cfg *config, topics []string, bs []batch) (*Polled, []*kgo.Record)
 		n += len(b.recs)
 	}
 	all := make([]Record, 0, n)
-	lasts := make([]*kgo.Record, 0, len(bs)) // the last record of each batch
 	topicStart := 0
 	for k, b := range bs {
 		for _, r := range b.recs {

@@ -311,7 +311,7 @@ func (ss *shareState) poll(ctx context.Context, topics []string, timeout time.Du
 		ss.h.cl.MarkAcks(kgo.AckRelease, back...)
 		return nil, err
 	}
-	out, _ := polledOf(ss.h.cfg, sub, recs)
+	out, _ := polledOf(ss.h.cfg, sub, recs, nil)
 	latest := map[RecordID]*shareEntry{}
 	for _, b := range recs {
 		for _, r := range b.recs {
