@@ -13,8 +13,8 @@
 // Every name starts with "kafkabpl_" and follows Prometheus's
 // conventions: counters end in _total, units are base units (_seconds,
 // _bytes). Labels are bounded: the kind of client ("producer",
-// "consumer", "admin", "stream"), the topic a record went to or came
-// from, and a stream's id; none per key or per record.
+// "consumer", "share-consumer", "admin", "stream"), the topic a record
+// went to or came from, and a stream's id; none per key or per record.
 //
 // Client metrics (counters unless said):
 //
