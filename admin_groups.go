@@ -171,9 +171,9 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 			// Not found, or active with no members: it may be a group of
 			// KIP-848's protocol, which the classic DescribeGroups that
 			// kadm's Lag asks does not show.
-			found, err := describeConsumerGroup(ctx, h.cl, adm, info)
-			if err == nil && !found {
-				found, err = describeShareGroup(ctx, adm, info)
+			found, assigned, err := describeOtherProtocols(ctx, h, adm, info)
+			if err == nil && len(assigned) > 0 {
+				err = addUncommittedLag(ctx, adm, info, assigned)
 			}
 			if err != nil {
 				return nil, h.requestError(ctx, err)
@@ -186,14 +186,24 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 	})
 }
 
+// describeOtherProtocols completes info, which the classic
+// DescribeGroups showed with no members or not at all, from the describes
+// of KIP-848's groups and of share groups. found is false when neither
+// knows the group; assigned is what a KIP-848 group's members hold.
+func describeOtherProtocols(ctx context.Context, h *handle, adm *kadm.Client, info *GroupInfo) (found bool, assigned kadm.TopicsSet, err error) {
+	found, assigned, err = describeConsumerGroup(ctx, h.cl, adm, info)
+	if err == nil && !found {
+		found, err = describeShareGroup(ctx, adm, info)
+	}
+	return found, assigned, err
+}
+
 // describeConsumerGroup completes info with what the broker says of a
 // group of KIP-848's protocol ("group-protocol" "consumer"): its state,
-// its members and their assignments, and the lag of the partitions
-// assigned that the group has committed nothing to, which kadm's Lag
-// computes only for the classic protocol's members. found is false when
-// the group is no such group, or the broker knows no such groups (before
-// Kafka 4.0).
-func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client, info *GroupInfo) (found bool, err error) {
+// its members and their assignments, which it also returns. found is
+// false when the group is no such group, or the broker knows no such
+// groups (before Kafka 4.0).
+func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client, info *GroupInfo) (found bool, assigned kadm.TopicsSet, err error) {
 	// The request itself, not kadm's DescribeConsumerGroups: a broker may
 	// name an assignment's topics by id alone (kfake does), and kadm
 	// keeps only their names.
@@ -201,7 +211,7 @@ func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 	req.Groups = []string{info.Group}
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
-		return false, nil
+		return false, nil, nil
 	}
 	g := resp.Groups[0]
 	var names map[[16]byte]string // topic ids to names, asked for once if needed
@@ -223,13 +233,13 @@ func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 	}
 	info.State, info.Type = g.State, "consumer"
 	info.Members = info.Members[:0]
-	assigned := kadm.TopicsSet{}
+	assigned = kadm.TopicsSet{}
 	for _, m := range g.Members {
 		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: memberHost(m.ClientHost), Assignment: []TopicPartitions{}}
 		for _, tp := range m.Assignment.TopicPartitions {
 			t, err := name(tp)
 			if err != nil {
-				return true, err
+				return true, nil, err
 			}
 			gm.Assignment = append(gm.Assignment, TopicPartitions{Topic: t, Partitions: slices.Sorted(slices.Values(tp.Partitions))})
 			assigned.Add(t, tp.Partitions...)
@@ -238,6 +248,13 @@ func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 		info.Members = append(info.Members, gm)
 	}
 	slices.SortFunc(info.Members, func(a, b GroupMember) int { return strings.Compare(a.MemberID, b.MemberID) })
+	return true, assigned, nil
+}
+
+// addUncommittedLag adds to info the lag of the partitions assigned that
+// the group has committed nothing to, which kadm's Lag computes only for
+// the classic protocol's members: the messages in each.
+func addUncommittedLag(ctx context.Context, adm *kadm.Client, info *GroupInfo, assigned kadm.TopicsSet) error {
 	for _, tl := range info.Lag { // the partitions committed to have their lag
 		for _, p := range tl.Partitions {
 			delete(assigned[tl.Topic], p.Partition)
@@ -245,15 +262,15 @@ func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 	}
 	topics := slices.DeleteFunc(assigned.Topics(), func(t string) bool { return len(assigned[t]) == 0 })
 	if len(topics) == 0 {
-		return true, nil
+		return nil
 	}
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
-		return true, err
+		return err
 	}
 	ends, err := adm.ListEndOffsets(ctx, topics...)
 	if err != nil {
-		return true, err
+		return err
 	}
 	for _, t := range topics {
 		i, found := slices.BinarySearchFunc(info.Lag, t, func(tl TopicLag, t string) int { return strings.Compare(tl.Topic, t) })
@@ -279,7 +296,7 @@ func describeConsumerGroup(ctx context.Context, cl *kgo.Client, adm *kadm.Client
 			tl.Partitions = slices.Insert(tl.Partitions, j, pl)
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // describeShareGroup completes info with what the brokers say of a share

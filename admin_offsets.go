@@ -257,7 +257,7 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 	})
 }
 
-// checkInactive fails when group has active members, of either group
+// checkInactive fails when group has active members, of any group
 // protocol.
 func checkInactive(ctx context.Context, h *handle, adm *kadm.Client, group string) error {
 	described, err := adm.DescribeGroups(ctx, group)
@@ -270,7 +270,7 @@ func checkInactive(ctx context.Context, h *handle, adm *kadm.Client, group strin
 		info.Members = make([]GroupMember, len(d.Members))
 	}
 	if len(info.Members) == 0 {
-		if _, err := describeConsumerGroup(ctx, h.cl, adm, info); err != nil {
+		if _, _, err := describeOtherProtocols(ctx, h, adm, info); err != nil {
 			return h.requestError(ctx, err)
 		}
 	}
