@@ -17,23 +17,7 @@ func BenchmarkProtobuf(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("encode", func(b *testing.B) {
-		b.ReportAllocs()
-		buf := make([]byte, 0, 256)
-		for b.Loop() {
-			if _, err := c.appendEncode(buf[:0], v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("decode", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := c.decode(enc); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchCodec(b, c, v, enc)
 }
 
 func BenchmarkJSONSchema(b *testing.B) {
@@ -46,6 +30,14 @@ func BenchmarkJSONSchema(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchCodec(b, c, v, enc)
+}
+
+// benchCodec times c's encoding of v and decoding of enc, apart.
+func benchCodec(b *testing.B, c interface {
+	appendEncode(dst []byte, v any) ([]byte, error)
+	decode(b []byte) (any, error)
+}, v any, enc []byte) {
 	b.Run("encode", func(b *testing.B) {
 		b.ReportAllocs()
 		buf := make([]byte, 0, 256)
