@@ -165,6 +165,11 @@ type trackedConn struct {
 	answered *sync.Cond
 	unanswer bool // a JoinGroup or SyncGroup was read and not answered
 	closed   bool
+	// Requests read and responses written, and the number of the held
+	// request: kfake answers in order, one write a response, but it may
+	// read a pipelined request before it answered the one before, so the
+	// next write does not always answer the held request.
+	reads, writes, heldAt int
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {
@@ -185,7 +190,8 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 func (c *trackedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
-	held := c.unanswer
+	c.writes++
+	held := c.unanswer && c.writes >= c.heldAt
 	c.mu.Unlock()
 	if held { // most writes answer a produce or a fetch: nothing to settle
 		c.settle(false)
@@ -253,12 +259,16 @@ func (c *trackedConn) frame(b []byte) {
 
 // request notes a whole request read.
 func (c *trackedConn) request() {
-	if c.key != int16(kmsg.JoinGroup) && c.key != int16(kmsg.SyncGroup) {
+	c.mu.Lock()
+	c.reads++
+	held := c.key == int16(kmsg.JoinGroup) || c.key == int16(kmsg.SyncGroup)
+	if held {
+		c.unanswer, c.heldAt = true, c.reads
+	}
+	c.mu.Unlock()
+	if !held {
 		return
 	}
-	c.mu.Lock()
-	c.unanswer = true
-	c.mu.Unlock()
 	if c.key != int16(kmsg.JoinGroup) {
 		return
 	}
