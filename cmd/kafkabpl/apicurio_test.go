@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func TestApicurio(t *testing.T) {
 	// Confluent's Python client through the same registry: what it writes
 	// kafkabpl reads, and the other way.
 	t.Run("confluent-kafka", func(t *testing.T) {
-		python := needConfluentPython(t)
+		python := apicurioPeer(t)
 		serde := map[string]string{"avro": "Avro", "json": "JSON-Schema", "protobuf": "Protobuf"}
 		schemas := map[string]string{
 			"avro":     `{"type":"record","name":"Reading","namespace":"iot","fields":[{"name":"device","type":"string"},{"name":"temperature","type":"double"},{"name":"count","type":"long"}]}`,
@@ -85,7 +86,7 @@ func TestApicurio(t *testing.T) {
 		}
 		for _, format := range []string{"avro", "json", "protobuf"} {
 			topic := "apicurio-py-" + format + "-" + run
-			runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "produce", c.Servers(), url, topic, format)
+			runPeer(t, ctx, python[0], append(python[1:], "testdata/interop/peer_sr.py", "produce", c.Servers(), url, topic, format)...)
 			cons := mustT(t)(lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": c.Servers(), "schema-registry-url": url,
 				"value-deserializer": serde[format], "auto-offset-reset": "earliest", "topics": topic}))
 			if got := pollOne(t, ctx, lib, cons); got != `("device" => "d1" "temperature" => 21.5 "count" => 1)` {
@@ -98,7 +99,7 @@ func TestApicurio(t *testing.T) {
 			if _, err := lib.Send(ctx, p, []string{topic}, []kafkabpl.Message{{Value: v[0]}}); err != nil {
 				t.Fatal(err)
 			}
-			out := runPeer(t, ctx, python, "testdata/interop/peer_sr.py", "consume", c.Servers(), url, topic, format, "1")
+			out := runPeer(t, ctx, python[0], append(python[1:], "testdata/interop/peer_sr.py", "consume", c.Servers(), url, topic, format, "1")...)
 			if want := `{"count": 1, "device": "d1", "temperature": 21.5}` + "\n"; out != want {
 				t.Errorf("%s to confluent-kafka: %q, want %q", format, out, want)
 			}
@@ -117,8 +118,8 @@ func TestApicurio(t *testing.T) {
 	// checks fail against Apicurio (serialized Protobuf, an unset subject
 	// level, hard delete codes, metadata); the figure is logged.
 	t.Run("registry-client", func(t *testing.T) {
-		python := needConfluentPython(t)
-		out := runPeer(t, ctx, python, "testdata/interop/peer_srclient.py", url, "py-"+run)
+		python := apicurioPeer(t)
+		out := runPeer(t, ctx, python[0], append(python[1:], "testdata/interop/peer_srclient.py", url, "py-"+run)...)
 		t.Log(strings.TrimSpace(out))
 		if !strings.Contains(out, "checks: ") {
 			t.Errorf("SchemaRegistryClient against Apicurio:\n%s", out)
@@ -194,6 +195,22 @@ func pollValues(t *testing.T, ctx context.Context, lib *kafkabpl.Library, c stri
 // startApicurio returns the Confluent API's URL of $APICURIO_URL, or of an
 // Apicurio Registry it starts on a free port of 127.0.0.1 and stops at the
 // end of the test.
+// apicurioPeer is the command line that runs Confluent's Python client
+// against Apicurio: each registry request bounded to 15 s, then retried
+// (peer_sr.py's $PEER_SR_TIMEOUT), since a freshly started Apicurio now and
+// then leaves a request unanswered, which the client's default would wait
+// on forever. The peers against kafkabpl's own registry have no such bound.
+func apicurioPeer(t *testing.T) []string {
+	return []string{"env", "PEER_SR_TIMEOUT=15", needConfluentPython(t)}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
 func startApicurio(t *testing.T) string {
 	t.Helper()
 	if u := os.Getenv("APICURIO_URL"); u != "" {
@@ -227,6 +244,13 @@ func startApicurio(t *testing.T) string {
 		close(exited)
 	}()
 	t.Cleanup(func() {
+		if t.Failed() {
+			// Its threads' stacks, to tell a registry that hung from a
+			// client that did.
+			cmd.Process.Signal(syscall.SIGQUIT)
+			time.Sleep(time.Second)
+			t.Logf("Apicurio Registry's output, the last 64 KiB, with its threads:\n%s", tail(out.String(), 64<<10))
+		}
 		cmd.Process.Kill()
 		<-exited
 	})

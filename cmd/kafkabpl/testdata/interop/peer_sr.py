@@ -17,6 +17,7 @@ base64 FileDescriptorProto.
 """
 import faulthandler
 import json
+import os
 import signal
 import sys
 
@@ -66,9 +67,20 @@ def reading_class(imported=False):
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("iot.Reading"))
 
 
+def registry_conf(url):
+    """The registry client's config. $PEER_SR_TIMEOUT (seconds) bounds each
+    request, which the client then retries: the client's default waits
+    forever, and TestApicurio sets it because Apicurio, freshly started,
+    once in a while leaves a request unanswered."""
+    conf = {"url": url}
+    if os.environ.get("PEER_SR_TIMEOUT"):
+        conf["timeout"] = float(os.environ["PEER_SR_TIMEOUT"])
+    return conf
+
+
 def main():
     mode, servers, registry, topic, fmt = sys.argv[1:6]
-    client = SchemaRegistryClient({"url": registry})
+    client = SchemaRegistryClient(registry_conf(registry))
     ctx = SerializationContext(topic, MessageField.VALUE)
     if mode == "produce":
         if fmt == "avro":

@@ -13,6 +13,7 @@ import sys
 
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from peer_sr import registry_conf
 
 faulthandler.register(signal.SIGQUIT, all_threads=True)
 
@@ -42,7 +43,7 @@ def main():
     url, prefix = sys.argv[1:3]
 
     def client():
-        return SchemaRegistryClient({"url": url})
+        return SchemaRegistryClient(registry_conf(url))
 
     checks = []
 
