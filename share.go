@@ -40,7 +40,10 @@ const (
 	// group's lock duration (Kafka 4.2 and later). It acknowledges
 	// nothing: the next poll or commit accepts the record unless an
 	// accept, release or reject comes first. The record's
-	// AcquisitionDeadline stays the one it was delivered with.
+	// AcquisitionDeadline stays the one it was delivered with. Renew well
+	// ahead of the deadline: like every acknowledgement, a renew reaches
+	// the broker with the consumer's next fetch, up to about a second
+	// later (see [Library.Ack]).
 	AckRenew AckType = "renew"
 )
 
@@ -84,8 +87,10 @@ func (r *Record) DeliveryCount() int { return int(r.r.DeliveryCount()) }
 // share consumer that has not acknowledged the record by then loses it,
 // and the group delivers it again (to any member). The broker starts the
 // lock before it sends the record, and an acknowledgement takes time to
-// reach it: count on a few seconds less. It is the zero time for a record
-// a consumer, not a share consumer, polled.
+// reach it: count on a few seconds less. A poll may return a record whose
+// deadline has passed already, one the consumer fetched long before the
+// poll: another member may hold it by then. It is the zero time for a
+// record a consumer, not a share consumer, polled.
 func (r *Record) AcquisitionDeadline() time.Time { return r.r.AcquisitionDeadline() }
 
 // shareState is what a share consumer handle keeps beside its kgo client.
