@@ -250,8 +250,9 @@ func TestShareRenewKeepsRecords(t *testing.T) {
 			t.Fatalf("the other member got the renewed record: %s", formatOf(got.List()))
 		}
 	}
-	waitShareMembers(t, lib, servers, group, topic, 2) // b was there to take it
-	if err := lib.Commit(ctx, a); err != nil { // accepts it
+	// b was a member, there to take the record; the commit accepts it.
+	waitShareMembers(t, lib, servers, group, topic, 2)
+	if err := lib.Commit(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []string{a, b} {
