@@ -351,73 +351,91 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (int
 	st.mu.Unlock()
 	st.state.Grow(p.state, end-start) // the changelog's offsets bound its keys
 	var n int64
-	leader, id := int32(-1), [16]byte{}
-	for off := start; off < end; {
-		if leader < 0 {
-			topics, err := adm.ListTopics(ctx, st.topic)
-			if err == nil {
-				err = topics.Error()
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return n, ctx.Err()
-				}
-				if werr := wait(ctx); werr != nil {
-					return n, werr
-				}
-				continue
-			}
-			td := topics[st.topic]
-			leader, id = td.Partitions[p.id].Leader, td.ID
-		}
-		rp, err := fetchOne(ctx, cl, leader, st.topic, id, p.id, off)
-		if err == nil {
-			err = kerr.ErrorForCode(rp.ErrorCode)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return n, ctx.Err()
-			}
-			if errors.Is(err, kerr.OffsetOutOfRange) {
-				return n, fmt.Errorf("offset %d: the changelog's start moved past it during the restore", off)
-			}
-			leader = -1 // a new leader, maybe
-			if werr := wait(ctx); werr != nil {
-				return n, werr
-			}
-			continue
-		}
-		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-			Offset: off, IsolationLevel: kgo.ReadCommitted(), Topic: st.topic, Partition: p.id,
-		}, rp, decompressor, nil)
-		if fp.Err != nil {
-			return n, fp.Err
-		}
-		// Applied in chunks: the part's lock (status reads the
-		// counts) is taken per chunk of records, not per record: a
-		// million records paid a lock and an unlock each.
-		recs := fp.Records
-		for i := len(recs); i > 0 && recs[i-1].Offset >= end; i-- {
-			recs = recs[:i-1]
-		}
+	err := readRange(ctx, cl, adm, st.topic, p.id, start, end, wait, func(recs []*kgo.Record) error {
+		// Applied in chunks: the part's lock (status reads the counts)
+		// is taken per chunk of records, not per record: a million
+		// records paid a lock and an unlock each.
 		for len(recs) > 0 {
 			chunk := recs[:min(len(recs), applyChunk)]
 			recs = recs[len(chunk):]
 			k, err := st.state.Apply(p.state, changelogRecords(chunk))
 			n += int64(k)
 			if err != nil {
-				return n, fmt.Errorf("offset %d: %w", chunk[k].Offset, err)
+				return fmt.Errorf("offset %d: %w", chunk[k].Offset, err)
 			}
+		}
+		return nil
+	}, func(off int64) {
+		st.mu.Lock()
+		p.read = off - start
+		st.mu.Unlock()
+	})
+	return n, err
+}
+
+// readRange reads partition of topic from start up to end, read_committed,
+// from its leader (found anew after a failed fetch), handing each fetched
+// chunk of records to apply and the offset reached to progress. It is done
+// on position, not on seeing a last record: transaction markers and
+// compaction leave offsets without a record. wait paces retries.
+func readRange(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic string, partition int32, start, end int64,
+	wait func(context.Context) error, apply func([]*kgo.Record) error, progress func(off int64)) error {
+	leader, id := int32(-1), [16]byte{}
+	for off := start; off < end; {
+		if leader < 0 {
+			topics, err := adm.ListTopics(ctx, topic)
+			if err == nil {
+				err = topics.Error()
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if werr := wait(ctx); werr != nil {
+					return werr
+				}
+				continue
+			}
+			td := topics[topic]
+			leader, id = td.Partitions[partition].Leader, td.ID
+		}
+		rp, err := fetchOne(ctx, cl, leader, topic, id, partition, off)
+		if err == nil {
+			err = kerr.ErrorForCode(rp.ErrorCode)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, kerr.OffsetOutOfRange) {
+				return fmt.Errorf("offset %d: the partition's start moved past it during the read", off)
+			}
+			leader = -1 // a new leader, maybe
+			if werr := wait(ctx); werr != nil {
+				return werr
+			}
+			continue
+		}
+		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+			Offset: off, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
+		}, rp, decompressor, nil)
+		if fp.Err != nil {
+			return fp.Err
+		}
+		recs := fp.Records
+		for i := len(recs); i > 0 && recs[i-1].Offset >= end; i-- {
+			recs = recs[:i-1]
+		}
+		if err := apply(recs); err != nil {
+			return err
 		}
 		if next <= off {
 			break // nothing more below the end: compacted away, or markers
 		}
 		off = next
-		st.mu.Lock()
-		p.read = min(off, end) - start
-		st.mu.Unlock()
+		progress(min(off, end))
 	}
-	return n, nil
+	return nil
 }
 
 // changelogRecords is recs as Apply reads them: each one's key and value.
