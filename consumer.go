@@ -20,6 +20,7 @@ type Record struct {
 	r    *kgo.Record
 	cfg  *config      // the consumer's deserializers
 	memo *decodedMemo // with a schema deserializer: the decoded key and value, once made
+	join *joined      // a stream's join: what the table held for the key
 }
 
 // decodedMemo keeps what a schema deserializer made of a record, which
@@ -488,6 +489,10 @@ func (r *Record) List() *value.List {
 	if n := r.DeliveryCount(); n > 0 { // a share consumer's record
 		l.AppendNamed("delivery-count", int64(n))
 		l.AppendNamed("acquisition-deadline", r.AcquisitionDeadline().UnixMilli())
+	}
+	if r.join != nil {
+		v, _ := r.Joined()
+		l.AppendNamed("joined", v)
 	}
 	if failed {
 		l.AppendNamed("error", r.Err().Error())

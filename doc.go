@@ -86,6 +86,17 @@
 // at-least-once an input processed again after a crash is counted again in
 // the state.
 //
+// # Tables and joins
+//
+// A stream can read compacted topics as tables, the latest value per key
+// ([StreamSpec]'s Tables, [StreamTable]): its functions look keys up with
+// [Lookup], and [StreamJoin] joins each input with its key's value, inner
+// (inputs whose key the table lacks are dropped) or left. Tables are
+// global: every process of the stream holds every partition of them, read
+// to their end before the stream's first input and followed after; an
+// input sees what its table holds when it is processed, not what it held
+// at the input's timestamp.
+//
 // # Subscribing is deterministic
 //
 // Once [Library.Subscribe] (or [Library.PollTopics], which subscribes too)

@@ -124,15 +124,17 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // config's "assignment-strategy" says otherwise, so that a rebalance moves
 // only the partitions it must (each moved partition is restored).
 type StreamSpec struct {
-	From            []string  // the input topics; at least one (one for a stateful stream)
-	To              string    // the output topic of outputs that name none
-	Transform       Transform // a stateless stream's work; or set Update or Window
-	Update          Update    // a stream with per-key state; with Store
-	Window          *Window   // a windowed aggregation; with Store
-	Store           string    // a stateful stream's store name
-	Guarantee       Guarantee // ExactlyOnce by default
-	OnError         OnError   // StopOnError by default
-	DeadLetterTopic string    // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
+	From            []string      // the input topics; at least one (one for a stateful stream)
+	To              string        // the output topic of outputs that name none
+	Transform       Transform     // a stateless stream's work; or set Update or Window
+	Update          Update        // a stream with per-key state; with Store
+	Window          *Window       // a windowed aggregation; with Store
+	Store           string        // a stateful stream's store name
+	Guarantee       Guarantee     // ExactlyOnce by default
+	OnError         OnError       // StopOnError by default
+	DeadLetterTopic string        // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
+	Tables          []StreamTable // compacted topics read whole, for Lookup and Join
+	Join            *StreamJoin   // joins each input with a table's value for its key; nil: none
 }
 
 // StreamState is where a stream is in its life.
@@ -157,9 +159,11 @@ type stream struct {
 	stopPoll   context.CancelFunc
 	workCtx    context.Context // ends when a stop must not wait any longer
 	cancelWork context.CancelFunc
-	done       chan struct{} // closed when run returns
-	detached   bool          // stop left the group but kgo still holds the client
-	store      *kafkaStore   // a stateful stream's; nil for a stateless one
+	done       chan struct{}  // closed when run returns
+	detached   bool           // stop left the group but kgo still holds the client
+	store      *kafkaStore    // a stateful stream's; nil for a stateless one
+	tables     streamTables   // nil: none
+	followers  sync.WaitGroup // the tables' goroutines, which follow their updates
 
 	// Used by run's goroutine only.
 	outs []*kgo.Record // transformOne's result, reused
@@ -265,6 +269,9 @@ func (spec *StreamSpec) check() error {
 	if err := spec.checkStore(); err != nil {
 		return err
 	}
+	if err := spec.checkTables(); err != nil {
+		return err
+	}
 	if spec.Guarantee != ExactlyOnce && spec.Guarantee != AtLeastOnce {
 		return errorf(ErrInvalidArgument, "guarantee %d: want ExactlyOnce or AtLeastOnce", spec.Guarantee)
 	}
@@ -281,7 +288,12 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s := &stream{h: h, spec: spec, state: StreamRunning, done: make(chan struct{}), log: log}
 	h.stream = s
 	s.pollCtx, s.stopPoll = context.WithCancel(context.Background())
-	s.workCtx, s.cancelWork = context.WithCancel(context.Background())
+	s.tables = newTables(cfg, spec.Tables)
+	work := context.Background()
+	if s.tables != nil { // for Lookup
+		work = context.WithValue(work, tablesKey{}, s.tables)
+	}
+	s.workCtx, s.cancelWork = context.WithCancel(work)
 	opts := cfg.kgoOpts(Stream, h.id, h.net)
 	opts = append(opts, kgo.ConsumeTopics(spec.From...))
 	if spec.Transform == nil {
@@ -336,6 +348,12 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 // run polls, processes and commits batches until the stream stops.
 func (s *stream) run() {
 	defer close(s.done)
+	if err := s.tables.bootstrap(s.pollCtx, s); err != nil {
+		if s.pollCtx.Err() == nil {
+			s.fail(err)
+		}
+		s.stopPoll() // no input is processed without its tables
+	}
 	lost := 0 // producers lost since the last commit
 	for s.pollCtx.Err() == nil {
 		if s.store != nil {
@@ -577,6 +595,7 @@ func (s *stream) stop(ctx context.Context) error {
 	}
 	s.cancelWork() // a batch still in hand is aborted now
 	<-s.done
+	s.followers.Wait()
 	s.mu.Lock()
 	failed := s.state == StreamFailed
 	if !failed {

@@ -126,6 +126,9 @@ func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
 	if err := in.Err(); err != nil {
 		return nil, where(err)
 	}
+	if s.spec.Join != nil && !s.join(in) {
+		return nil, nil // an inner join's input whose key the table lacks
+	}
 	outs, err := s.spec.Transform(s.workCtx, in)
 	if err != nil {
 		return nil, where(err)

@@ -16,17 +16,18 @@ import (
 // again when its inputs are processed again.
 type StreamStatus struct {
 	State        StreamState
-	Processed    int64        // inputs processed (filtered, skipped and dead-lettered ones included)
-	Produced     int64        // outputs written, dead-letter records not included
-	Dropped      int64        // inputs the transform filtered out (no outputs)
-	Skipped      int64        // inputs skipped by SkipOnError
-	DeadLettered int64        // inputs written to the dead-letter topic
-	Lag          int64        // the group's lag on the input topics; -1 when the brokers did not say
-	Transactions int64        // transactions committed (under at-least-once: offset commits)
-	Aborted      int64        // transactions aborted (a rebalance, a stop, or by the brokers)
-	Reinits      int64        // producers re-initialized after the brokers aborted a transaction (exactly-once only)
-	LastError    error        // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
-	Store        *StoreStatus // a stateful stream's store; nil for a stateless stream
+	Processed    int64         // inputs processed (filtered, skipped and dead-lettered ones included)
+	Produced     int64         // outputs written, dead-letter records not included
+	Dropped      int64         // inputs the transform filtered out (no outputs)
+	Skipped      int64         // inputs skipped by SkipOnError
+	DeadLettered int64         // inputs written to the dead-letter topic
+	Lag          int64         // the group's lag on the input topics; -1 when the brokers did not say
+	Transactions int64         // transactions committed (under at-least-once: offset commits)
+	Aborted      int64         // transactions aborted (a rebalance, a stop, or by the brokers)
+	Reinits      int64         // producers re-initialized after the brokers aborted a transaction (exactly-once only)
+	LastError    error         // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
+	Store        *StoreStatus  // a stateful stream's store; nil for a stateless stream
+	Tables       []TableStatus // the stream's tables, by name
 }
 
 // status returns the stream's state and counts; the lag is asked of the
@@ -47,6 +48,7 @@ func (s *stream) status(ctx context.Context) *StreamStatus {
 	if s.store != nil {
 		st.Store = s.store.status()
 	}
+	st.Tables = s.tables.status()
 	st.Lag = -1
 	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
 	defer cancel()
@@ -127,8 +129,9 @@ func (lib *Library) streams() []*stream {
 // List returns the status as kafka-stream-status shows it: ("state" =>
 // "running" "processed" => n "produced" => n "dropped" => n "skipped" => n
 // "dead-lettered" => n "lag" => n "transactions" => n "aborted" => n
-// "reinits" => n "last-error" => "..." or null), and for a stateful
-// stream "store" => the store's status (see [StoreStatus.List]).
+// "reinits" => n "last-error" => "..." or null), for a stateful stream
+// "store" => the store's status (see [StoreStatus.List]), and for a stream
+// with tables "tables" => (name => status ...) (see [TableStatus.List]).
 func (st *StreamStatus) List() *value.List {
 	l := &value.List{}
 	l.AppendNamed("state", string(st.State))
@@ -148,6 +151,13 @@ func (st *StreamStatus) List() *value.List {
 	l.AppendNamed("last-error", last)
 	if st.Store != nil {
 		l.AppendNamed("store", st.Store.List())
+	}
+	if len(st.Tables) > 0 {
+		tables := &value.List{}
+		for i := range st.Tables {
+			tables.AppendNamed(st.Tables[i].Name, st.Tables[i].List())
+		}
+		l.AppendNamed("tables", tables)
 	}
 	return l
 }

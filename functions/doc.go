@@ -225,6 +225,26 @@
 // "restored" "late"). How the store keeps state, and when windows close,
 // is said in package kafkabpl's documentation (Stateful streams).
 //
+// # Tables and joins
+//
+// A stream, stateless or stateful, can read compacted topics as tables,
+// the latest value per key, and join its inputs with one:
+//
+//	(kafka-stream config "from" => topic "to" => topic "transform" => fn
+//	  "tables" => ("devices" => "device-registry" ...)   name => topic; or a topic, or a list of topics
+//	  "join" => "devices"                              each input's "joined" element: the table's value for its key
+//	  "join-kind" => "inner" (default)                 inputs whose key the table lacks are dropped
+//	               | "left")                           ... or joined with null
+//	(kafka-lookup table key)                           from a stream's function: the table's value for key, or null
+//
+// Every process of the stream reads each table whole, to its end, before
+// the stream's first input, then follows its updates; an input is joined
+// with what the table holds when it is processed. The table's topic must
+// exist (the stream fails otherwise) and should be compacted (a warning
+// otherwise). kafka-stream-status adds "tables" => (name => ("name"
+// "topic" "ready" "keys" "bytes" "read" "total" "updates") ...). See
+// [kafkabpl.StreamTable] and [kafkabpl.StreamJoin].
+//
 // Values, configs and their keys, serializers, the schema registry,
 // errors and timeouts are those of package kafkabpl, described there.
 package functions

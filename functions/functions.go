@@ -38,6 +38,7 @@ func Table(lib *kafkabpl.Library) map[string]value.Func {
 
 		"kafka-stream":        t.bplStream,
 		"kafka-stream-status": t.bplStreamStatus,
+		"kafka-lookup":        bplLookup,
 		"kafka-output":        bplOutput,
 		"kafka-outputs":       bplOutputs,
 		"kafka-state":         bplState,

@@ -14,11 +14,11 @@ import (
 // The BPL side of streams: kafka-stream, kafka-stream-status, and the
 // values a transform returns, kafka-output and kafka-outputs.
 
-const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "config-key" => value ...)`
+const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "tables" => (name => topic ...) "join" => name "join-kind" => "inner"|"left" "config-key" => value ...)`
 
 // streamNames are kafka-stream's own named arguments; any other is a config
 // key.
-var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic"}, stateNames...)
+var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic", "tables", "join", "join-kind"}, stateNames...)
 
 func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-stream", l, 1, 1, streamUsage, nil)
@@ -69,7 +69,32 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 				return nil, err
 			}
 			spec.OnError = kafkabpl.OnError(o)
+		case "tables":
+			if spec.Tables, err = a.tables(v); err != nil {
+				return nil, err
+			}
+		case "join":
+			name, err := a.strValue(v, `"join"`)
+			if err != nil {
+				return nil, err
+			}
+			if spec.Join == nil {
+				spec.Join = &kafkabpl.StreamJoin{}
+			}
+			spec.Join.Table = name
+		case "join-kind":
+			k, err := a.oneOf(v, `"join-kind"`, "inner", "left")
+			if err != nil {
+				return nil, err
+			}
+			if spec.Join == nil {
+				spec.Join = &kafkabpl.StreamJoin{}
+			}
+			spec.Join.Kind = kafkabpl.JoinKind(k)
 		}
+	}
+	if spec.Join != nil && spec.Join.Table == "" {
+		return nil, a.errorf(`"join-kind": want "join" => table too`)
 	}
 	if spec.To == "" {
 		return nil, a.errorf(`"to": want the output topic; usage: %s`, streamUsage)
@@ -78,6 +103,45 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 		return nil, err
 	}
 	return lib.Stream(ctx, kafkabpl.Config{Base: a.pos[0], Keys: config}, spec)
+}
+
+// tables reads "tables": a topic, a list of topics, or (name => topic
+// ...); a table without a name is named by its topic.
+func (a *args) tables(v any) ([]kafkabpl.StreamTable, error) {
+	if s, ok := v.(string); ok {
+		return []kafkabpl.StreamTable{{Topic: s}}, nil
+	}
+	l, ok := v.(*value.List)
+	if !ok {
+		return nil, a.errorf(`"tables": want a topic, a list of topics or (name => topic ...), got %s`, value.Describe(v))
+	}
+	var ts []kafkabpl.StreamTable
+	for name, e := range l.All() {
+		topic, ok := e.(string)
+		if !ok {
+			return nil, a.errorf(`"tables": want topic names, got %s in %s`, value.Describe(e), value.Describe(v))
+		}
+		ts = append(ts, kafkabpl.StreamTable{Name: name, Topic: topic})
+	}
+	return ts, nil
+}
+
+// bplLookup is (kafka-lookup table key): the value a stream's table holds
+// for key, or null; only a stream's functions call it.
+func bplLookup(ctx context.Context, l *value.List) (any, error) {
+	a, err := readArgs("kafka-lookup", l, 2, 2, "(kafka-lookup table key)", nil)
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.strValue(a.pos[0], "table")
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := kafkabpl.Lookup(ctx, name, a.pos[1])
+	if err != nil {
+		return nil, fnError("kafka-lookup", err)
+	}
+	return v, nil
 }
 
 // strValue reads a named argument's string.

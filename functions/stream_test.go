@@ -114,6 +114,12 @@ func TestBPLStreamArgs(t *testing.T) {
 		{"no group", "kafka-stream", []any{servers, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}}, kafkabpl.ErrInvalidConfig, `a stream needs a "group"`},
 		{"output's bad field", "kafka-output", []any{"v", nv{"partitions", 1}}, kafkabpl.ErrInvalidArgument, `unknown named argument "partitions" (did you mean "partition"?)`},
 		{"output's bad topic", "kafka-output", []any{"v", nv{"topic", 1}}, kafkabpl.ErrInvalidArgument, `"topic": want a string, got 1`},
+		{"bad tables", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", bplList(t, nv{"devices", 5})}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "tables": want topic names, got 5`},
+		{"join of no table", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", "registry"}, nv{"join", "devices"}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "join" "devices": not a table of the stream (its "tables" name [registry])`},
+		{"join-kind alone", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"join-kind", "left"}}, kafkabpl.ErrInvalidArgument, `"join-kind": want "join" => table too`},
+		{"bad join-kind", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", "t"}, nv{"join", "t"}, nv{"join-kind", "outer"}}, kafkabpl.ErrInvalidArgument, `"join-kind": want "inner" or "left", got the string "outer"`},
+		{"lookup outside a stream", "kafka-lookup", []any{"devices", "d1"}, kafkabpl.ErrInvalidArgument, `kafka-lookup: table "devices": only a stream's functions look tables up`},
+		{"lookup's table not a string", "kafka-lookup", []any{5, "d1"}, kafkabpl.ErrInvalidArgument, `kafka-lookup: table: want a string, got 5`},
 		{"status of a producer", "kafka-stream-status", []any{"p0123456789abcdef0123456789abcdef"}, kafkabpl.ErrUnknownHandle, "unknown producer id"},
 	} {
 		_, err := call(t, lib, tt.fn, tt.args...)

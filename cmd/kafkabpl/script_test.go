@@ -32,7 +32,7 @@ func normalize(s string) string {
 
 // streamLog matches the lines the library logs on stderr about streams,
 // which examples that run one print there.
-var streamLog = regexp.MustCompile(`(?m)^kafka-stream: stream s[0-9a-f]{32}( running| stopped|: store "[^"]*":? (partition|created))[^\n]*\n`)
+var streamLog = regexp.MustCompile(`(?m)^kafka-stream: stream s[0-9a-f]{32}( running| stopped|: store "[^"]*":? (partition|created)|: table "[^"]*" read from)[^\n]*\n`)
 
 // TestExamples runs every script in examples/ against an embedded cluster
 // and compares what it prints with examples/NAME.out. The quickstart names

@@ -1,0 +1,56 @@
+(### "Enrichment: readings keyed by device joined with a device registry")
+(### "kept in a compacted topic, read as a table; a second table, looked")
+(### "up from the function, names each site's building. Exactly once.")
+
+(kafka-create-topics kafka-servers ("device-registry" "site-names") "partitions" => 2 "configs" => ("cleanup.policy" => "compact"))
+(set json (kafka-create "producer" (list "servers" => kafka-servers "value-serializer" => "JSON")))
+(kafka-send json "device-registry" ("d1" => ("site" => "north" "max" => 30) "d2" => ("site" => "south" "max" => 25)))
+(kafka-send json "site-names" ("north" => "Building A" "south" => "Building B"))
+(kafka-send json "device-readings" ("d1" => 28 "d2" => 27 "d3" => 20))
+
+(### "An inner join: the function sees the device's row as the input's")
+(### "\"joined\" element, and a reading of a device the registry lacks (d3)")
+(### "is dropped; \"join-kind\" => \"left\" would give it a null row.")
+(set enrich (function (in)
+  (local device)
+  (set device (get in "joined"))
+  (list "device" => (get in "key") "value" => (get in "value")
+        "site" => (get device "site") "building" => (kafka-lookup "sites" (get device "site"))
+        "alarm" => (> (get in "value") (get device "max")))))
+
+(set s (kafka-stream (list "servers" => kafka-servers "group" => "enrich-readings" "value-deserializer" => "JSON" "value-serializer" => "JSON")
+  "from" => "device-readings" "to" => "enriched-readings" "transform" => enrich
+  "tables" => ("devices" => "device-registry" "sites" => "site-names") "join" => "devices"))
+
+(set out (kafka-create "consumer" (list "servers" => kafka-servers "topics" => "enriched-readings"
+  "auto-offset-reset" => "earliest" "isolation-level" => "read_committed" "value-deserializer" => "JSON")))
+(set got (list)) (set polls 0)
+(while (and (< (size got) 2) (< polls 40))
+  (set got (concat got (get (kafka-poll out 500) "enriched-readings")))
+  (set polls (+ polls 1))
+  null)
+(print "enriched:" got)
+
+(### "A registry update reaches the table while the stream runs: d2 moves")
+(### "north, and its next reading is joined with its new row.")
+(kafka-send json "device-registry" ("d2" => ("site" => "north" "max" => 30)))
+(do
+  (set st (kafka-stream-status s)) (set polls 0)
+  (while (and (< (get (get (get st "tables") "devices") "updates") 3) (< polls 100))
+    (sleep 50) (set st (kafka-stream-status s)) (set polls (+ polls 1)))
+  null)
+(kafka-send json "device-readings" ("d2" => 26))
+(set got (list)) (set polls 0)
+(while (and (< (size got) 1) (< polls 40))
+  (set got (concat got (get (kafka-poll out 500) "enriched-readings")))
+  (set polls (+ polls 1))
+  null)
+(print "after the update:" got)
+
+(do
+  (set st (kafka-stream-status s)) (set polls 0)
+  (while (and (< (get st "processed") 4) (< polls 100))
+    (sleep 50) (set st (kafka-stream-status s)) (set polls (+ polls 1)))
+  (print (get st "state") "processed" (get st "processed") "produced" (get st "produced") "dropped" (get st "dropped"))
+  (print "devices table:" (get (get st "tables") "devices")))
+(kafka-destroy s)

@@ -1,0 +1,461 @@
+package kafkabpl
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brain4it/kafkabpl/internal/topicname"
+	"github.com/brain4it/kafkabpl/value"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Global tables: a compacted topic that every instance of a stream reads
+// whole, to look keys up in and to join its inputs with (Kafka Streams'
+// GlobalKTable, goka's Lookup). The topic is the table's changelog: a
+// stream started again reads it again, so a table keeps no state of its
+// own in Kafka.
+
+// StreamTable is a compacted topic that a stream reads as a table, the
+// latest value per key (a null value deletes its key), for its functions
+// to look up ([Lookup], BPL's kafka-lookup) and for [StreamJoin].
+//
+// The table is global: every instance of the stream (every process of
+// its group) reads all of the topic's partitions, so it suits reference
+// data that fits in memory, such as a device registry. A stream reads its
+// tables to their end (their last stable offset, as it was when the
+// stream started) before it processes any input, then follows their
+// updates as they come. A table's updates are not ordered with the
+// stream's inputs: an input is joined with what the table holds when the
+// input is processed, as in Kafka Streams' global tables. Keys and values
+// are read with the stream's key and value deserializers.
+//
+// The topic must exist when the stream starts (the stream fails
+// otherwise), and should be compacted ("cleanup.policy" "compact"): the
+// stream logs a warning for one that is not, whose old records the
+// brokers may delete while the table still needs them.
+type StreamTable struct {
+	Name  string // the name functions and joins use; the topic when empty
+	Topic string
+}
+
+// JoinKind is how a stream joins its inputs with a table.
+type JoinKind int8
+
+const (
+	// InnerJoin (the default) processes only the inputs whose key the
+	// table holds; the others are dropped (counted in Dropped).
+	InnerJoin JoinKind = iota
+	// LeftJoin processes every input; one whose key the table lacks is
+	// joined with nil.
+	LeftJoin
+)
+
+// String returns "inner" or "left".
+func (k JoinKind) String() string {
+	if k == LeftJoin {
+		return "left"
+	}
+	return "inner"
+}
+
+// StreamJoin joins each input with the value a table holds for the input's
+// key (its bytes, as written): [Record.Joined] returns it, and a BPL
+// function sees it as the input's "joined" element.
+type StreamJoin struct {
+	Table string   // a table of the spec's Tables, by its name
+	Kind  JoinKind // InnerJoin by default
+}
+
+// Joined returns the value the stream's join (see [StreamJoin]) found for
+// the record's key, read with the stream's value deserializer, and
+// whether the table held the key. It is nil, false for a record no join
+// gave a value to.
+func (r *Record) Joined() (any, bool) {
+	if r.join == nil || r.join.raw == nil {
+		return nil, false
+	}
+	return r.join.table.decode(r.join.raw), true
+}
+
+// joined is what a join found for an input: the table, and the value's
+// bytes (nil: none).
+type joined struct {
+	table *globalTable
+	raw   []byte
+}
+
+// globalTable is a table a stream holds whole.
+type globalTable struct {
+	StreamTable
+	cfg *config
+	cl  *kgo.Client // follows the topic once the bootstrap read it
+	net *reachability
+
+	mu    sync.RWMutex
+	rows  map[string][]byte
+	bytes int64
+	ready bool
+
+	read, total atomic.Int64 // the bootstrap's progress, in offsets
+	updates     atomic.Int64 // records applied since the stream started
+}
+
+// tablesKey is the context key of a stream's tables (see Lookup).
+type tablesKey struct{}
+
+// streamTables are a stream's tables, by name.
+type streamTables map[string]*globalTable
+
+// checkTables validates the spec's tables and join.
+func (spec *StreamSpec) checkTables() error {
+	names := map[string]bool{}
+	for i := range spec.Tables {
+		t := &spec.Tables[i]
+		if err := topicname.Check(t.Topic); err != nil {
+			return errorf(ErrInvalidArgument, `"tables": table %d: %v`, i+1, err)
+		}
+		name := t.Name
+		if name == "" {
+			name = t.Topic
+		}
+		if names[name] {
+			return errorf(ErrInvalidArgument, `"tables": %q names two tables`, name)
+		}
+		if slices.Contains(spec.From, t.Topic) {
+			return errorf(ErrInvalidArgument, `"tables": %q is an input topic too; a table is read whole, not as an input`, t.Topic)
+		}
+		names[name] = true
+	}
+	if j := spec.Join; j != nil {
+		if !names[j.Table] {
+			return errorf(ErrInvalidArgument, `"join" %q: not a table of the stream (its "tables" name %v)`, j.Table, sortedKeys(names))
+		}
+		if j.Kind != InnerJoin && j.Kind != LeftJoin {
+			return errorf(ErrInvalidArgument, "join kind %d: want InnerJoin or LeftJoin", j.Kind)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// newTables returns a stream's tables, empty; nil for none.
+func newTables(cfg *config, specs []StreamTable) streamTables {
+	if len(specs) == 0 {
+		return nil
+	}
+	ts := streamTables{}
+	for _, spec := range specs {
+		if spec.Name == "" {
+			spec.Name = spec.Topic
+		}
+		ts[spec.Name] = &globalTable{StreamTable: spec, cfg: cfg, rows: map[string][]byte{}, net: &reachability{servers: joinServers(cfg.servers)}}
+	}
+	return ts
+}
+
+// bootstrap reads every table to its end, as the brokers report it now,
+// then starts following each on a client of its own; it fails for a table
+// whose topic does not exist. log says what is worth saying.
+func (ts streamTables) bootstrap(ctx context.Context, s *stream) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	adm := kadm.NewClient(s.cl) // the run goroutine's, as s.cl is
+	for _, t := range ts.sorted() {
+		if err := t.bootstrap(ctx, s, adm); err != nil {
+			return fmt.Errorf("table %q (topic %q): %w", t.Name, t.Topic, err)
+		}
+	}
+	return nil
+}
+
+// sorted returns the tables in name order.
+func (ts streamTables) sorted() []*globalTable {
+	out := make([]*globalTable, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *globalTable) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func (t *globalTable) bootstrap(ctx context.Context, s *stream, adm *kadm.Client) error {
+	wait := retryWait()
+	var bounds map[int32][2]int64
+	for {
+		var err error
+		if bounds, err = t.bounds(ctx, s.cl, adm); err == nil {
+			break
+		}
+		if ctx.Err() != nil || errors.Is(err, ErrInvalidConfig) {
+			return err
+		}
+		if err := wait(ctx); err != nil {
+			return err
+		}
+	}
+	t.warnIfNotCompacted(ctx, s, adm)
+	var total int64
+	for _, b := range bounds {
+		total += b[1] - b[0]
+	}
+	t.total.Store(total)
+	partitions := make([]int32, 0, len(bounds))
+	for p := range bounds {
+		partitions = append(partitions, p)
+	}
+	slices.Sort(partitions)
+	for _, p := range partitions {
+		start, end := bounds[p][0], bounds[p][1]
+		last := start
+		err := readRange(ctx, s.cl, adm, t.Topic, p, start, end, wait, func(recs []*kgo.Record) error {
+			t.apply(recs)
+			return nil
+		}, func(off int64) {
+			t.read.Add(off - last)
+			last = off
+		})
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", p, err)
+		}
+		t.read.Add(end - last)
+	}
+	// Follow from where the first read ended.
+	offsets := map[int32]kgo.Offset{}
+	for p, b := range bounds {
+		offsets[p] = kgo.NewOffset().At(b[1])
+	}
+	opts := t.cfg.kgoOpts(Admin, s.h.id+"-table-"+t.Name, t.net)
+	opts = append(opts,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{t.Topic: offsets}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(500*time.Millisecond), // as the library's consumers do (see consumerOpts)
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return wrapf(ErrInvalidConfig, err, "config")
+	}
+	t.cl = cl
+	t.mu.Lock()
+	t.ready = true
+	t.mu.Unlock()
+	s.log(fmt.Sprintf("stream %s: table %q read from %q: %d keys", s.h.id, t.Name, t.Topic, t.len()))
+	s.followers.Go(func() { t.follow(s) })
+	return nil
+}
+
+// bounds returns the table's partitions, each with its start and its last
+// stable offset: what a read_committed reader reads now.
+func (t *globalTable) bounds(ctx context.Context, cl *kgo.Client, adm *kadm.Client) (map[int32][2]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.requestTimeout)
+	defer cancel()
+	topics, err := topicPartitions(ctx, cl, t.Topic)
+	if err != nil {
+		return nil, err
+	}
+	info, ok := topics[t.Topic]
+	if !ok {
+		return nil, errorf(ErrInvalidConfig, "the topic does not exist; create it (compacted) before the stream starts")
+	}
+	if info.err != nil {
+		return nil, info.err
+	}
+	starts, err := adm.ListStartOffsets(ctx, t.Topic)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := adm.ListCommittedOffsets(ctx, t.Topic)
+	if err != nil {
+		return nil, err
+	}
+	bounds := map[int32][2]int64{}
+	for p := range int32(info.n) {
+		s, ok1 := starts.Lookup(t.Topic, p)
+		e, ok2 := ends.Lookup(t.Topic, p)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("no offsets for partition %d", p)
+		}
+		if err := cmp.Or(s.Err, e.Err); err != nil {
+			return nil, err
+		}
+		bounds[p] = [2]int64{s.Offset, e.Offset}
+	}
+	return bounds, nil
+}
+
+// warnIfNotCompacted logs a warning for a table topic that is not
+// compacted; a topic whose config cannot be read gets none.
+func (t *globalTable) warnIfNotCompacted(ctx context.Context, s *stream, adm *kadm.Client) {
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.requestTimeout)
+	defer cancel()
+	rcs, err := adm.DescribeTopicConfigs(ctx, t.Topic)
+	if err != nil {
+		return
+	}
+	rc, err := rcs.On(t.Topic, nil)
+	if err != nil || rc.Err != nil {
+		return
+	}
+	for _, c := range rc.Configs {
+		if c.Key == "cleanup.policy" && !strings.Contains(c.MaybeValue(), "compact") {
+			s.log(fmt.Sprintf("stream %s: warning: table %q: its topic %q is not compacted (cleanup.policy %q): the brokers may delete records the table still needs; set cleanup.policy to compact", s.h.id, t.Name, t.Topic, c.MaybeValue()))
+		}
+	}
+}
+
+// follow applies the table's updates until the stream stops.
+func (t *globalTable) follow(s *stream) {
+	defer t.cl.Close()
+	for {
+		fetches := t.cl.PollFetches(s.pollCtx)
+		if fetches.IsClientClosed() || s.pollCtx.Err() != nil {
+			return
+		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				s.log(fmt.Sprintf("stream %s: table %q: topic %q partition %d: %v", s.h.id, t.Name, topic, p, err))
+			}
+		})
+		t.apply(fetches.Records())
+	}
+}
+
+// apply applies records to the table: each sets its key's value, or
+// deletes it when the value is null.
+func (t *globalTable) apply(recs []*kgo.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, r := range recs {
+		if r.Key == nil {
+			continue // no key, no row
+		}
+		old, had := t.rows[string(r.Key)]
+		if had {
+			t.bytes -= int64(len(r.Key) + len(old))
+		}
+		if r.Value == nil {
+			delete(t.rows, string(r.Key))
+			continue
+		}
+		t.rows[string(r.Key)] = r.Value
+		t.bytes += int64(len(r.Key) + len(r.Value))
+	}
+	t.updates.Add(int64(len(recs)))
+}
+
+// get returns key's value bytes; nil when the table lacks it.
+func (t *globalTable) get(key []byte) []byte {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.rows[string(key)]
+}
+
+func (t *globalTable) len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.rows)
+}
+
+// decode is a value of the table as the stream's value deserializer
+// reads it; bytes it cannot read come back as they are.
+func (t *globalTable) decode(b []byte) any {
+	v, err := t.cfg.valDeser.Decode(context.Background(), t.Topic, b, "")
+	if err != nil {
+		return b
+	}
+	return v
+}
+
+// Lookup returns the value that table, a table of the stream that called
+// the function, holds for key, and whether it holds key. ctx must be the
+// context a stream passes to its Transform, Update or aggregate, or one
+// made from it; key is encoded with the stream's key serializer (a string
+// with the default one), and the value is read with its value
+// deserializer. An unknown table, or a ctx that is no stream's, is an
+// [ErrInvalidArgument] error.
+func Lookup(ctx context.Context, table string, key any) (any, bool, error) {
+	ts, _ := ctx.Value(tablesKey{}).(streamTables)
+	if ts == nil {
+		return nil, false, errorf(ErrInvalidArgument, "table %q: only a stream's functions look tables up, and this is none", table)
+	}
+	t := ts[table]
+	if t == nil {
+		names := map[string]bool{}
+		for n := range ts {
+			names[n] = true
+		}
+		return nil, false, errorf(ErrInvalidArgument, "table %q: not a table of the stream (its tables: %v)", table, sortedKeys(names))
+	}
+	k, err := t.cfg.keySer.Encode(ctx, t.Topic, key, 1, "key")
+	if err != nil {
+		return nil, false, err
+	}
+	raw := t.get(k)
+	if raw == nil {
+		return nil, false, nil
+	}
+	return t.decode(raw), true, nil
+}
+
+// join looks in's key up in the join's table; false: an inner join drops
+// the input.
+func (s *stream) join(in *Record) bool {
+	j := s.spec.Join
+	t := s.tables[j.Table]
+	in.join = &joined{table: t, raw: t.get(in.KeyBytes())}
+	return in.join.raw != nil || j.Kind == LeftJoin
+}
+
+// TableStatus is a stream's table as this process holds it.
+type TableStatus struct {
+	Name, Topic string
+	Ready       bool  // read to the end it had when the stream started; following its updates
+	Keys        int64 // keys held
+	Bytes       int64 // their keys and values, in bytes
+	Read, Total int64 // the first read's progress, in offsets
+	Updates     int64 // records applied since the stream started
+}
+
+func (ts streamTables) status() []TableStatus {
+	var out []TableStatus
+	for _, t := range ts.sorted() {
+		t.mu.RLock()
+		out = append(out, TableStatus{Name: t.Name, Topic: t.Topic, Ready: t.ready, Keys: int64(len(t.rows)), Bytes: t.bytes,
+			Read: t.read.Load(), Total: t.total.Load(), Updates: t.updates.Load()})
+		t.mu.RUnlock()
+	}
+	return out
+}
+
+// List returns the status as kafka-stream-status shows it under "tables".
+func (ts *TableStatus) List() *value.List {
+	l := &value.List{}
+	l.AppendNamed("name", ts.Name)
+	l.AppendNamed("topic", ts.Topic)
+	l.AppendNamed("ready", ts.Ready)
+	l.AppendNamed("keys", ts.Keys)
+	l.AppendNamed("bytes", ts.Bytes)
+	l.AppendNamed("read", ts.Read)
+	l.AppendNamed("total", ts.Total)
+	l.AppendNamed("updates", ts.Updates)
+	return l
+}
