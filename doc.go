@@ -66,7 +66,8 @@
 // window ([Window]), in a store named by [StreamSpec]'s Store (see
 // [StreamSpec] for the guarantees).
 //
-// A stateful stream reads one topic, whose inputs need keys (state is kept
+// A stateful stream reads one topic, or several co-partitioned ones (see
+// [StreamSpec]), whose inputs need keys (state is kept
 // by the key's bytes; an input with a null key is an error, handled by the
 // stream's OnError). Windows are timed by the inputs' timestamps: a
 // partition's stream time is the latest timestamp it has read, and a window

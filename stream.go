@@ -102,7 +102,12 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 //
 // A stream is stateless (Transform) or keeps state in a store: per key
 // (Update) or per key and window (Window). A stateful stream reads one
-// topic, needs keyed inputs (a null key is an input error), and keeps its
+// topic, or several co-partitioned ones (with the same partition count,
+// checked when the stream starts, and keyed alike: partition N of each
+// input is the store's partition N, held by one member of the group,
+// which the stream balances with the range assignor, eager: a rebalance
+// restores each partition again; the classic group protocol only). It
+// needs keyed inputs (a null key is an input error), and keeps its
 // store in memory per input partition and in the compacted changelog
 // topic "<group>-<Store>-changelog", with the input's partition count
 // (created so, or checked, when the stream starts). Changelog records are
@@ -124,7 +129,7 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // config's "assignment-strategy" says otherwise, so that a rebalance moves
 // only the partitions it must (each moved partition is restored).
 type StreamSpec struct {
-	From            []string      // the input topics; at least one (one for a stateful stream)
+	From            []string      // the input topics; at least one (co-partitioned for a stateful stream)
 	To              string        // the output topic of outputs that name none
 	Transform       Transform     // a stateless stream's work; or set Update or Window
 	Update          Update        // a stream with per-key state; with Store
@@ -230,6 +235,16 @@ func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (st
 	if !cfg.given["auto-offset-reset"] {
 		cfg.autoOffsetReset = resetEarliest
 	}
+	if spec.Transform == nil && len(spec.From) > 1 {
+		// Partition N of each input goes to one member only with an
+		// assignor that keeps co-partitioned topics together.
+		if cfg.serverAssigns {
+			return "", newError(fn, errorf(ErrInvalidConfig, `config: a stateful stream of several inputs (%v) needs the classic "group-protocol": the broker's assignors do not keep partition N of each input on one member`, spec.From))
+		}
+		if cfg.given["assignment-strategy"] && (len(cfg.balancers) != 1 || cfg.balancers[0].ProtocolName() != "range") {
+			return "", newError(fn, errorf(ErrInvalidConfig, `config: "assignment-strategy": a stateful stream of several inputs (%v) balances with "range", which keeps partition N of each input on one member`, spec.From))
+		}
+	}
 	if spec.Guarantee == ExactlyOnce && (cfg.acks != kgo.AllISRAcks() || !cfg.idempotence) {
 		return "", newError(fn, errorf(ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
 	}
@@ -299,7 +314,12 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)
 		opts = append(opts, s.store.hooks()...)
-		if !cfg.given["assignment-strategy"] && !cfg.serverAssigns {
+		switch {
+		case len(spec.From) > 1:
+			// Range gives each member the same partition numbers of
+			// co-partitioned topics; the cooperative strategies do not.
+			opts = append(opts, kgo.Balancers(kgo.RangeBalancer()))
+		case !cfg.given["assignment-strategy"] && !cfg.serverAssigns:
 			opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
 		}
 		if spec.Update != nil {

@@ -40,9 +40,9 @@ func (st *kafkaStore) hooks() []kgo.Opt {
 // before any of their input is fetched; cl is nil in tests that call it
 // themselves.
 func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
-	ps := m[st.input]
+	ps := st.partitions(m)
 	if cl != nil && len(ps) > 0 {
-		cl.PauseFetchPartitions(map[string][]int32{st.input: ps})
+		cl.PauseFetchPartitions(st.ofInputs(ps))
 	}
 	st.mu.Lock()
 	for _, p := range ps {
@@ -60,13 +60,37 @@ func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]i
 func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for _, id := range m[st.input] {
+	for _, id := range st.partitions(m) {
 		delete(st.assigned, id)
 		if p := st.restoring[id]; p != nil {
 			p.stopRestore()
 		}
 	}
 	st.wakeLocked() // to drop their state
+}
+
+// partitions returns the store's partitions in an assignment: the input
+// partitions' numbers, each once (a stream of several inputs keeps
+// partition N of each in its store's partition N).
+func (st *kafkaStore) partitions(m map[string][]int32) []int32 {
+	var ps []int32
+	for _, t := range st.inputs {
+		for _, p := range m[t] {
+			if !slices.Contains(ps, p) {
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}
+
+// ofInputs returns partitions ps of every input, to pause or resume.
+func (st *kafkaStore) ofInputs(ps []int32) map[string][]int32 {
+	m := make(map[string][]int32, len(st.inputs))
+	for _, t := range st.inputs {
+		m[t] = ps
+	}
+	return m
 }
 
 // forget forgets the whole assignment and ends every restore, for a new
@@ -174,7 +198,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 		return failed
 	}
 	if len(adopted) > 0 {
-		s.cl.ResumeFetchPartitions(map[string][]int32{st.input: adopted})
+		s.cl.ResumeFetchPartitions(st.ofInputs(adopted))
 	}
 	// New partitions wait for the changelog's check (at the stream's
 	// start only), their fetching paused.
@@ -242,20 +266,29 @@ func (s *stream) checkChangelog(ctx context.Context) error {
 	adm := kadm.NewClient(s.cl)
 	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
 	defer cancel()
-	topics, err := topicPartitions(ctx, s.cl, st.input, st.topic)
+	topics, err := topicPartitions(ctx, s.cl, append([]string{st.topic}, st.inputs...)...)
 	if err != nil {
 		return nil // retried before the next poll; the poll reports the brokers' trouble
 	}
-	want, ok := topics[st.input]
+	want, ok := topics[st.inputs[0]]
 	if !ok || want.err != nil {
 		return nil
+	}
+	for _, t := range st.inputs[1:] {
+		in, ok := topics[t]
+		if !ok || in.err != nil {
+			return nil
+		}
+		if in.n != want.n {
+			return errorf(ErrInvalidConfig, "store %q: its inputs are not co-partitioned: %q has %d partitions and %q has %d; a stateful stream keeps partition N of each input in its store's partition N, so they must match", st.name, st.inputs[0], want.n, t, in.n)
+		}
 	}
 	if cl, ok := topics[st.topic]; ok {
 		if cl.err != nil {
 			return nil // a topic just created, without leaders yet: checked again before the next poll
 		}
 		if cl.n != want.n {
-			return errorf(ErrInvalidConfig, "store %q: its changelog %q has %d partitions and the input %q has %d; they must match (delete the changelog to start the store afresh)", st.name, st.topic, cl.n, st.input, want.n)
+			return errorf(ErrInvalidConfig, "store %q: its changelog %q has %d partitions and the input %q has %d; they must match (delete the changelog to start the store afresh)", st.name, st.topic, cl.n, st.inputs[0], want.n)
 		}
 		st.checked = true
 		return nil

@@ -54,10 +54,11 @@ type StoreStatus struct {
 // kafkaStore is a stateful stream's store as Kafka sees it: its state,
 // its changelog topic, the group's assignment and the restores.
 type kafkaStore struct {
-	name, topic, input string
-	win                *Window // nil: per-key state
-	cfg                *config
-	state              *store.Store // the state: the run goroutine runs its batches (its doc says who calls what)
+	name, topic string
+	inputs      []string // co-partitioned: partition N of each is the store's partition N
+	win         *Window  // nil: per-key state
+	cfg         *config
+	state       *store.Store // the state: the run goroutine runs its batches (its doc says who calls what)
 
 	// mu guards parts and restoring (the maps; the run goroutine owns
 	// the contents of parts, a restore's goroutine those of its part:
@@ -98,7 +99,7 @@ func (st *kafkaStore) newPart(id int32, gen uint64) *storePart {
 
 func newStore(cfg *config, spec *StreamSpec) *kafkaStore {
 	st := &kafkaStore{
-		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", input: spec.From[0],
+		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", inputs: spec.From,
 		win: spec.Window, cfg: cfg, parts: map[int32]*storePart{}, restoring: map[int32]*storePart{}, assigned: map[int32]uint64{},
 		reads: make(chan struct{}, restoreReads),
 	}
@@ -290,9 +291,6 @@ func (spec *StreamSpec) checkStore() error {
 	}
 	if err := topicname.Check(spec.Store); err != nil {
 		return errorf(ErrInvalidArgument, `"store": %v`, err)
-	}
-	if len(spec.From) != 1 {
-		return errorf(ErrInvalidArgument, `"from" %v: a stateful stream reads one topic, whose partition N keeps its state in the changelog's partition N`, spec.From)
 	}
 	if spec.Window != nil {
 		return spec.Window.check()

@@ -259,6 +259,6 @@ func (st *kafkaStore) closeDue(ctx context.Context, onError OnError, b *batchCou
 
 // decodeKey reads a state key as the key deserializer reads the input's.
 func (st *kafkaStore) decodeKey(key string) any {
-	r := &Record{r: &kgo.Record{Topic: st.input, Key: []byte(key)}, cfg: st.cfg}
+	r := &Record{r: &kgo.Record{Topic: st.inputs[0], Key: []byte(key)}, cfg: st.cfg}
 	return r.Key()
 }

@@ -99,7 +99,6 @@ func TestBPLStreamStateArgs(t *testing.T) {
 		{[]any{nv{"window", win(nv{"type", "tumbling"}, nv{"size", -1})}, nv{"aggregate", fn}}, `"window" "size" (ms): want an integer`},
 		{[]any{nv{"store", "s"}, nv{"window", win(nv{"type", "session"}, nv{"gap", 10})}, nv{"aggregate", fn}}, `"merge": a session window needs a merge function`},
 		{[]any{nv{"window", "tumbling"}, nv{"aggregate", fn}}, `"window": want a list`},
-		{[]any{nv{"store", "s"}, nv{"transform", fn}, nv{"from", []any{"a", "b"}}}, `reads one topic`},
 		{[]any{nv{"store", 3}, nv{"transform", fn}}, `"store": want a string`},
 		{[]any{nv{"aggregate", "f"}, nv{"window", win(nv{"type", "tumbling"}, nv{"size", 10})}}, `"aggregate": want a function`},
 	} {
