@@ -138,6 +138,8 @@ type StreamSpec struct {
 	Guarantee       Guarantee     // ExactlyOnce by default
 	OnError         OnError       // StopOnError by default
 	DeadLetterTopic string        // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
+	OnTimer         OnTimer       // a per-key stateful stream's calls when a key's timer fires or it falls silent
+	Silence         time.Duration // with OnTimer: a key without input this long (wall clock) gets a Silence call; 0: none
 	Tables          []StreamTable // compacted topics read whole, for Lookup and Join
 	Join            *StreamJoin   // joins each input with a table's value for its key; nil: none
 }
@@ -168,6 +170,7 @@ type stream struct {
 	detached   bool           // stop left the group but kgo still holds the client
 	store      *kafkaStore    // a stateful stream's; nil for a stateless one
 	tables     streamTables   // nil: none
+	timers     *timers        // nil: none
 	followers  sync.WaitGroup // the tables' goroutines, which follow their updates
 
 	// Used by run's goroutine only.
@@ -189,7 +192,7 @@ type counts struct {
 // batchCounts is the work of one batch, added to the totals once it is
 // committed.
 type batchCounts struct {
-	processed, produced, dropped, skipped, deadLettered, late int64
+	processed, produced, dropped, skipped, deadLettered, late, fired int64
 	lastErr                                                   error
 	notHeld                                                   bool // an input's partition was revoked: abort, under exactly-once
 }
@@ -287,6 +290,9 @@ func (spec *StreamSpec) check() error {
 	if err := spec.checkTables(); err != nil {
 		return err
 	}
+	if err := spec.checkTimers(); err != nil {
+		return err
+	}
 	if spec.Guarantee != ExactlyOnce && spec.Guarantee != AtLeastOnce {
 		return errorf(ErrInvalidArgument, "guarantee %d: want ExactlyOnce or AtLeastOnce", spec.Guarantee)
 	}
@@ -304,9 +310,13 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	h.stream = s
 	s.pollCtx, s.stopPoll = context.WithCancel(context.Background())
 	s.tables = newTables(cfg, spec.Tables)
+	s.timers = newTimers(&spec)
 	work := context.Background()
 	if s.tables != nil { // for Lookup
 		work = context.WithValue(work, tablesKey{}, s.tables)
+	}
+	if s.timers != nil { // for SetTimer
+		work = context.WithValue(work, timerKey{}, &s.timers.call)
 	}
 	s.workCtx, s.cancelWork = context.WithCancel(work)
 	opts := cfg.kgoOpts(Stream, h.id, h.net)
@@ -323,7 +333,11 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 			opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
 		}
 		if spec.Update != nil {
-			s.spec.Transform = s.store.keyedTransform(spec.Update)
+			update := spec.Update
+			if s.timers != nil {
+				update = s.timers.update(update)
+			}
+			s.spec.Transform = s.store.keyedTransform(update)
 		} else {
 			s.spec.Transform = s.store.windowedTransform()
 		}
@@ -435,7 +449,7 @@ func (s *stream) run() {
 
 // transact processes one batch in one transaction.
 func (s *stream) transact(recs []*kgo.Record) error {
-	if len(recs) == 0 && !s.store.closing() {
+	if len(recs) == 0 && !s.store.closing() && !s.timers.anyDue() {
 		return nil
 	}
 	if err := s.sess.Begin(); err != nil {
@@ -444,6 +458,9 @@ func (s *stream) transact(recs []*kgo.Record) error {
 	var pr produced
 	write := pr.produce(s)
 	b, _, stopErr := s.process(recs, write)
+	if stopErr == nil {
+		stopErr = s.fireDue(&b, s.writeOutput(write))
+	}
 	if stopErr == nil {
 		stopErr = s.endBatch(&b, write, nil)
 	}
@@ -457,7 +474,7 @@ func (s *stream) transact(recs []*kgo.Record) error {
 		s.store.commit()
 		s.totals.transactions.Add(1)
 	default:
-		s.store.abort()
+		s.abortState()
 		s.totals.aborted.Add(1)
 	}
 	switch {
@@ -526,12 +543,15 @@ func (s *stream) reinit(cause error) error {
 // brokers to acknowledge them, then commits the inputs it processed.
 func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 	defer s.cl.AllowRebalance()
-	if len(recs) == 0 && !s.store.closing() {
+	if len(recs) == 0 && !s.store.closing() && !s.timers.anyDue() {
 		return nil
 	}
 	var pr produced
 	write := pr.produce(s)
 	b, done, stopErr := s.process(recs, write)
+	if stopErr == nil {
+		stopErr = s.fireDue(&b, s.writeOutput(write))
+	}
 	flush := func() error {
 		if err := s.cl.Flush(s.workCtx); err != nil {
 			return errorf(ErrTimeout, "stopped before the outputs of the batch in hand were acknowledged; their inputs stay uncommitted")
@@ -540,7 +560,7 @@ func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 	}
 	if stopErr == nil || len(done) > 0 {
 		if err := s.endBatch(&b, write, flush); err != nil {
-			s.store.abort()
+			s.abortState()
 			return err
 		}
 	}
@@ -567,6 +587,9 @@ func (s *stream) add(b batchCounts) {
 	s.totals.dropped.Add(b.dropped)
 	s.totals.skipped.Add(b.skipped)
 	s.totals.deadLettered.Add(b.deadLettered)
+	if s.timers != nil {
+		s.timers.fired.Add(b.fired)
+	}
 	if s.store != nil {
 		s.store.late.Add(b.late)
 	}

@@ -165,6 +165,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 		if !current(p) {
 			delete(st.parts, id)
 			st.state.Drop(id)
+			s.timers.drop(id)
 		}
 	}
 	var adopted []int32
@@ -196,6 +197,11 @@ func (s *stream) syncStore(ctx context.Context) error {
 	st.mu.Unlock()
 	if failed != nil {
 		return failed
+	}
+	for _, id := range adopted {
+		if err := s.timers.rebuild(st.state, id); err != nil {
+			return fmt.Errorf("store %q partition %d: %w", st.name, id, err)
+		}
 	}
 	if len(adopted) > 0 {
 		s.cl.ResumeFetchPartitions(st.ofInputs(adopted))

@@ -49,6 +49,8 @@ type StoreStatus struct {
 	RestoreTotal int64  // changelog offsets they read in all
 	Restored     int64  // changelog records applied by restores, since the stream started
 	Late         int64  // inputs later than the grace period (windowed streams), dropped or dead-lettered
+	Timers       int64  // due times held for timers and silences (an entry a later input or SetTimer moved counts until its time comes)
+	Fired        int64  // timer and silence calls committed, since the stream started
 }
 
 // kafkaStore is a stateful stream's store as Kafka sees it: its state,
@@ -174,6 +176,9 @@ func (s *stream) pollContext() (context.Context, context.CancelFunc) {
 	if w := s.store.win; w != nil && w.Idle > 0 {
 		wait = min(max(w.Idle/2, 10*time.Millisecond), time.Second)
 	}
+	if t := s.timers.wait(time.Second); t > 0 && (wait == 0 || t < wait) {
+		wait = t // the next wall-clock timer or silence
+	}
 	return s.store.pollContext(s.pollCtx, wait)
 }
 
@@ -211,6 +216,8 @@ func (ss *StoreStatus) List() *value.List {
 	l.AppendNamed("restore-total", ss.RestoreTotal)
 	l.AppendNamed("restored", ss.Restored)
 	l.AppendNamed("late", ss.Late)
+	l.AppendNamed("timers", ss.Timers)
+	l.AppendNamed("fired", ss.Fired)
 	return l
 }
 

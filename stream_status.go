@@ -47,6 +47,9 @@ func (s *stream) status(ctx context.Context) *StreamStatus {
 	st.Reinits = s.totals.reinits.Load()
 	if s.store != nil {
 		st.Store = s.store.status()
+		if s.timers != nil {
+			st.Store.Timers, st.Store.Fired = s.timers.pending.Load(), s.timers.fired.Load()
+		}
 	}
 	st.Tables = s.tables.status()
 	st.Lag = -1
