@@ -87,6 +87,20 @@
 // at-least-once an input processed again after a crash is counted again in
 // the state.
 //
+// # Timers
+//
+// A per-key stateful stream can have a key called at a time rather than
+// for an input ([StreamSpec]'s OnTimer): its functions set the key's timer
+// by stream time or by the clock ([SetTimer]), and a key that gets no
+// input for the spec's Silence is called once, by the clock, even when no
+// other input arrives. A key's timer and last input time are kept with its
+// state, in the changelog: a timer fires once under exactly-once, and one
+// due while the stream was down fires after the restore. Timers cost one
+// heap entry per pending timer and per key under a silence watch. A store
+// with timers keeps each state in a wrapper of its own, with the key's
+// timer: give a stream that gains timers a new store (the stream fails on
+// a state written without them).
+//
 // # Tables and joins
 //
 // A stream can read compacted topics as tables, the latest value per key

@@ -78,8 +78,11 @@ func (o OnError) String() string {
 }
 
 // StreamOutput is one message a stream's transform writes: to Topic (the
-// stream's To when empty), with the key, value, headers and partition of
-// its Message, serialized by the stream's serializers.
+// stream's To when empty), with the key, value, headers, partition and
+// timestamp of its Message, serialized by the stream's serializers. An
+// output of an input that gives no timestamp takes the input's, as in
+// Kafka Streams, so that a stream after it windows by the same event
+// time; a timer's takes the time it is written.
 type StreamOutput struct {
 	Topic string
 	Message
@@ -193,8 +196,8 @@ type counts struct {
 // committed.
 type batchCounts struct {
 	processed, produced, dropped, skipped, deadLettered, late, fired int64
-	lastErr                                                   error
-	notHeld                                                   bool // an input's partition was revoked: abort, under exactly-once
+	lastErr                                                          error
+	notHeld                                                          bool // an input's partition was revoked: abort, under exactly-once
 }
 
 // Stream starts a stream that reads spec.From, runs spec.Transform on each

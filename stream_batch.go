@@ -139,6 +139,9 @@ func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
 		if err != nil {
 			return nil, where(err)
 		}
+		if o.Timestamp.IsZero() {
+			r.Timestamp = in.Timestamp() // event time goes on, as in Kafka Streams
+		}
 		s.outs = append(s.outs, r)
 	}
 	return s.outs, nil

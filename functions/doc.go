@@ -181,6 +181,8 @@
 //	                                       one message with its own topic, key (none given: the input's; null: none), ...
 //	(kafka-outputs a b ...)                several messages, each a value or a kafka-output
 //
+// An output's timestamp, when it gives none, is its input's.
+//
 // kafka-output and kafka-outputs return values of their own kind, never
 // lists, so a list a transform returns (a JSON array, say) is always one
 // message's value. "on-error" decides what becomes of an input that cannot
@@ -222,8 +224,28 @@
 //
 // kafka-stream-status adds "store" => ("name" "changelog" "partitions"
 // "keys" "windows" "bytes" "restoring" "restore-read" "restore-total"
-// "restored" "late"). How the store keeps state, and when windows close,
-// is said in package kafkabpl's documentation (Stateful streams).
+// "restored" "late" "timers" "fired"). How the store keeps state, and when
+// windows close, is said in package kafkabpl's documentation (Stateful
+// streams).
+//
+// # Timers
+//
+// A stream with per-key state can be called for a key at a time rather
+// than for an input:
+//
+//	(kafka-stream config "from" => topic "to" => topic "store" => name "transform" => fn
+//	  "on-timer" => (function (timer state) ...)   timer: ("key" "kind" "at" "partition");
+//	                                               returns (kafka-state new-state output ...), keyed by the timer's key
+//	  "silence" => ms)                             a key without input that long (by the clock) gets a call,
+//	                                               kind "silence", once until its next input
+//	(kafka-set-timer "wall-clock"|"stream-time" ms) from the transform or on-timer: the key's timer (one per key);
+//	                                               "stream-time" fires when its partition's inputs' timestamps reach ms
+//	(kafka-cancel-timer)                           the key's timer goes
+//
+// Timers and silences are kept with the key's state, in the store and its
+// changelog: exactly once as the state is, and one due while no process
+// runs the stream fires once one does. [kafkabpl.SetTimer] and
+// [kafkabpl.OnTimer] say the rest.
 //
 // # Tables and joins
 //

@@ -39,6 +39,8 @@ func Table(lib *kafkabpl.Library) map[string]value.Func {
 		"kafka-stream":        t.bplStream,
 		"kafka-stream-status": t.bplStreamStatus,
 		"kafka-lookup":        bplLookup,
+		"kafka-set-timer":     bplSetTimer,
+		"kafka-cancel-timer":  bplCancelTimer,
 		"kafka-output":        bplOutput,
 		"kafka-outputs":       bplOutputs,
 		"kafka-state":         bplState,

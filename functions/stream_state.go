@@ -51,7 +51,7 @@ func bplState(ctx context.Context, l *value.List) (any, error) {
 }
 
 // stateNames are kafka-stream's named arguments of stateful streams.
-var stateNames = []string{"store", "window", "aggregate", "merge", "result"}
+var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on-timer", "silence"}
 
 // readStateArgs reads the named arguments of a stateful stream into spec;
 // transform is the "transform" function, nil if none was given.
@@ -85,6 +85,20 @@ func (a *args) readStateArgs(spec *kafkabpl.StreamSpec, named map[string]any, tr
 	result, err := fn("result", "(function (w) ...)")
 	if err != nil {
 		return err
+	}
+	onTimer, err := fn("on-timer", "(function (timer state) ...)")
+	if err != nil {
+		return err
+	}
+	if onTimer != nil {
+		spec.OnTimer = bplOnTimer(onTimer)
+	}
+	if v, ok := named["silence"]; ok {
+		ms, err := a.int(v, `"silence" (ms)`, 1, math.MaxInt64/int64(time.Millisecond))
+		if err != nil {
+			return err
+		}
+		spec.Silence = time.Duration(ms) * time.Millisecond
 	}
 	wv, windowed := named["window"]
 	if !windowed {
@@ -222,6 +236,59 @@ func bplUpdate(fn value.Callable) kafkabpl.Update {
 		}
 		return nil, nil, invalidf("a stateful transform returns (kafka-state new-state output ...), or null to keep the state; got %s", value.Describe(v))
 	}
+}
+
+// bplOnTimer adapts a BPL function (timer state) to an OnTimer: timer is
+// ("key" "kind" "at" "partition"); it returns (kafka-state new-state
+// output ...), whose outputs are keyed by the timer's key unless they say
+// otherwise, or null to keep the state and write nothing.
+func bplOnTimer(fn value.Callable) kafkabpl.OnTimer {
+	return func(ctx context.Context, ev *kafkabpl.TimerEvent, state any) ([]kafkabpl.StreamOutput, any, error) {
+		v, err := callFn(ctx, fn, ev.List(), state, 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch v := v.(type) {
+		case nil:
+			return nil, state, nil
+		case *stateResult:
+			outs, err := outputsOf(v.outs, ev.Key)
+			return outs, v.state, err
+		}
+		return nil, nil, invalidf(`"on-timer" returns (kafka-state new-state output ...), or null to keep the state; got %s`, value.Describe(v))
+	}
+}
+
+// bplSetTimer is (kafka-set-timer "wall-clock"|"stream-time" ms): from a
+// stateful stream's function, the timer of the key in hand.
+func bplSetTimer(ctx context.Context, l *value.List) (any, error) {
+	a, err := readArgs("kafka-set-timer", l, 2, 2, `(kafka-set-timer "wall-clock"|"stream-time" ms)`, nil)
+	if err != nil {
+		return nil, err
+	}
+	k, err := a.oneOf(a.pos[0], "kind", "stream-time", "wall-clock")
+	if err != nil {
+		return nil, err
+	}
+	ms, err := a.int(a.pos[1], "ms", math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return nil, err
+	}
+	if err := kafkabpl.SetTimer(ctx, kafkabpl.TimerKind(k), time.UnixMilli(ms)); err != nil {
+		return nil, fnError("kafka-set-timer", err)
+	}
+	return true, nil
+}
+
+// bplCancelTimer is (kafka-cancel-timer): the key in hand's timer goes.
+func bplCancelTimer(ctx context.Context, l *value.List) (any, error) {
+	if _, err := readArgs("kafka-cancel-timer", l, 0, 0, "(kafka-cancel-timer)", nil); err != nil {
+		return nil, err
+	}
+	if err := kafkabpl.CancelTimer(ctx); err != nil {
+		return nil, fnError("kafka-cancel-timer", err)
+	}
+	return true, nil
 }
 
 // bplAggregate adapts a BPL function (in acc) to an aggregate. A BPL
