@@ -64,6 +64,7 @@ type config struct {
 	logLevel        kgo.LogLevel  // what of franz-go's own log to write; none by default
 	clientLog       func(string)  // where, one line each (the Library's log output)
 	hooks           ClientHooks   // the Library's, when set
+	dial            Dialer        // the Library's, when set (see SetDialer)
 	tls             *tls.Config
 	sasl            sasl.Mechanism
 

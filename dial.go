@@ -76,7 +76,10 @@ func newBrokerDialer(c *config) *brokerDialer {
 		reached: map[string]bool{},
 		stop:    make(chan struct{}),
 	}
-	if testdial.Dial != nil {
+	switch {
+	case c.dial != nil:
+		d.dial = c.dial // Library.SetDialer's
+	case testdial.Dial != nil:
 		d.dial = testdial.Dial // tests: loopback addresses only
 	}
 	if c.tls != nil {

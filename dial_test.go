@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/testdial"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -136,5 +137,32 @@ func TestBrokerDialerWatch(t *testing.T) {
 	d.close()
 	if watching() {
 		t.Error("the watch still runs once close has returned")
+	}
+}
+
+// TestSetDialer checks that a Library's clients connect with the dialer
+// SetDialer gave (here one that counts, over the loopback guard's), and
+// with the default once it is unset.
+func TestSetDialer(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	lib := newLib(t)
+	var dials atomic.Int64
+	lib.SetDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return testdial.Dial(ctx, network, addr)
+	})
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p, []string{"t"}, unkeyed("v")...)
+	if dials.Load() == 0 {
+		t.Fatal("the producer did not dial with the Library's dialer")
+	}
+	lib.SetDialer(nil)
+	before := dials.Load()
+	p2 := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p2, []string{"t"}, unkeyed("v")...)
+	if dials.Load() != before {
+		t.Errorf("a producer made after SetDialer(nil) dialed with the old dialer")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ type Library struct {
 	logOut io.Writer
 
 	hooks atomic.Pointer[ClientHooks] // nil: none
+	dial  atomic.Pointer[Dialer]      // nil: the default
 }
 
 // ClientHooks gives the franz-go hooks of a client the Library makes, for
@@ -134,6 +136,31 @@ func (lib *Library) SetClientHooks(fn ClientHooks) {
 	lib.hooks.Store(&fn)
 }
 
+// Dialer makes a connection, as net.Dialer's DialContext does.
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// SetDialer makes every client the Library makes from then on connect to
+// the brokers with dial (TLS, when configured, goes over its
+// connections). nil restores the default, a net.Dialer. It is for
+// networks of one's own: a proxy, or an in-memory network such as
+// package streamtest's, where a test runs in virtual time. Clients made
+// before keep what they had.
+func (lib *Library) SetDialer(dial Dialer) {
+	if dial == nil {
+		lib.dial.Store(nil)
+		return
+	}
+	lib.dial.Store(&dial)
+}
+
+// dialer returns the dialer SetDialer set, or nil.
+func (lib *Library) dialer() Dialer {
+	if d := lib.dial.Load(); d != nil {
+		return *d
+	}
+	return nil
+}
+
 // clientHooks returns the hooks SetClientHooks set, or nil.
 func (lib *Library) clientHooks() ClientHooks {
 	if fn := lib.hooks.Load(); fn != nil {
@@ -191,7 +218,7 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 	if err != nil {
 		return "", newError(fn, err)
 	}
-	cfg.clientLog, cfg.hooks = lib.clientLog, lib.clientHooks()
+	cfg.clientLog, cfg.hooks, cfg.dial = lib.clientLog, lib.clientHooks(), lib.dialer()
 	h, err := newHandle(kind, cfg)
 	if err != nil {
 		return "", newError(fn, err)

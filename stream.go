@@ -254,7 +254,7 @@ func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (st
 	if spec.Guarantee == ExactlyOnce && (cfg.acks != kgo.AllISRAcks() || !cfg.idempotence) {
 		return "", newError(fn, errorf(ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
 	}
-	cfg.clientLog, cfg.hooks = lib.clientLog, lib.clientHooks()
+	cfg.clientLog, cfg.hooks, cfg.dial = lib.clientLog, lib.clientHooks(), lib.dialer()
 	s, err := newStream(cfg, spec, func(msg string) { lib.log(fn, msg) })
 	if err != nil {
 		return "", newError(fn, err)

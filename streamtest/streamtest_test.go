@@ -1,0 +1,80 @@
+//go:build synctests
+
+package streamtest_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/streamtest"
+)
+
+// TestWindowedHour counts readings per minute over an hour of virtual
+// time: one reading a minute, each timed by the virtual clock, in
+// tumbling one-minute windows that close by the clock when no reading
+// comes (Idle). Every window's count comes once, exactly once.
+func TestWindowedHour(t *testing.T) {
+	streamtest.Run(t, func(d *streamtest.Driver) {
+		id := d.Stream(map[string]any{"group": "per-minute"}, kafkabpl.StreamSpec{
+			From: []string{"readings"}, To: "counts", Store: "minutes",
+			Window: &kafkabpl.Window{Kind: kafkabpl.Tumbling, Size: time.Minute, Idle: time.Minute,
+				Aggregate: func(_ context.Context, _ *kafkabpl.Record, acc any) (any, error) {
+					n, _ := acc.(int64)
+					return n + 1, nil
+				},
+				Result: func(_ context.Context, w *kafkabpl.WindowResult) ([]kafkabpl.StreamOutput, error) {
+					return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: w.Key, Value: fmt.Sprintf("%d:%v", (w.End-w.Start)/60000, w.Value)}}}, nil
+				}},
+		})
+		start := time.Now()
+		for range 60 {
+			d.Send("readings", kafkabpl.Message{Key: "d1", Value: "r", Timestamp: time.Now()})
+			d.Advance(time.Minute)
+		}
+		d.Advance(3 * time.Minute)
+		got := streamtest.Values(d.Read("counts"))
+		want := slices.Repeat([]string{"1:1"}, 60)
+		if !slices.Equal(got, want) {
+			t.Errorf("%d results %v, want 60 of one reading each", len(got), got)
+		}
+		if took := time.Since(start); took < time.Hour {
+			t.Errorf("the virtual clock moved %v, want an hour and more", took)
+		}
+		if st := d.Status(id); st.State != kafkabpl.StreamRunning || st.Processed != 60 {
+			t.Errorf("status %+v", st)
+		}
+	})
+}
+
+// TestSilenceTenMinutes checks a ten-minute silence: no call at nine
+// minutes, one at ten, and one only.
+func TestSilenceTenMinutes(t *testing.T) {
+	streamtest.Run(t, func(d *streamtest.Driver) {
+		d.Stream(map[string]any{"group": "watchdog"}, kafkabpl.StreamSpec{
+			From: []string{"readings"}, To: "alarms", Store: "last", Silence: 10 * time.Minute,
+			Update: func(_ context.Context, in *kafkabpl.Record, _ any) ([]kafkabpl.StreamOutput, any, error) {
+				return nil, in.Value(), nil
+			},
+			OnTimer: func(_ context.Context, ev *kafkabpl.TimerEvent, last any) ([]kafkabpl.StreamOutput, any, error) {
+				return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: ev.Key, Value: fmt.Sprintf("%v %s after %v", ev.Key, ev.Kind, last)}}}, last, nil
+			},
+		})
+		d.Send("readings", kafkabpl.Message{Key: "d1", Value: "20"})
+		d.Advance(9 * time.Minute)
+		if got := streamtest.Values(d.Read("alarms")); len(got) != 0 {
+			t.Errorf("alarms at 9 minutes: %v", got)
+		}
+		d.Advance(time.Minute)
+		if got := streamtest.Values(d.Read("alarms")); !slices.Equal(got, []string{"d1 silence after 20"}) {
+			t.Errorf("alarms at 10 minutes: %v", got)
+		}
+		d.Advance(time.Hour)
+		if got := streamtest.Values(d.Read("alarms")); len(got) != 1 {
+			t.Errorf("alarms an hour later: %v, want the one", got)
+		}
+	})
+}
