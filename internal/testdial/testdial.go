@@ -9,8 +9,9 @@
 // that the root reads rather than an option of a Library: every Library
 // a test binary makes is guarded, by whichever package's test it is made
 // and however (New, a helper, an example), not only those a test
-// remembers to set up; and the public API has no dial option that no
-// program needs. Being internal, no program outside the module can set it.
+// remembers to set up. Being internal, no program outside the module can
+// set it. A Library given a dialer of its own (Library.SetDialer, as
+// package streamtest gives its in-memory network's) dials with that one.
 package testdial
 
 import (
