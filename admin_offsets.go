@@ -209,10 +209,18 @@ func (lib *Library) DeleteRecords(ctx context.Context, target any, topic string,
 // start there when they next join. The result has one element per
 // partition, in order, with the offset committed or why not.
 //
+// A share group (see [ShareConsumer]) is reset as kafka-share-groups
+// --reset-offsets does: each partition's share-partition start offset
+// moves to spec, and the group delivers the records from there when a
+// member next joins, each as new (delivery count 1: what the group had
+// accepted, released or rejected there is forgotten). [OffsetsOf] is
+// then what a consumer group committed, as for any group.
+//
 // The group must have no active members: a group with members is refused
 // with an error wrapping kerr.NonEmptyGroup (its members would overwrite
-// the reset with their next commit). A group that does not exist yet is
-// made, as Kafka's tools do. In BPL, (kafka-reset-offsets target "g" "t"
+// the reset with their next commit, or a share group's go on from where
+// they were). A group that does not exist yet is made, a consumer group,
+// as Kafka's tools do. In BPL, (kafka-reset-offsets target "g" "t"
 // "earliest").
 func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, topic string, spec OffsetSpec) ([]PartitionOffset, error) {
 	const fn = "kafka-reset-offsets"
@@ -229,7 +237,8 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 		return nil, newError(fn, errorf(ErrInvalidArgument, "offset: want an offset of 0 or more, got %d", spec.n))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) ([]PartitionOffset, error) {
-		if err := checkInactive(ctx, h, adm, group); err != nil {
+		typ, err := checkInactive(ctx, h, adm, group)
+		if err != nil {
 			return nil, err
 		}
 		to, err := resetTargets(ctx, adm, topic, spec)
@@ -242,15 +251,40 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 				offsets.Add(kadm.Offset{Topic: topic, Partition: po.Partition, At: po.Offset, LeaderEpoch: -1})
 			}
 		}
-		if len(offsets) > 0 {
+		if len(offsets) == 0 {
+			return to, nil
+		}
+		// result is a partition's error, and whether the brokers
+		// answered for it.
+		var result func(p int32) (error, bool)
+		if typ == "share" {
+			altered, err := adm.AlterShareGroupOffsets(ctx, group, offsets)
+			if err != nil {
+				if isKafkaErr(err) {
+					return nil, wrapf(errKafka, err, "share group %q", group)
+				}
+				return nil, h.requestError(ctx, err)
+			}
+			result = func(p int32) (error, bool) { return altered.Lookup(topic, p) }
+		} else {
 			committed, err := adm.CommitOffsets(ctx, group, offsets)
 			if err != nil {
 				return nil, h.requestError(ctx, err)
 			}
-			for i, po := range to {
-				if r, ok := committed.Lookup(topic, po.Partition); ok && r.Err != nil {
-					to[i].Offset, to[i].Err = -1, wrapf(errKafka, r.Err, "partition %d", po.Partition)
-				}
+			result = func(p int32) (error, bool) {
+				r, ok := committed.Lookup(topic, p)
+				return r.Err, ok
+			}
+		}
+		for i, po := range to {
+			if po.Err != nil {
+				continue
+			}
+			switch err, ok := result(po.Partition); {
+			case !ok && typ == "share":
+				to[i].Offset, to[i].Err = -1, unanswered("partition", fmt.Sprintf("%s %d", topic, po.Partition))
+			case err != nil:
+				to[i].Offset, to[i].Err = -1, wrapf(errKafka, err, "partition %d", po.Partition)
 			}
 		}
 		return to, nil
@@ -258,26 +292,28 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 }
 
 // checkInactive fails when group has active members, of any group
-// protocol.
-func checkInactive(ctx context.Context, h *handle, adm *kadm.Client, group string) error {
+// protocol, and otherwise returns its type: "share" for a share group,
+// "consumer" for one of KIP-848's protocol, else "classic" (a group that
+// does not exist too).
+func checkInactive(ctx context.Context, h *handle, adm *kadm.Client, group string) (string, error) {
 	described, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
-		return h.requestError(ctx, err)
+		return "", h.requestError(ctx, err)
 	}
-	info := &GroupInfo{Group: group, State: "Dead"}
+	info := &GroupInfo{Group: group, State: "Dead", Type: "classic"}
 	if d, ok := described[group]; ok && d.Err == nil {
 		info.State = d.State
 		info.Members = make([]GroupMember, len(d.Members))
 	}
 	if len(info.Members) == 0 {
 		if _, _, err := describeOtherProtocols(ctx, h, adm, info); err != nil {
-			return h.requestError(ctx, err)
+			return "", h.requestError(ctx, err)
 		}
 	}
 	if len(info.Members) > 0 || info.State != "Empty" && info.State != "Dead" {
-		return wrapf(errKafka, kerr.NonEmptyGroup, "group %q has %d active members (state %s): stop them first, or they overwrite the reset", group, len(info.Members), info.State)
+		return "", wrapf(errKafka, kerr.NonEmptyGroup, "group %q has %d active members (state %s): stop them first, or they overwrite the reset", group, len(info.Members), info.State)
 	}
-	return nil
+	return info.Type, nil
 }
 
 // resetTargets is the offset to commit on each of topic's partitions for
@@ -326,7 +362,9 @@ func resetTargets(ctx context.Context, adm *kadm.Client, topic string, spec Offs
 }
 
 // DeleteGroup deletes group and what it committed, as
-// kafka-consumer-groups --delete does. A group with active members is
+// kafka-consumer-groups --delete does; a share group (see
+// [ShareConsumer]) with its start offsets and the state of its records,
+// as kafka-share-groups --delete does. A group with active members is
 // refused by the brokers (an error wrapping kerr.NonEmptyGroup), and one
 // that does not exist is an error wrapping kerr.GroupIDNotFound. In BPL,
 // (kafka-delete-group target "g") returns true.

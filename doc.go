@@ -177,7 +177,9 @@
 // would, and share.record.lock.duration.ms the same way.
 // [Library.DescribeGroup] describes a share group (its type "share", its
 // members, where it stands per partition) and [Library.ListGroups] lists
-// it.
+// it. With its members stopped, [Library.ResetGroupOffsets] moves its
+// start offsets (it then delivers the records from there again, as new)
+// and [Library.DeleteGroup] deletes it.
 //
 // A share consumer cannot seek (an [ErrWrongKind] error), polls its whole
 // subscription (a poll naming topics that leaves others out is an

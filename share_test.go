@@ -10,6 +10,7 @@ import (
 
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/value"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -259,6 +260,79 @@ func TestShareRenewKeepsRecords(t *testing.T) {
 		if got := must[*Polled](t)(lib.Poll(ctx, c, 1500*time.Millisecond)); got.Len() != 0 {
 			t.Errorf("after the accept, %s polled %s", c, formatOf(got.List()))
 		}
+	}
+}
+
+// TestShareCommitReportsRefusedAck checks that Commit reports an
+// acknowledgement the brokers refused: a holds a record, "job", past its
+// lock (2 s here), b gets it (delivered again) and holds it; a's accept
+// then comes too late, and a's Commit says so, naming the partition,
+// with the brokers' error; a's next Commit has nothing to report, and
+// b's accept holds: the record is not delivered again.
+//
+// a holds a second record, "next", that it fetched and no poll took:
+// its client then sends no fetch, and the accept goes out on its own,
+// in a ShareAcknowledge. (kfake drops the error of an acknowledgement
+// that rode on a fetch which then waited for records, and kgo sends
+// acknowledgements with its fetches when it can.)
+func TestShareCommitReportsRefusedAck(t *testing.T) {
+	t.Parallel()
+	const topic, group = "late-acks", "late"
+	servers := newCluster(t, embedded.Topics(topic), embedded.KfakeOptions(kfake.BrokerConfigs(map[string]string{
+		"group.share.record.lock.duration.ms": "2000",
+		"share.record.lock.sweep.interval.ms": "100",
+	}))).Servers()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p, []string{topic}, unkeyed("job")...)
+	a := must[string](t)(lib.Create(ctx, ShareConsumer, shareConfig(servers, group, topic)))
+	rec := pollShare(t, lib, a, 1)[0]
+	send(t, lib, p, []string{topic}, unkeyed("next")...)
+	waitFor(t, `a to fetch "next"`, func() bool {
+		h := must[*handle](t)(lib.acquire(a, ShareConsumer))
+		defer h.calls.Done()
+		return h.cl.BufferedFetchRecords() > 0
+	})
+	// b joins once a holds both records. a's lock on "job" ends first,
+	// and b gets it, with "next" when both locks ended together; each
+	// delivered a second time.
+	b := must[string](t)(lib.Create(ctx, ShareConsumer, shareConfig(servers, group, topic)))
+	got := map[string]int{} // value -> delivery count
+	waitFor(t, `b to get "job"`, func() bool {
+		for _, r := range must[*Polled](t)(lib.Poll(ctx, b, 300*time.Millisecond)).Topics[0].Records {
+			got[r.Value().(string)] = r.DeliveryCount()
+		}
+		return len(got) > 0
+	})
+	if got["job"] != 2 || len(got) == 2 && got["next"] != 2 {
+		t.Fatalf("b got %v (delivery counts), want job, delivered a second time", got)
+	}
+	if err := lib.Ack(a, AckAccept, rec.ID()); err != nil {
+		t.Fatal(err)
+	}
+	err := lib.Commit(ctx, a)
+	if !errors.Is(err, ErrNotCommitted) || !errors.Is(err, kerr.InvalidRecordState) ||
+		!strings.HasPrefix(err.Error(), `kafka-commit: `) || !strings.Contains(err.Error(), `the brokers refused acknowledgements of records of topic "late-acks" partition 0`) {
+		t.Errorf("a's late accept: %v", err)
+	}
+	if err := lib.Commit(ctx, a); err != nil {
+		t.Errorf("a's next commit, with nothing refused since: %v", err)
+	}
+	if err := lib.Commit(ctx, b); err != nil {
+		t.Fatalf("b's accept: %v", err)
+	}
+	must[bool](t)(lib.Destroy(ctx, a)) // gives "next" back, if it still held it
+	if _, had := got["next"]; !had {
+		if more := pollShare(t, lib, b, 1); more[0].Value() != "next" {
+			t.Errorf("b got %v, want next", more[0].Value())
+		}
+		if err := lib.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := must[*Polled](t)(lib.Poll(ctx, b, 1500*time.Millisecond)); got.Len() != 0 {
+		t.Errorf("after b's accepts, b polled %s", formatOf(got.List()))
 	}
 }
 

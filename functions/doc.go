@@ -70,9 +70,9 @@
 //	(kafka-list-offsets target topic [at])  (("partition" => 0 "offset" => 5) ...), "timestamp" => ms too for a time
 //	    at: "latest" (the default, the end), "earliest" or ("timestamp" => ms)
 //	(kafka-delete-records target topic ("0" => 100 "1" => -1))  each partition's new start offset (-1: up to the end)
-//	(kafka-reset-offsets target group topic to)  the offsets committed, per partition
+//	(kafka-reset-offsets target group topic to)  the offsets committed, per partition (a share group's start offsets)
 //	    to: "earliest", "latest", an offset, ("timestamp" => ms) or ("group" => other); the group must have no members
-//	(kafka-delete-group target group)      true; the group must have no members
+//	(kafka-delete-group target group)      true; a consumer group or a share group, which must have no members
 //	(kafka-describe-configs target type name)  ("retention.ms" => "604800000" ...), sorted, a secret's value null
 //	    type: "topic" and a topic's name, "group" and a group's, or "broker" and an id (1, "1", or "" for the brokers' shared default)
 //	(kafka-alter-configs target type name ("retention.ms" => 60000 "cleanup.policy" => null))  true

@@ -48,6 +48,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -145,54 +147,102 @@ type groupPeer struct {
 }
 
 // testGroupShared: a BPL consumer and a peer's consumer in group "shared"
-// on topic jobs. Once the group is Stable with both owning partitions, the
-// test produces 200 keyed messages; once both together printed 200, it
-// waits a second (a duplicate would show), then sends an end marker to
-// every partition: each member stops once it saw a marker and then nothing
-// for 2 s, committing and leaving the group.
+// on topic jobs, on a broker process of its own, under the classic
+// protocol (runGroupShared).
 func testGroupShared(t *testing.T, bin string, peer groupPeer) {
-	const n = 200
 	ctx, servers := interopBroker(t, bin)
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	runGroupShared(t, bin, groupRun{ctx: ctx, servers: servers, topic: "jobs", group: "shared", protocol: "classic"}, peer)
+}
+
+// groupRun is where runGroupShared runs: a group of the protocol
+// "classic" or "consumer" (KIP-848's) on a topic of 4 partitions, made
+// already.
+type groupRun struct {
+	ctx                             context.Context
+	servers, topic, group, protocol string
+}
+
+// runGroupShared: a BPL consumer (group.bpl) and a peer's consumer in
+// one group, both joining under run's protocol. Once the group is Stable
+// with both owning partitions, the test produces 200 keyed messages;
+// once both together printed 200, it waits a second (a duplicate would
+// show), then sends an end marker to every partition: each member stops
+// once it saw a marker and then nothing for 2 s, committing and leaving
+// the group.
+func runGroupShared(t *testing.T, bin string, run groupRun, peer groupPeer) {
+	const n = 200
+	ctx, cancel := context.WithTimeout(run.ctx, 90*time.Second)
 	defer cancel()
-	addrs := strings.Split(servers, ",")
-	bpl := startPeer(t, ctx, bin, "run", "--servers", servers, "testdata/interop/group.bpl")
-	other := startPeer(t, ctx, peer.cmd, peer.args(servers)...)
+	addrs := strings.Split(run.servers, ",")
+	bpl := startPeer(t, ctx, bin, "run", "--servers", run.servers, groupScript(t, run))
+	other := startPeer(t, ctx, peer.cmd, peer.args(run.servers)...)
 	members := map[string]*peerProc{"kafkabpl-interop": bpl, peer.clientID: other}
 
-	// 1. Wait until the group is Stable, both members owning partitions.
-	adm := newAdmin(t, addrs)
+	// 1. Wait until the group is Stable, both members owning partitions,
+	// as the library's describe-group shows a group of either protocol.
+	lib := kafkabpl.New()
+	defer lib.Close(context.Background())
 	var owned map[string][]int32 // by client id
-	var protocol, last string
+	var last string
 	for owned == nil {
 		for id, p := range members {
 			if p.exited() {
 				t.Fatalf("%s exited before the group was stable:\n%s", id, p)
 			}
 		}
-		groups, err := adm.DescribeGroups(ctx, "shared")
+		g, err := lib.DescribeGroup(ctx, run.servers, run.group)
 		if ctx.Err() != nil {
-			t.Fatalf("group shared not stable with 2 members owning partitions in time; last seen: %s", last)
+			t.Fatalf("group %s not stable with 2 members owning partitions in time; last seen: %s", run.group, last)
 		}
-		if err == nil && groups["shared"].Err == nil {
-			g := groups["shared"]
+		if err == nil {
 			m := make(map[string][]int32)
 			for _, mem := range g.Members {
-				if a, ok := mem.Assigned.AsConsumer(); ok {
-					for _, tp := range a.Topics {
-						m[mem.ClientID] = append(m[mem.ClientID], tp.Partitions...)
-					}
+				for _, tp := range mem.Assignment {
+					m[mem.ClientID] = append(m[mem.ClientID], tp.Partitions...)
 				}
 			}
-			last = fmt.Sprintf("state %s, protocol %q, assignment %v", g.State, g.Protocol, m)
-			if g.State == "Stable" && len(g.Members) == 2 && len(m) == 2 && len(m["kafkabpl-interop"]) > 0 && len(m[peer.clientID]) > 0 {
-				owned, protocol = m, g.Protocol
+			last = fmt.Sprintf("state %s, type %s, assignment %v", g.State, g.Type, m)
+			if g.State == "Stable" && g.Type == run.protocol && len(g.Members) == 2 && len(m) == 2 && len(m["kafkabpl-interop"]) > 0 && len(m[peer.clientID]) > 0 {
+				owned = m
 				break
 			}
+		} else {
+			last = err.Error()
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("group shared: protocol %q, assignment %v", protocol, owned)
+	adm := newAdmin(t, addrs)
+	if run.protocol == "classic" {
+		groups, err := adm.DescribeGroups(ctx, run.group)
+		if err != nil || groups[run.group].Err != nil {
+			t.Fatalf("describe groups: %v %v", err, groups[run.group].Err)
+		}
+		// kafkabpl offers range, then roundrobin; kafka-python the same;
+		// Java range, then cooperative-sticky (checked below). Either way
+		// range is the first choice of both members (and with Java the
+		// only protocol both offer), so the group must choose it.
+		protocol := groups[run.group].Protocol
+		t.Logf("group %s: protocol %q, assignment %v", run.group, protocol, owned)
+		if protocol != "range" {
+			t.Errorf("group protocol %q, want range (the first choice of both members)", protocol)
+		}
+	} else {
+		// A KIP-848 group takes members of the classic protocol too: no
+		// member may have joined under it, as the broker says (member
+		// type 0; -1 from a broker that does not say).
+		groups, err := adm.DescribeConsumerGroups(ctx, run.group)
+		if err != nil || groups[run.group].Err != nil {
+			t.Fatalf("describe consumer groups: %v %v", err, groups[run.group].Err)
+		}
+		types := map[string]int8{}
+		for _, m := range groups[run.group].Members {
+			types[m.ClientID] = m.MemberType
+			if m.MemberType == 0 {
+				t.Errorf("%s joined group %s under the classic protocol", m.ClientID, run.group)
+			}
+		}
+		t.Logf("group %s (KIP-848): assignor %q, member types %v (1: consumer, -1: not said), assignment %v", run.group, groups[run.group].AssignorName, types, owned)
+	}
 	if peer.offers != nil {
 		var offered []string
 		for line := range strings.Lines(other.stdout.String()) {
@@ -203,13 +253,6 @@ func testGroupShared(t *testing.T, bin string, peer groupPeer) {
 		if !slices.Equal(offered, peer.offers) {
 			t.Errorf("%s offers protocols %q, want %q", peer.name, offered, peer.offers)
 		}
-	}
-	// kafkabpl offers range, then roundrobin; kafka-python the same; Java
-	// range, then cooperative-sticky (checked above). Either way range is
-	// the first choice of both members (and with Java the only protocol
-	// both offer), so the group must choose it.
-	if protocol != "range" {
-		t.Errorf("group protocol %q, want range (the first choice of both members)", protocol)
 	}
 	all := slices.Concat(owned["kafkabpl-interop"], owned[peer.clientID])
 	slices.Sort(all)
@@ -224,7 +267,7 @@ func testGroupShared(t *testing.T, bin string, peer groupPeer) {
 	prod := newClient(t, addrs, kgo.ProducerBatchCompression(kgo.NoCompression()))
 	var recs []*kgo.Record
 	for i := range n {
-		recs = append(recs, &kgo.Record{Topic: "jobs", Key: fmt.Appendf(nil, "job-%d", i), Value: fmt.Appendf(nil, "work %d", i)})
+		recs = append(recs, &kgo.Record{Topic: run.topic, Key: fmt.Appendf(nil, "job-%d", i), Value: fmt.Appendf(nil, "work %d", i)})
 	}
 	results := prod.ProduceSync(ctx, recs...)
 	if err := results.FirstErr(); err != nil {
@@ -246,7 +289,7 @@ func testGroupShared(t *testing.T, bin string, peer groupPeer) {
 	// 3. The end markers, one per partition; both must stop by themselves.
 	markers := newClient(t, addrs, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	for p := range int32(interopPartitions) {
-		if err := markers.ProduceSync(ctx, &kgo.Record{Topic: "jobs", Partition: p, Key: []byte("end"), Value: []byte("end")}).FirstErr(); err != nil {
+		if err := markers.ProduceSync(ctx, &kgo.Record{Topic: run.topic, Partition: p, Key: []byte("end"), Value: []byte("end")}).FirstErr(); err != nil {
 			t.Fatalf("end marker: %v", err)
 		}
 	}
@@ -279,6 +322,27 @@ func testGroupShared(t *testing.T, bin string, peer groupPeer) {
 	if !slices.Equal(ends, []int32{0, 1, 2, 3}) {
 		t.Errorf("end markers seen of partitions %v, want each of 0 to 3 once", ends)
 	}
+}
+
+// groupScript is group.bpl, or for a run of another topic, group or
+// protocol a copy of it that says so.
+func groupScript(t *testing.T, run groupRun) string {
+	const script = "testdata/interop/group.bpl"
+	if run.topic == "jobs" && run.group == "shared" && run.protocol == "classic" {
+		return script
+	}
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(src), `"jobs"`, strconv.Quote(run.topic))
+	text = strings.ReplaceAll(text, `"group" => "shared"`, fmt.Sprintf(`"group" => %q "group-protocol" => %q`, run.group, run.protocol))
+	if strings.Count(text, strconv.Quote(run.topic)) != 2 || !strings.Contains(text, `"group-protocol"`) {
+		t.Fatalf("%s no longer names its topic twice and its group once:\n%s", script, src)
+	}
+	path := filepath.Join(t.TempDir(), "group.bpl")
+	writeFile(t, path, text)
+	return path
 }
 
 // missingTool fails the test when CI is set, else skips it; fix says how

@@ -42,6 +42,10 @@ package main
 //     offer, and the two split the 4 partitions: 200 keyed messages are
 //     each consumed exactly once overall, by the member that owns the
 //     partition, and both members get some.
+//   - group shared with Java, KIP-848: the same with both members under
+//     KIP-848's protocol (Java's group.protocol=consumer, kafkabpl's
+//     "group-protocol" "consumer"), where the broker assigns the
+//     partitions; TestRealKafka runs it on Kafka 4.4 too.
 
 import (
 	"context"
@@ -57,6 +61,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brain4it/kafkabpl"
 )
 
 // javaDir holds Peer.java, pom.xml and, once fetched, lib/.
@@ -126,12 +132,38 @@ func TestJavaInterop(t *testing.T) {
 	t.Run("group shared with Java", func(t *testing.T) {
 		t.Parallel()
 		java := needJava(t)
-		testGroupShared(t, bin, groupPeer{
-			name: "Java", clientID: "java-interop", cmd: java,
-			args:   func(servers string) []string { return javaArgs("group", servers, "jobs", "shared") },
-			offers: []string{"range", "cooperative-sticky"},
-		})
+		peer := javaGroupPeer(java, "jobs", "shared", "classic")
+		peer.offers = []string{"range", "cooperative-sticky"}
+		testGroupShared(t, bin, peer)
 	})
+	t.Run("group shared with Java, KIP-848", func(t *testing.T) {
+		t.Parallel()
+		java := needJava(t)
+		ctx, servers := interopBroker(t, bin)
+		runGroupShared(t, bin, groupRun{ctx: ctx, servers: servers, topic: "jobs", group: "shared-848", protocol: "consumer"}, javaGroupPeer(java, "jobs", "shared-848", "consumer"))
+	})
+}
+
+// javaGroupPeer is Peer.java's group mode, a member of group on topic
+// under protocol.
+func javaGroupPeer(java, topic, group, protocol string) groupPeer {
+	return groupPeer{
+		name: "Java", clientID: "java-interop", cmd: java,
+		args: func(servers string) []string { return javaArgs("group", servers, topic, group, protocol) },
+	}
+}
+
+// testRealJavaGroup is TestRealKafka's "group shared with Java, KIP-848":
+// runGroupShared with Java's KafkaConsumer (kafka-clients 4.4) under
+// KIP-848's protocol, on the real broker, where its members say which
+// protocol they joined with.
+func testRealJavaGroup(t *testing.T, servers, bin string) {
+	const topic, group = "rk-java-jobs", "rk-java-shared"
+	java := needJava(t)
+	lib := newRealLib(t)
+	ctx := realCtx(t)
+	ok[map[string]bool](t)(lib.CreateTopics(ctx, servers, []string{topic}, kafkabpl.TopicOptions{Partitions: interopPartitions}))
+	runGroupShared(t, bin, groupRun{ctx: ctx, servers: servers, topic: topic, group: group, protocol: "consumer"}, javaGroupPeer(java, topic, group, "consumer"))
 }
 
 // needJava checks for java on PATH and the Java client's jars in

@@ -29,6 +29,8 @@ package main
 //   - killed consumer: the same with SIGKILL: the records come back, with
 //     delivery count 2, at the latest when their lock ends and a margin;
 //     the test logs when.
+//   - renew, refused acknowledgement, reset and delete: see
+//     realkafka_share_ops_test.go.
 
 import (
 	"context"
@@ -47,11 +49,14 @@ import (
 
 func testRealShare(t *testing.T, servers, bin string) {
 	concurrently(t, map[string]func(*testing.T){
-		"split a partition":  func(t *testing.T) { testRealShareSplit(t, servers) },
-		"release and reject": func(t *testing.T) { testRealShareAcks(t, servers) },
-		"frozen consumer":    func(t *testing.T) { testRealShareDead(t, servers, bin, syscall.SIGSTOP, "rk-share-frozen") },
-		"killed consumer":    func(t *testing.T) { testRealShareDead(t, servers, bin, syscall.SIGKILL, "rk-share-killed") },
-		"shared with Java":   func(t *testing.T) { testRealShareJava(t, servers) },
+		"split a partition":       func(t *testing.T) { testRealShareSplit(t, servers) },
+		"release and reject":      func(t *testing.T) { testRealShareAcks(t, servers) },
+		"frozen consumer":         func(t *testing.T) { testRealShareDead(t, servers, bin, syscall.SIGSTOP, "rk-share-frozen") },
+		"killed consumer":         func(t *testing.T) { testRealShareDead(t, servers, bin, syscall.SIGKILL, "rk-share-killed") },
+		"shared with Java":        func(t *testing.T) { testRealShareJava(t, servers) },
+		"renew":                   func(t *testing.T) { testRealShareRenew(t, servers) },
+		"refused acknowledgement": func(t *testing.T) { testRealShareRefused(t, servers) },
+		"reset and delete":        func(t *testing.T) { testRealShareReset(t, servers) },
 	})
 }
 

@@ -70,6 +70,12 @@ package main
 //     may create it again first, with 1 partition, as the package docs
 //     warn; create-topics then answers false).
 //   - share groups: see realkafka_share_test.go.
+//   - group shared with Java, KIP-848: a BPL consumer and Java's
+//     KafkaConsumer (kafka-clients 4.4) in one group under KIP-848's
+//     protocol split a 4-partition topic, each of 200 messages consumed
+//     once overall, by its partition's owner (runGroupShared, as
+//     TestJavaInterop's); the broker says both joined under KIP-848's
+//     protocol. Without java or the jars it skips, and fails under CI.
 //   - errors: a send to a topic name the client refuses, to one Kafka
 //     refuses (the internal __consumer_offsets) and to one that collides
 //     with an existing topic ("a.b" and "a_b"); create-topics with
@@ -115,6 +121,7 @@ func TestRealKafka(t *testing.T) {
 		"re-created topic":                   func(t *testing.T) { testRealRecreated(t, k.servers) },
 		"errors":                             func(t *testing.T) { testRealErrors(t, k.servers) },
 		"share groups":                       func(t *testing.T) { testRealShare(t, k.servers, bin) },
+		"group shared with Java, KIP-848":    func(t *testing.T) { testRealJavaGroup(t, k.servers, bin) },
 	})
 }
 

@@ -8,10 +8,12 @@
 //
 //   produce SERVERS TOPIC                stdin lines KEY:VALUE; prints: sent KEY PARTITION VALUE
 //   consume SERVERS TOPIC N              from the start, no group; prints: got KEY PARTITION VALUE
-//   group SERVERS TOPIC GROUP            a group member (client.id java-interop); prints:
-//                                        protocols NAME... (the assignors it offers, in
-//                                        order), got KEY PARTITION VALUE, and end PARTITION
-//                                        for a message whose value is "end"
+//   group SERVERS TOPIC GROUP [PROTOCOL] a group member (client.id java-interop) of group
+//                                        protocol PROTOCOL, "classic" (the default) or
+//                                        "consumer" (KIP-848's, group.protocol=consumer);
+//                                        prints: protocols NAME... (classic: the assignors it
+//                                        offers, in order), got KEY PARTITION VALUE, and end
+//                                        PARTITION for a message whose value is "end"
 //   produce-typed SERVERS TOPIC KT VT    produce, the key read as type KT, the value as VT
 //   consume-typed SERVERS TOPIC N KT VT  consume with the deserializers of KT and VT
 //   fault-produce SERVERS TOPIC KEYS BATCH TICK-MS MAX PREFIX
@@ -113,7 +115,7 @@ public class Peer {
         switch (mode) {
             case "produce" -> produce(servers, topic, "String", "String");
             case "consume" -> consume(servers, topic, Integer.parseInt(arg(a, 3)), "String", "String");
-            case "group" -> group(servers, topic, arg(a, 3));
+            case "group" -> group(servers, topic, arg(a, 3), a.length > 4 ? a[4] : "classic");
             case "produce-typed" -> produce(servers, topic, arg(a, 3), arg(a, 4));
             case "consume-typed" -> consume(servers, topic, Integer.parseInt(arg(a, 3)), arg(a, 4), arg(a, 5));
             case "fault-produce" -> faultProduce(servers, topic, Integer.parseInt(arg(a, 3)), Integer.parseInt(arg(a, 4)),
@@ -247,23 +249,31 @@ public class Peer {
         return records.count();
     }
 
-    // group is a member of group id on topic, with the default assignors
-    // (range, then cooperative-sticky) and group protocol (classic). It
-    // stops once an end marker came and then nothing for 2 s; it commits
-    // what it consumed, and close leaves the group.
-    static void group(String servers, String topic, String id) {
+    // group is a member of group id on topic under group protocol
+    // protocol: "classic" with the default assignors (range, then
+    // cooperative-sticky), or "consumer" (KIP-848's), where the broker
+    // assigns partitions with its default assignor. It stops once an end
+    // marker came and then nothing for 2 s; it commits what it consumed,
+    // and close leaves the group.
+    static void group(String servers, String topic, String id, String protocol) {
+        if (!protocol.equals("classic") && !protocol.equals("consumer")) {
+            throw new IllegalArgumentException("group protocol " + protocol + ", want classic or consumer");
+        }
         Properties p = common(servers, "java-interop");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, serde("String", "Deserializer"));
         p.put(ConsumerConfig.GROUP_ID_CONFIG, id);
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
-        List<String> offered = new ArrayList<>();
-        for (ConsumerPartitionAssignor a : new ConsumerConfig(p).getConfiguredInstances(
-                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, ConsumerPartitionAssignor.class)) {
-            offered.add(a.name());
+        if (protocol.equals("classic")) {
+            List<String> offered = new ArrayList<>();
+            for (ConsumerPartitionAssignor a : new ConsumerConfig(p).getConfiguredInstances(
+                    ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, ConsumerPartitionAssignor.class)) {
+                offered.add(a.name());
+            }
+            out("protocols", String.join(" ", offered));
         }
-        out("protocols", String.join(" ", offered));
         KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
         try {
             c.subscribe(List.of(topic));
