@@ -1,6 +1,8 @@
 // Package metrics exposes a kafkabpl Library's clients and streams to
 // Prometheus: what every client sends and receives, its requests and
-// their errors, what it buffers, and each stream's counts, lag and store.
+// their errors, what it buffers, each consumer's and stream's commits,
+// rebalances and lag per partition, each stream's counts and store; and
+// a brain4it server's requests, evaluations and monitors per module.
 //
 // Register the collectors in a registry, then serve it as Prometheus's
 // text format (promhttp.HandlerFor), as `kafkabpl run --metrics ADDR` and
@@ -65,6 +67,19 @@
 //	kafkabpl_stream_lag{stream}                    gauge: the group's lag on the inputs
 //	kafkabpl_stream_store_keys{stream}, _store_windows, _store_bytes, _store_restoring (partitions)
 //
+// A brain4it server's modules (package server, `kafkabpl serve`), which
+// Metrics is told of as server.Config's Observer, labelled by module
+// name (the operator's choice; "" for a request that names no module
+// that exists) and kind:
+//
+//	kafkabpl_serve_requests_total{module,kind}     HTTP requests; kind: list, get, put, delete, evaluate,
+//	                                               exterior, monitor (a stream started or ended), options, other
+//	kafkabpl_serve_request_errors_total{module,kind}  those answered with an error
+//	kafkabpl_serve_evaluation_duration_seconds{module,kind}  histogram: evaluations; kind: evaluate (a POST's
+//	                                               body), exterior, monitor (a monitor's call), start, stop
+//	kafkabpl_serve_evaluation_errors_total{module,kind}  evaluations that failed
+//	kafkabpl_serve_monitors{module}                gauge: monitor streams being served
+//
 // Only clients made after Register are counted: register before creating
 // handles.
 package metrics
@@ -128,22 +143,26 @@ func (m *clientMetrics) collectors() []prometheus.Collector {
 		m.group.commits, m.group.commitErrors, m.group.rebalances, m.group.rebalancedPartitions}
 }
 
-// Metrics is the collectors of the Libraries it watches, registered in
-// one registry. Its methods are safe for concurrent use.
+// Metrics is the collectors of the Libraries it watches, and of a
+// brain4it server's modules, registered in one registry. Its methods are
+// safe for concurrent use.
 type Metrics struct {
 	client  *clientMetrics
 	libs    *watched
 	streams *streamCollector
 	lags    *lagCollector
+	serve   *serveMetrics
 }
 
 // New registers the collectors in reg; [Metrics.Watch] then counts a
-// Library. It fails if reg already has collectors of these names (a
+// Library, and [Metrics.ServeRequest] and its siblings a server's
+// modules. It fails if reg already has collectors of these names (a
 // second New with the same registry).
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	libs := &watched{}
-	m := &Metrics{client: newClientMetrics(), libs: libs, streams: &streamCollector{libs}, lags: &lagCollector{libs}}
-	for _, c := range append(m.client.collectors(), m.streams, m.lags) {
+	m := &Metrics{client: newClientMetrics(), libs: libs, streams: &streamCollector{libs}, lags: &lagCollector{libs}, serve: newServeMetrics()}
+	cs := append(m.client.collectors(), m.streams, m.lags)
+	for _, c := range append(cs, m.serve.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
