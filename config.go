@@ -622,8 +622,9 @@ func suggestKey(name string) string {
 }
 
 // kgoOpts turns the config into the options of a kgo client for kind
-// whose handle is id.
-func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
+// whose handle is id; group (nil for a handle in no group) keeps the
+// GroupHooks among the Library's hooks.
+func (c *config) kgoOpts(kind Kind, id string, hooks *reachability, group *groupStats) []kgo.Opt {
 	hooks.dialer = newBrokerDialer(c)
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.servers...),
@@ -661,7 +662,7 @@ func (c *config) kgoOpts(kind Kind, id string, hooks *reachability) []kgo.Opt {
 		opts = append(opts, kgo.SASL(c.sasl))
 	}
 	if c.hooks != nil {
-		if hs := c.hooks(kind, id); len(hs) > 0 {
+		if hs := group.kgoHooks(c.hooks(kind, id)); len(hs) > 0 {
 			opts = append(opts, kgo.WithHooks(hs...))
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // commits.
 
 // groupOpts are the kgo options that tie the group's life cycle to the
-// consumer's state. kgo cannot both mark records for commit and disable
+// consumer's state, and have its group stats told of rebalances, commits
+// and lags. kgo cannot both mark records for commit and disable
 // autocommitting, so with auto-commit off the interval is made so long that
 // only kafka-commit commits.
 func (cs *consumerState) groupOpts() []kgo.Opt {
@@ -27,14 +28,12 @@ func (cs *consumerState) groupOpts() []kgo.Opt {
 	if !cs.h.cfg.autoCommit {
 		interval = time.Duration(math.MaxInt64)
 	}
-	return []kgo.Opt{
+	return append(cs.h.group.rebalanceOpts(cs.onAssigned, cs.onRevoked, cs.onLost),
 		kgo.AutoCommitMarks(),
 		kgo.AutoCommitInterval(interval),
-		kgo.OnPartitionsAssigned(cs.onAssigned),
-		kgo.OnPartitionsRevoked(cs.onRevoked),
-		kgo.OnPartitionsLost(cs.onLost),
+		kgo.AutoCommitCallback(cs.h.group.autoCommitted),
 		kgo.AdjustFetchOffsetsFn(cs.adjustOffsets),
-	}
+	)
 }
 
 // onAssigned records what the group gave the consumer. kgo calls it before
@@ -65,7 +64,7 @@ func (cs *consumerState) onAssigned(_ context.Context, _ *kgo.Client, assigned m
 // what the latest poll returned from them too (see onLost).
 func (cs *consumerState) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 	if cs.h.cfg.autoCommit {
-		cl.CommitMarkedOffsets(ctx) // a failure means the new owner re-reads: at-least-once
+		cs.commitMarked(ctx, cl) // a failure means the new owner re-reads: at-least-once
 	}
 	cs.onLost(ctx, cl, revoked)
 }
@@ -307,10 +306,23 @@ func (cs *consumerState) commitPolled(ctx context.Context) error {
 	cs.markPending()
 	ctx, cancel := context.WithTimeout(ctx, cs.h.cfg.requestTimeout)
 	defer cancel()
-	if err := cs.h.cl.CommitMarkedOffsets(ctx); err != nil {
-		return cs.h.requestError(ctx, err)
+	return cs.commitMarked(ctx, cs.h.cl)
+}
+
+// commitMarked commits what is marked, and tells the group stats of the
+// commit when there was something to commit.
+func (cs *consumerState) commitMarked(ctx context.Context, cl *kgo.Client) error {
+	if len(cs.h.group.hooks) > 0 && len(cl.MarkedOffsets()) == 0 {
+		return nil // kgo would send nothing
 	}
-	return nil
+	err := cl.CommitMarkedOffsets(ctx)
+	if err != nil {
+		err = cs.h.requestError(ctx, err)
+	}
+	if len(cs.h.group.hooks) > 0 {
+		cs.h.group.committed(err)
+	}
+	return err
 }
 
 // markPending marks for commit what the latest poll returned: the caller

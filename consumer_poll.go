@@ -221,6 +221,7 @@ func batches(recs []*kgo.Record) []batch {
 // held for the next fetch rather than returned now, so that neither is
 // lost.
 func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, error) {
+	cs.h.group.polled(fetches)
 	var recs []batch
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if len(p.Records) == 0 {

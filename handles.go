@@ -75,6 +75,7 @@ type handle struct {
 	stopClient context.CancelFunc
 
 	cons   *consumerState // consumers only
+	group  *groupStats    // consumers' and streams' only
 	share  *shareState    // share consumers only
 	stream *stream        // streams only
 

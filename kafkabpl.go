@@ -248,7 +248,10 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 func newHandle(kind Kind, cfg *config) (*handle, error) {
 	h := &handle{id: newID(kind), kind: kind, cfg: cfg, net: &reachability{servers: joinServers(cfg.servers)}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	opts := cfg.kgoOpts(kind, h.id, h.net)
+	if kind == Consumer {
+		h.group = newGroupStats(kind, cfg)
+	}
+	opts := cfg.kgoOpts(kind, h.id, h.net, h.group)
 	if kind == Consumer {
 		h.cons = newConsumerState(h)
 		h.net.epochAnswered = h.cons.rv.epochAnswered

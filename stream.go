@@ -322,11 +322,13 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 		work = context.WithValue(work, timerKey{}, &s.timers.call)
 	}
 	s.workCtx, s.cancelWork = context.WithCancel(work)
-	opts := cfg.kgoOpts(Stream, h.id, h.net)
+	h.group = newGroupStats(Stream, cfg)
+	opts := cfg.kgoOpts(Stream, h.id, h.net, h.group)
 	opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	var assigned, revoked rebalanceFn // a stateful stream's store keeps what is assigned
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)
-		opts = append(opts, s.store.hooks()...)
+		assigned, revoked = s.store.assign, s.store.revoked
 		switch {
 		case len(spec.From) > 1:
 			// Range gives each member the same partition numbers of
@@ -345,6 +347,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 			s.spec.Transform = s.store.windowedTransform()
 		}
 	}
+	opts = append(opts, h.group.rebalanceOpts(assigned, revoked, revoked)...)
 	var err error
 	if spec.Guarantee == ExactlyOnce {
 		opts = append(opts,
@@ -410,6 +413,7 @@ func (s *stream) run() {
 		if fetches.IsClientClosed() || s.pollCtx.Err() != nil && fetches.NumRecords() == 0 {
 			break
 		}
+		s.h.group.polled(fetches)
 		if s.store != nil {
 			// What was revoked since the sync is dropped before the
 			// input in hand is processed (an input of it aborts the
@@ -471,6 +475,9 @@ func (s *stream) transact(recs []*kgo.Record) error {
 	produceErr := pr.err()
 	commit := stopErr == nil && flushErr == nil && produceErr == nil && !b.notHeld
 	committed, err := s.sess.End(s.workCtx, kgo.TransactionEndTry(commit))
+	if commit {
+		s.h.group.committed(transactionCommitErr(committed, err))
+	}
 	switch {
 	case committed:
 		s.add(b)
@@ -493,6 +500,18 @@ func (s *stream) transact(recs []*kgo.Record) error {
 		return wrapf(errKafka, err, "end transaction")
 	}
 	return nil
+}
+
+// transactionCommitErr is the error of a transaction's end that tried to
+// commit, as GroupHook.OnGroupCommit is told it: nil once committed.
+func transactionCommitErr(committed bool, err error) error {
+	switch {
+	case committed:
+		return nil
+	case err != nil:
+		return wrapf(errKafka, err, "end transaction")
+	}
+	return errorf(errKafka, "transaction aborted: the group rebalanced during the batch")
 }
 
 // maxReinits is how many times in a row, without a commit between, a
@@ -574,8 +593,11 @@ func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 		ctx, cancel := context.WithTimeout(s.workCtx, s.h.cfg.requestTimeout)
 		defer cancel()
 		if err := s.cl.CommitRecords(ctx, done...); err != nil {
-			return s.h.requestError(ctx, err)
+			err = s.h.requestError(ctx, err)
+			s.h.group.committed(err)
+			return err
 		}
+		s.h.group.committed(nil)
 		s.totals.transactions.Add(1)
 	}
 	s.store.commit()

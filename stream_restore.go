@@ -25,15 +25,9 @@ import (
 // that waits out a crashed owner's transaction (up to
 // "transaction-timeout") holds up its own partition only.
 
-// hooks returns the group options that keep st.assigned.
-func (st *kafkaStore) hooks() []kgo.Opt {
-	return []kgo.Opt{
-		kgo.OnPartitionsAssigned(st.assign),
-		kgo.OnPartitionsRevoked(st.revoked),
-		kgo.OnPartitionsLost(st.revoked),
-	}
-}
-
+// assign, kgo's OnPartitionsAssigned (and revoked, its OnPartitionsRevoked
+// and OnPartitionsLost: see newStream), keep st.assigned.
+//
 // assign notes the partitions the group assigned, pauses their fetching
 // until they are restored, and wakes the run goroutine to restore them.
 // kgo calls it before it fetches the partitions' committed offsets, so

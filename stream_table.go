@@ -241,7 +241,7 @@ func (t *globalTable) bootstrap(ctx context.Context, s *stream, adm *kadm.Client
 	for p, b := range bounds {
 		offsets[p] = kgo.NewOffset().At(b[1])
 	}
-	opts := t.cfg.kgoOpts(Admin, s.h.id+"-table-"+t.Name, t.net)
+	opts := t.cfg.kgoOpts(Admin, s.h.id+"-table-"+t.Name, t.net, nil)
 	opts = append(opts,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{t.Topic: offsets}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),

@@ -1,6 +1,8 @@
 // Package metrics exposes a kafkabpl Library's clients and streams to
 // Prometheus: what every client sends and receives, its requests and
-// their errors, what it buffers, and each stream's counts, lag and store.
+// their errors, what it buffers, each consumer's and stream's commits,
+// rebalances and lag per partition, each stream's counts and store; and
+// a brain4it server's requests, evaluations and monitors per module.
 //
 // Register the collectors in a registry, then serve it as Prometheus's
 // text format (promhttp.HandlerFor), as `kafkabpl run --metrics ADDR` and
@@ -14,7 +16,9 @@
 // conventions: counters end in _total, units are base units (_seconds,
 // _bytes). Labels are bounded: the kind of client ("producer",
 // "consumer", "share-consumer", "admin", "stream"), the topic a record
-// went to or came from, and a stream's id; none per key or per record.
+// went to or came from, a consumer's or stream's group (as its config
+// names it; "" for a consumer given none, whose group is a random name),
+// a partition, and a stream's id; none per key or per record.
 //
 // Client metrics (counters unless said):
 //
@@ -30,6 +34,29 @@
 //	kafkabpl_buffered_produce_records{kind}        gauge: records sent but not yet acknowledged
 //	kafkabpl_buffered_fetch_records{kind}          gauge: records fetched but not yet polled
 //
+// Group metrics of consumers and streams (kind "consumer" or "stream";
+// share consumers are not counted), told by kafkabpl.GroupHook:
+//
+//	kafkabpl_commits_total{kind,group}             offset commits sent (kafka-commit, auto-commits, commits
+//	                                               on revocation and destroy, a stream's batches), failed ones included
+//	kafkabpl_commit_errors_total{kind,group}       commits that failed (an exactly-once stream's: its transaction
+//	                                               aborted, such as by a rebalance during the batch)
+//	kafkabpl_rebalances_total{kind,group,event}    event "assigned" (once per rebalance a member takes part in),
+//	                                               "revoked" or "lost" (each time some partitions were)
+//	kafkabpl_rebalanced_partitions_total{kind,group,event}  the partitions of those events (assigned: the new ones)
+//	kafkabpl_partition_lag{kind,group,topic,partition}      gauge: records behind on each assigned partition
+//
+// kafkabpl_partition_lag is read at each scrape from
+// [kafkabpl.Library.ClientLags], which sends no request: the high
+// watermark the latest fetch saw less the position, as the client
+// computed them at its latest poll of the partition and at its latest
+// fetch request (every fetch-max-wait, 500 ms, while it keeps up).
+// Hazard: a consumer that stops polling stops fetching, and its lag
+// stays where it was; kafkabpl_buffered_fetch_records then shows what it
+// fetched and did not poll. Handles of one group in one process report
+// their own partitions; during a rebalance, the larger of two figures for
+// one partition stands.
+//
 // Stream metrics, read from [kafkabpl.Library.StreamStatus] at each
 // scrape (which asks the brokers for the lag), labelled by stream id:
 //
@@ -39,6 +66,19 @@
 //	_reinits_total, _late_total (windowed), _restored_total (changelog records)
 //	kafkabpl_stream_lag{stream}                    gauge: the group's lag on the inputs
 //	kafkabpl_stream_store_keys{stream}, _store_windows, _store_bytes, _store_restoring (partitions)
+//
+// A brain4it server's modules (package server, `kafkabpl serve`), which
+// Metrics is told of as server.Config's Observer, labelled by module
+// name (the operator's choice; "" for a request that names no module
+// that exists) and kind:
+//
+//	kafkabpl_serve_requests_total{module,kind}     HTTP requests; kind: list, get, put, delete, evaluate,
+//	                                               exterior, monitor (a stream started or ended), options, other
+//	kafkabpl_serve_request_errors_total{module,kind}  those answered with an error
+//	kafkabpl_serve_evaluation_duration_seconds{module,kind}  histogram: evaluations; kind: evaluate (a POST's
+//	                                               body), exterior, monitor (a monitor's call), start, stop
+//	kafkabpl_serve_evaluation_errors_total{module,kind}  evaluations that failed
+//	kafkabpl_serve_monitors{module}                gauge: monitor streams being served
 //
 // Only clients made after Register are counted: register before creating
 // handles.
@@ -68,6 +108,7 @@ type clientMetrics struct {
 	requestDuration                *prometheus.HistogramVec
 	connects, connectErrors        *prometheus.CounterVec
 	bufferedProduce, bufferedFetch *prometheus.GaugeVec
+	group                          *groupMetrics
 }
 
 func newClientMetrics() *clientMetrics {
@@ -92,27 +133,36 @@ func newClientMetrics() *clientMetrics {
 		connectErrors:   counter("connect_errors_total", "Connections to the brokers that failed.", "kind"),
 		bufferedProduce: gauge("buffered_produce_records", "Records sent and not yet acknowledged."),
 		bufferedFetch:   gauge("buffered_fetch_records", "Records fetched and not yet polled."),
+		group:           newGroupMetrics(counter),
 	}
 }
 
 func (m *clientMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.producedRecords, m.producedBytes, m.produceErrors, m.fetchedRecords, m.fetchedBytes,
-		m.requests, m.requestErrors, m.requestDuration, m.connects, m.connectErrors, m.bufferedProduce, m.bufferedFetch}
+		m.requests, m.requestErrors, m.requestDuration, m.connects, m.connectErrors, m.bufferedProduce, m.bufferedFetch,
+		m.group.commits, m.group.commitErrors, m.group.rebalances, m.group.rebalancedPartitions}
 }
 
-// Metrics is the collectors of the Libraries it watches, registered in
-// one registry.
+// Metrics is the collectors of the Libraries it watches, and of a
+// brain4it server's modules, registered in one registry. Its methods are
+// safe for concurrent use.
 type Metrics struct {
 	client  *clientMetrics
+	libs    *watched
 	streams *streamCollector
+	lags    *lagCollector
+	serve   *serveMetrics
 }
 
 // New registers the collectors in reg; [Metrics.Watch] then counts a
-// Library. It fails if reg already has collectors of these names (a
+// Library, and [Metrics.ServeRequest] and its siblings a server's
+// modules. It fails if reg already has collectors of these names (a
 // second New with the same registry).
 func New(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{client: newClientMetrics(), streams: &streamCollector{}}
-	for _, c := range append(m.client.collectors(), m.streams) {
+	libs := &watched{}
+	m := &Metrics{client: newClientMetrics(), libs: libs, streams: &streamCollector{libs}, lags: &lagCollector{libs}, serve: newServeMetrics()}
+	cs := append(m.client.collectors(), m.streams, m.lags)
+	for _, c := range append(cs, m.serve.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -122,15 +172,15 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 
 // Watch counts lib's clients made from then on, setting its client hooks
 // ([kafkabpl.Library.SetClientHooks], replacing any it had), and reports
-// its streams. Metrics holds lib weakly: a Library no longer used
-// elsewhere is forgotten.
+// its streams and its consumers' and streams' lags. Metrics holds lib
+// weakly: a Library no longer used elsewhere is forgotten.
 func (m *Metrics) Watch(lib *kafkabpl.Library) {
 	lib.SetClientHooks(func(kind kafkabpl.Kind, _ string) []kgo.Hook {
 		return []kgo.Hook{m.client.hooksFor(kind)}
 	})
-	m.streams.mu.Lock()
-	defer m.streams.mu.Unlock()
-	m.streams.libs = append(m.streams.libs, weak.Make(lib))
+	m.libs.mu.Lock()
+	defer m.libs.mu.Unlock()
+	m.libs.libs = append(m.libs.libs, weak.Make(lib))
 }
 
 // Register is New and Watch of lib.
@@ -233,19 +283,18 @@ func (h *clientHooks) OnFetchRecordUnbuffered(r *kgo.Record, polled bool) {
 	}
 }
 
-// streamCollector reads the watched Libraries' streams' statuses at each
-// scrape.
-type streamCollector struct {
+// watched is the Libraries Metrics watches, held weakly.
+type watched struct {
 	mu   sync.Mutex
 	libs []weak.Pointer[kafkabpl.Library]
 }
 
 // live returns the Libraries still in use, and forgets the others.
-func (c *streamCollector) live() []*kafkabpl.Library {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (w *watched) live() []*kafkabpl.Library {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var out []*kafkabpl.Library
-	c.libs = slices.DeleteFunc(c.libs, func(p weak.Pointer[kafkabpl.Library]) bool {
+	w.libs = slices.DeleteFunc(w.libs, func(p weak.Pointer[kafkabpl.Library]) bool {
 		lib := p.Value()
 		if lib != nil {
 			out = append(out, lib)
@@ -254,6 +303,10 @@ func (c *streamCollector) live() []*kafkabpl.Library {
 	})
 	return out
 }
+
+// streamCollector reads the watched Libraries' streams' statuses at each
+// scrape.
+type streamCollector struct{ libs *watched }
 
 // streamDesc describes a stream metric.
 func streamDesc(name, help string) *prometheus.Desc {
@@ -292,7 +345,7 @@ const scrapeTimeout = 5 * time.Second
 func (c *streamCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	for _, lib := range c.live() {
+	for _, lib := range c.libs.live() {
 		c.collect(ctx, ch, lib)
 	}
 }

@@ -56,7 +56,7 @@ next:
 			have[l.GetName()] = l.GetValue()
 		}
 		for _, l := range labels {
-			name, v, _ := strings.Cut(l, "=")
+			name, v, _ := cutLabel(l)
 			if have[name] != v {
 				continue next
 			}
@@ -72,6 +72,9 @@ next:
 	}
 	return 0, false
 }
+
+// cutLabel splits "name=value".
+func cutLabel(l string) (name, value string, ok bool) { return strings.Cut(l, "=") }
 
 // TestScrape sends records through a producer, a consumer and a stream,
 // scrapes the registry over HTTP while they flow and after, and checks
@@ -115,11 +118,21 @@ func TestScrape(t *testing.T) {
 		return read >= n
 	})
 	var got map[string]*dto.MetricFamily
-	testkit.WaitFor(t, "the stream's counts", func() bool {
+	testkit.WaitFor(t, "the stream's counts, and the lags at 0", func() bool {
 		got = scrape(t, srv.URL)
 		v, _ := value(got, "kafkabpl_stream_processed_total", "stream="+id)
-		return v == n
+		// The consumer reads what the stream wrote in transactions:
+		// its lag steps past their markers.
+		in := lags(got, "kind=stream", "group=copier", "topic=in")
+		out := lags(got, "kind=consumer", "group=", "topic=out")
+		return v == n && fmt.Sprint(in, out) == "map[0:0] map[0:0]"
 	})
+	// Under exactly-once a commit is a transaction's end.
+	commits, _ := value(got, "kafkabpl_commits_total", "kind=stream", "group=copier")
+	failed, _ := value(got, "kafkabpl_commit_errors_total", "kind=stream", "group=copier")
+	if txns, _ := value(got, "kafkabpl_stream_transactions_total", "stream="+id); commits-failed != txns || txns == 0 {
+		t.Errorf("the stream's commits %v, %v failed; its transactions %v", commits, failed, txns)
+	}
 	for _, tt := range []struct {
 		family string
 		labels []string
@@ -134,6 +147,8 @@ func TestScrape(t *testing.T) {
 		{"kafkabpl_stream_produced_total", []string{"stream=" + id}, n},
 		{"kafkabpl_stream_running", []string{"stream=" + id}, 1},
 		{"kafkabpl_stream_lag", []string{"stream=" + id}, 0},
+		{"kafkabpl_rebalances_total", []string{"kind=stream", "group=copier", "event=assigned"}, 1},
+		{"kafkabpl_rebalances_total", []string{"kind=consumer", "group=", "event=assigned"}, 1},
 	} {
 		if v, ok := value(got, tt.family, tt.labels...); !ok || v != tt.want {
 			t.Errorf("%s%v = %v (found %v), want %v", tt.family, tt.labels, v, ok, tt.want)

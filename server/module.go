@@ -169,7 +169,14 @@ func (m *Module) runVar(ctx context.Context, name string) error {
 	}
 	ectx, cancel := evalContext(ctx, startStopTime)
 	defer cancel()
-	if _, err := in.SafeEval(ectx, code); err != nil {
+	kind := EvalStart
+	if name == StopVar {
+		kind = EvalStop
+	}
+	start := time.Now()
+	_, err := in.SafeEval(ectx, code)
+	m.srv.evaluated(m.name, kind, start, err)
+	if err != nil {
 		return &phaseError{module: m.name, phase: name, err: err, timedOut: timedOut(ectx, ctx)}
 	}
 	return nil

@@ -123,6 +123,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, m *Module, fnList
 	sess := &session{id: newSessionID(), queue: fnQueue{wake: make(chan struct{}, 1)}}
 	s.sessions.Store(sess.id, sess)
 	m.watch(sess, fns)
+	if o := s.cfg.Observer; o != nil {
+		o.ServeMonitors(m.name, 1)
+		defer o.ServeMonitors(m.name, -1)
+	}
 	defer func() {
 		m.unwatch(sess, fns)
 		s.sessions.Delete(sess.id)
@@ -189,9 +193,12 @@ func (s *Server) monitorLine(ctx context.Context, m *Module, fn string, reqCtx *
 	serverTime := time.Now().UnixMilli()
 	ctx, cancel := context.WithTimeout(ctx, monitorEvalTime)
 	defer cancel()
+	start := time.Now()
 	v, err := m.CallExterior(ctx, fn, reqCtx, nil)
 	if errors.Is(err, ErrNotExterior) {
 		v, err = nil, nil // brain4it sends null for it
+	} else {
+		s.evaluated(m.name, EvalMonitor, start, err)
 	}
 	if err != nil {
 		return "", false

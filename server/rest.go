@@ -65,11 +65,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setHeader(h, "access-control-allow-origin", "*")
 	setHeader(h, "access-control-expose-headers", ServerTimeHeader)
 	rw := &recorder{ResponseWriter: w}
+	obs := s.cfg.Observer
+	var module, kind string
+	if obs != nil {
+		module, kind = s.requestKind(r)
+		obs.ServeRequest(module, kind)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.logf("panic in %s %s: %v", r.Method, r.URL.Path, p)
 			if !rw.wrote {
 				s.sendError(rw, nil, fmt.Errorf("internal error: %v", p))
+			}
+			if obs != nil {
+				obs.ServeRequestFailed(module, kind)
 			}
 		}
 	}()
@@ -91,7 +100,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.post(rw, r)
 	default:
 		rw.WriteHeader(http.StatusMethodNotAllowed)
+		if obs != nil {
+			obs.ServeRequestFailed(module, kind)
+		}
 		return
+	}
+	if err != nil && obs != nil {
+		obs.ServeRequestFailed(module, kind)
 	}
 	if err != nil && !rw.wrote {
 		s.sendError(rw, s.Module(moduleOf(r)), err)
@@ -312,11 +327,13 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			var v any
+			start := time.Now()
 			if isBPL(r) {
 				v, err = m.EvalText(r.Context(), body)
 			} else {
 				v, err = m.Eval(r.Context(), body)
 			}
+			s.evaluated(m.name, EvalEvaluate, start, err)
 			if err != nil {
 				return err
 			}
@@ -326,9 +343,12 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		start := time.Now()
 		v, err := m.CallExterior(r.Context(), t.Path, reqCtx, data)
 		if errors.Is(err, ErrNotExterior) {
 			v, err = nil, nil // brain4it answers null
+		} else {
+			s.evaluated(m.name, EvalExterior, start, err)
 		}
 		if err != nil {
 			return stripSource(err)

@@ -60,6 +60,10 @@ type Config struct {
 	// module is made or loaded, and when its scope is replaced): how
 	// kafkabpl serve --metrics counts the modules' clients and streams.
 	OnLibrary func(module string, lib *kafkabpl.Library)
+	// Observer, when set, is told of every request, evaluation and
+	// monitor stream: how kafkabpl serve --metrics counts them per
+	// module (see Observer).
+	Observer Observer
 }
 
 // Server is a brain4it server: its modules and the HTTP handler of

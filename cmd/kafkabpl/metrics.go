@@ -10,10 +10,15 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/metrics"
+	"github.com/brain4it/kafkabpl/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
+
+// Metrics counts serve's requests, evaluations and monitor streams per
+// module.
+var _ server.Observer = (*metrics.Metrics)(nil)
 
 // metricsFlag is --metrics: where run, eval and serve serve Prometheus's
 // text format.

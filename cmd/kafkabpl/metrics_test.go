@@ -122,7 +122,9 @@ func get(t *testing.T, url string) string {
 	return b.String()
 }
 
-// TestServeMetrics: a module's clients are counted by serve --metrics.
+// TestServeMetrics: a module's clients, its consumer's commits and lag,
+// its requests by kind, its evaluations and its monitor streams are
+// counted by serve --metrics.
 func TestServeMetrics(t *testing.T) {
 	t.Parallel()
 	base, stderr, stop := startServe(t, "--embedded", "--broker-port", "0", "--metrics", "127.0.0.1:0")
@@ -132,10 +134,81 @@ func TestServeMetrics(t *testing.T) {
 	}
 	httpDo(t, "PUT", base+"/m", "")
 	httpDo(t, "POST", base+"/m", `(kafka-send (kafka-create "producer" kafka-servers) "readings" ("a" "b" "c"))`)
-	if body := get(t, m[1]); !strings.Contains(body, "\n"+`kafkabpl_produced_records_total{kind="producer",topic="readings"} 3`+"\n") {
-		t.Errorf("the module's producer is not counted:\n%s", body)
+	httpDo(t, "POST", base+"/m", `(set c (kafka-create "consumer" (list "servers" => kafka-servers "group" => "readers"
+  "topics" => "readings" "auto-offset-reset" => "earliest" "enable-auto-commit" => false)))
+(set @n (function (ctx) 7))`)
+	evaluations := 2
+	for read := 0; read < 3; evaluations++ {
+		n, err := strconv.Atoi(httpDo(t, "POST", base+"/m", `(size (get (kafka-poll c 1000) "readings"))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read += n
 	}
+	httpDo(t, "POST", base+"/m", `(kafka-commit c)`)
+	evaluations++
+	if got := httpDo(t, "POST", base+"/m/@n", ""); got != "7" {
+		t.Fatalf("@n gave %s", got)
+	}
+
+	// A monitor stream counts while it runs.
+	req, err := http.NewRequest("POST", base+"/m", strings.NewReader(`("@n")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/plain; charset=UTF-8")
+	req.Header.Set("monitor", "0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	for i := 0; i < 2 && lines.Scan(); i++ { // the session id, then @n's value
+	}
+	want := map[string]float64{
+		`kafkabpl_produced_records_total{kind="producer",topic="readings"}`:                      3,
+		`kafkabpl_serve_requests_total{kind="put",module=""}`:                                    1,
+		`kafkabpl_serve_requests_total{kind="evaluate",module="m"}`:                              float64(evaluations),
+		`kafkabpl_serve_requests_total{kind="exterior",module="m"}`:                              1,
+		`kafkabpl_serve_requests_total{kind="monitor",module="m"}`:                               1,
+		`kafkabpl_serve_evaluation_duration_seconds_count{kind="evaluate",module="m"}`:           float64(evaluations),
+		`kafkabpl_serve_evaluation_duration_seconds_count{kind="exterior",module="m"}`:           1,
+		`kafkabpl_serve_monitors{module="m"}`:                                                    1,
+		`kafkabpl_commits_total{group="readers",kind="consumer"}`:                                1,
+		`kafkabpl_rebalances_total{event="assigned",group="readers",kind="consumer"}`:            1,
+		`kafkabpl_partition_lag{group="readers",kind="consumer",partition="0",topic="readings"}`: 0,
+	}
+	// The monitor calls @n again every 30 s: at least once, then.
+	if body := waitScrape(t, m[1], want); !strings.Contains(body, "\n"+`kafkabpl_serve_evaluation_duration_seconds_count{kind="monitor",module="m"} `) {
+		t.Errorf("the monitor's evaluations are not counted:\n%s", body)
+	}
+	resp.Body.Close() // the client goes: the stream ends
+	waitScrape(t, m[1], map[string]float64{`kafkabpl_serve_monitors{module="m"}`: 0})
 	if code := stop(); code != exitOK {
 		t.Fatalf("serve exit %d: %s", code, stderr)
+	}
+}
+
+// waitScrape scrapes url until every series of want has its value, and
+// returns what it got; or fails after testTimeout with that.
+func waitScrape(t *testing.T, url string, want map[string]float64) string {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		body := get(t, url)
+		var missing []string
+		for series, v := range want {
+			if !strings.Contains(body, "\n"+series+" "+strconv.FormatFloat(v, 'g', -1, 64)+"\n") {
+				missing = append(missing, series)
+			}
+		}
+		if missing == nil {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not in the scrape after %v: %v\n%s", testTimeout, missing, body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

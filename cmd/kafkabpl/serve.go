@@ -98,6 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer stopMetrics()
 	if m != nil {
 		cfg.OnLibrary = func(_ string, lib *kafkabpl.Library) { m.Watch(lib) }
+		cfg.Observer = m
 	}
 	srv := server.New(cfg)
 	ln, err := net.Listen("tcp", addr)
