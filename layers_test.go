@@ -32,7 +32,7 @@ var layers = map[string][]string{
 	"internal/testkit":               {"value", "embedded", "internal/testdial"}, // by tests only
 	"functions":                      {"value", "serde", "", "internal/words", "internal/box"},
 	"metrics":                        {""},
-	"streamtest":                     {""},
+	"streamtest":                     {"", "value", "bpl", "functions"},
 	"server":                         {"value", "bpl", "", "functions"},
 	"cmd/kafkabpl":                   {"value", "bpl", "", "functions", "embedded", "server", "metrics"},
 }

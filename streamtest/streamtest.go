@@ -11,6 +11,9 @@
 // inputs, with the timestamps they give; [Driver.Read] returns what a
 // read_committed consumer has read of an output topic.
 //
+// [Script] runs a BPL test script the same way, with (advance ms),
+// (read-topic topic) and (assert-equal got want what).
+//
 // Tests that use it must be built with the "synctests" build tag
 // (go test -tags synctests), which makes franz-go's locks channels that
 // synctest can wait on; Run fails the test without it.
@@ -140,13 +143,21 @@ func (d *Driver) Advance(dur time.Duration) {
 // Read returns every record a read_committed consumer of topic has read
 // since the test began, in offset order per partition, after giving the
 // streams a virtual second to commit what they have in hand.
-func (d *Driver) Read(topic string) []kafkabpl.Record {
+func (d *Driver) Read(topic string) []kafkabpl.Record { return d.ReadWith(topic, nil) }
+
+// ReadWith is Read with the consumer's config keys (deserializers, say),
+// which the first read of topic sets.
+func (d *Driver) ReadWith(topic string, config map[string]any) []kafkabpl.Record {
 	d.T.Helper()
 	ctx := context.Background()
 	r := d.readers[topic]
 	if r == nil {
-		id, err := d.Lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": d.Servers, "topics": topic,
-			"auto-offset-reset": "earliest", "isolation-level": "read_committed", "group": "streamtest-" + topic})
+		cfg := map[string]any{"servers": d.Servers, "topics": topic,
+			"auto-offset-reset": "earliest", "isolation-level": "read_committed", "group": "streamtest-" + topic}
+		for k, v := range config {
+			cfg[k] = v
+		}
+		id, err := d.Lib.Create(ctx, kafkabpl.Consumer, cfg)
 		if err != nil {
 			d.T.Fatalf("streamtest: %v", err)
 		}

@@ -5,7 +5,10 @@ package streamtest_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +80,19 @@ func TestSilenceTenMinutes(t *testing.T) {
 			t.Errorf("alarms an hour later: %v, want the one", got)
 		}
 	})
+}
+
+// TestScripts runs the BPL test scripts of examples/test in virtual time,
+// and those $KAFKABPL_TEST_SCRIPTS names (absolute paths, separated by
+// spaces): a script author's own, run with
+//
+//	KAFKABPL_TEST_SCRIPTS=$PWD/my-test.bpl go test -tags synctests -run TestScripts github.com/brain4it/kafkabpl/streamtest
+func TestScripts(t *testing.T) {
+	scripts := []string{"../examples/test/windowed.bpl", "../examples/test/pipeline.bpl"}
+	scripts = append(scripts, strings.Fields(os.Getenv("KAFKABPL_TEST_SCRIPTS"))...)
+	for _, path := range scripts {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".bpl"), func(t *testing.T) {
+			streamtest.Script(t, path)
+		})
+	}
 }

@@ -1,0 +1,26 @@
+(### "A test of examples/pipeline.bpl's watchdog, in virtual time: a device")
+(### "silent for five minutes raises one alarm, and a device that keeps")
+(### "reporting none. Five virtual minutes take a moment.")
+
+(set config (list "servers" => kafka-servers "value-deserializer" => "JSON" "value-serializer" => "JSON"))
+(kafka-stream (concat config (list "group" => "pipeline-watchdog"))
+  "from" => "sensor-readings" "to" => "device-alarms" "store" => "last-seen"
+  "transform" => (function (in last) (kafka-state (get in "value")))
+  "silence" => 300000
+  "on-timer" => (function (timer last)
+    (kafka-state last (list "device" => (get timer "key") "alarm" => (get timer "kind") "last" => last))))
+
+(set json (kafka-create "producer" (list "servers" => kafka-servers "value-serializer" => "JSON")))
+(kafka-send json "sensor-readings" ("d1" => 20 "d2" => 31))
+(### "d2 reports every minute for ten minutes; d1 never again.")
+(set minutes 0)
+(while (< minutes 10)
+  (advance 60000)
+  (kafka-send json "sensor-readings" (list "d2" => (+ 31 minutes)))
+  (set minutes (+ minutes 1)))
+(assert-equal (read-topic "device-alarms" "value-deserializer" => "JSON")
+  ("d1" => ("device" => "d1" "alarm" => "silence" "last" => 20))
+  "d1 silent after five minutes, d2 not")
+(advance 300000)
+(assert-equal (size (read-topic "device-alarms")) 2 "d2's alarm once it stopped")
+(assert-equal (get (get (read-topic "device-alarms") 1) "last") 40 "d2's last reading")

@@ -1,0 +1,36 @@
+(### "A test of examples/windowed.bpl's averages, in virtual time: package")
+(### "streamtest runs it (go test -tags synctests ./streamtest), on an")
+(### "in-memory cluster whose clock moves only when told to (advance ms).")
+
+(set json (kafka-create "producer" (list "servers" => kafka-servers "value-serializer" => "JSON")))
+(set t0 1767225600000)
+(set reading (function (sensor seconds celsius)
+  (list "key" => sensor "value" => celsius "timestamp" => (+ t0 (* seconds 1000)))))
+(kafka-stream (list "servers" => kafka-servers "group" => "averages"
+    "value-deserializer" => "JSON" "value-serializer" => "JSON")
+  "from" => "temperatures" "to" => "averages" "store" => "per-minute"
+  "window" => ("type" => "tumbling" "size" => 60000 "grace" => 10000 "idle" => 60000)
+  "aggregate" => (function (in acc)
+    (if (= acc null) (set acc ("sum" => 0 "count" => 0)))
+    (list "sum" => (+ (get acc "sum") (get in "value")) "count" => (+ (get acc "count") 1)))
+  "result" => (function (w)
+    (list "sensor" => (get w "key") "minute" => (/ (- (get w "start") t0) 60000)
+      "average" => (/ (get (get w "value") "sum") (get (get w "value") "count")))))
+
+(kafka-send json "temperatures" (list
+  (reading "s1" 5 20) (reading "s2" 10 30) (reading "s1" 50 22)
+  (reading "s1" 65 25) (reading "s2" 70 31)
+  (reading "s1" 30 99)
+  (reading "s1" 130 21))
+  "records" => true)
+(advance 1000)
+(assert-equal (read-topic "averages" "value-deserializer" => "JSON")
+  ("s1" => ("sensor" => "s1" "minute" => 0 "average" => 21) "s2" => ("sensor" => "s2" "minute" => 0 "average" => 30)
+   "s1" => ("sensor" => "s1" "minute" => 1 "average" => 25) "s2" => ("sensor" => "s2" "minute" => 1 "average" => 31))
+  "minutes 0 and 1 close by the readings' time; the late 99 is dropped")
+
+(### "Minute 2 holds one reading and no later one comes: an idle partition's")
+(### "time moves on with the clock, so a minute later (virtual) it closes.")
+(advance 90000)
+(assert-equal (size (read-topic "averages")) 5 "minute 2 closes by the clock")
+(assert-equal (get (get (read-topic "averages" ) 4) "average") 21 "minute 2's average")
