@@ -330,11 +330,16 @@ var (
 	descWindows      = streamDesc("store_windows", "Open windows the stream's store holds.")
 	descBytes        = streamDesc("store_bytes", "Keys and encoded states the stream's store holds, in bytes.")
 	descRestoring    = streamDesc("store_restoring", "Partitions of the stream's store being restored.")
+	descTimers       = streamDesc("store_timers", "Due times the stream's store holds for timers and silences.")
+	descFired        = streamDesc("timers_fired_total", "Timer and silence calls committed.")
+	descTableKeys    = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "table_keys"), "Keys a table of the stream holds.", []string{"stream", "table"}, nil)
+	descTableUpdates = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "table_updates_total"), "Records a table of the stream applied.", []string{"stream", "table"}, nil)
 )
 
 func (c *streamCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRunning, descProcessed, descProduced, descDropped, descSkipped, descDeadLettered,
-		descTransactions, descAborted, descReinits, descLag, descLate, descRestored, descKeys, descWindows, descBytes, descRestoring} {
+		descTransactions, descAborted, descReinits, descLag, descLate, descRestored, descKeys, descWindows, descBytes, descRestoring,
+		descTimers, descFired, descTableKeys, descTableUpdates} {
 		ch <- d
 	}
 }
@@ -383,6 +388,12 @@ func (c *streamCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 			emit(descWindows, prometheus.GaugeValue, s.Windows)
 			emit(descBytes, prometheus.GaugeValue, s.Bytes)
 			emit(descRestoring, prometheus.GaugeValue, int64(s.Restoring))
+			emit(descTimers, prometheus.GaugeValue, s.Timers)
+			emit(descFired, prometheus.CounterValue, s.Fired)
+		}
+		for _, tb := range st.Tables { // the spec's tables: a bounded label
+			ch <- prometheus.MustNewConstMetric(descTableKeys, prometheus.GaugeValue, float64(tb.Keys), id, tb.Name)
+			ch <- prometheus.MustNewConstMetric(descTableUpdates, prometheus.CounterValue, float64(tb.Updates), id, tb.Name)
 		}
 	}
 }

@@ -168,3 +168,48 @@ func TestScrape(t *testing.T) {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 }
+
+// TestStreamTimersAndTables checks the figures of a stream's timers and
+// tables: the due times held and the calls made, a table's keys and
+// updates, each labelled by the table's name.
+func TestStreamTimersAndTables(t *testing.T) {
+	servers := testkit.NewCluster(t, embedded.Topics("in", "devices")).Servers()
+	reg := prometheus.NewRegistry()
+	lib := kafkabpl.New()
+	lib.SetLogOutput(nil)
+	testkit.CloseAtEnd(t, lib)
+	if err := metrics.Register(reg, lib); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	ctx := testkit.Ctx(t)
+	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
+	testkit.Must[int](t)(lib.Send(ctx, p, []string{"devices"}, []kafkabpl.Message{{Key: "d1", Value: "north"}, {Key: "d2", Value: "south"}}))
+	id := testkit.Must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "watch"}, kafkabpl.StreamSpec{
+		From: []string{"in"}, To: "out", Store: "seen", Silence: 300 * time.Millisecond,
+		Tables: []kafkabpl.StreamTable{{Name: "registry", Topic: "devices"}},
+		Update: func(_ context.Context, r *kafkabpl.Record, _ any) ([]kafkabpl.StreamOutput, any, error) {
+			return nil, r.Value(), nil
+		},
+		OnTimer: func(_ context.Context, ev *kafkabpl.TimerEvent, state any) ([]kafkabpl.StreamOutput, any, error) {
+			return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: ev.Key, Value: "silent"}}}, state, nil
+		},
+	}))
+	testkit.Must[int](t)(lib.Send(ctx, p, []string{"in"}, []kafkabpl.Message{{Key: "d1", Value: "20"}, {Key: "d2", Value: "21"}}))
+	stream := "stream=" + id
+	testkit.WaitFor(t, "two silences called", func() bool {
+		fired, _ := value(scrape(t, srv.URL), "kafkabpl_stream_timers_fired_total", stream)
+		return fired == 2
+	})
+	got := scrape(t, srv.URL)
+	if keys, ok := value(got, "kafkabpl_stream_table_keys", stream, "table=registry"); !ok || keys != 2 {
+		t.Errorf("table keys %v (%v), want 2", keys, ok)
+	}
+	if updates, ok := value(got, "kafkabpl_stream_table_updates_total", stream, "table=registry"); !ok || updates != 2 {
+		t.Errorf("table updates %v (%v), want 2", updates, ok)
+	}
+	if timers, ok := value(got, "kafkabpl_stream_store_timers", stream); !ok || timers != 0 {
+		t.Errorf("timers held %v (%v), want 0 once both silences were called", timers, ok)
+	}
+}
