@@ -87,6 +87,11 @@
 // at-least-once an input processed again after a crash is counted again in
 // the state.
 //
+// A stateful stream with a [Rekey] keeps its state by a key of the
+// function's choosing: it writes each input with its new key to its
+// repartition topic, "<group>-<store>-repartition", and keeps state from
+// that topic, each step exactly once (Kafka Streams' groupBy).
+//
 // # Timers
 //
 // A per-key stateful stream can have a key called at a time rather than

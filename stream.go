@@ -141,6 +141,7 @@ type StreamSpec struct {
 	Guarantee       Guarantee     // ExactlyOnce by default
 	OnError         OnError       // StopOnError by default
 	DeadLetterTopic string        // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
+	Rekey           Rekey         // a stateful stream's new key for each input, through a repartition topic; nil: the input's
 	OnTimer         OnTimer       // a per-key stateful stream's calls when a key's timer fires or it falls silent
 	Silence         time.Duration // with OnTimer: a key without input this long (wall clock) gets a Silence call; 0: none
 	Tables          []StreamTable // compacted topics read whole, for Lookup and Join
@@ -177,8 +178,9 @@ type stream struct {
 	followers  sync.WaitGroup // the tables' goroutines, which follow their updates
 
 	// Used by run's goroutine only.
-	outs []*kgo.Record // transformOne's result, reused
-	slab []kgo.Record  // what newRecord hands out
+	outs     []*kgo.Record // transformOne's result, reused
+	rekeying bool          // transformOne's input was re-keyed to the repartition topic
+	slab     []kgo.Record  // what newRecord hands out
 
 	totals counts // committed work, under atomic access
 	mu     sync.Mutex
@@ -195,9 +197,9 @@ type counts struct {
 // batchCounts is the work of one batch, added to the totals once it is
 // committed.
 type batchCounts struct {
-	processed, produced, dropped, skipped, deadLettered, late, fired int64
-	lastErr                                                          error
-	notHeld                                                          bool // an input's partition was revoked: abort, under exactly-once
+	processed, produced, dropped, skipped, deadLettered, late, fired, repartitioned int64
+	lastErr                                                                         error
+	notHeld                                                                         bool // an input's partition was revoked: abort, under exactly-once
 }
 
 // Stream starts a stream that reads spec.From, runs spec.Transform on each
@@ -241,7 +243,7 @@ func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (st
 	if !cfg.given["auto-offset-reset"] {
 		cfg.autoOffsetReset = resetEarliest
 	}
-	if spec.Transform == nil && len(spec.From) > 1 {
+	if spec.Transform == nil && len(spec.From) > 1 && spec.Rekey == nil {
 		// Partition N of each input goes to one member only with an
 		// assignor that keeps co-partitioned topics together.
 		if cfg.serverAssigns {
@@ -296,6 +298,9 @@ func (spec *StreamSpec) check() error {
 	if err := spec.checkTimers(); err != nil {
 		return err
 	}
+	if spec.Rekey != nil && spec.Transform != nil {
+		return errorf(ErrInvalidArgument, `"rekey": a new key is a stateful stream's, for its state (a "store" with a "transform" of the input and its state, or a "window"); a stateless one sets its outputs' keys itself`)
+	}
 	if spec.Guarantee != ExactlyOnce && spec.Guarantee != AtLeastOnce {
 		return errorf(ErrInvalidArgument, "guarantee %d: want ExactlyOnce or AtLeastOnce", spec.Guarantee)
 	}
@@ -324,13 +329,13 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s.workCtx, s.cancelWork = context.WithCancel(work)
 	h.group = newGroupStats(Stream, cfg)
 	opts := cfg.kgoOpts(Stream, h.id, h.net, h.group)
-	opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	opts = append(opts, kgo.ConsumeTopics(spec.consumed(cfg)...))
 	var assigned, revoked rebalanceFn // a stateful stream's store keeps what is assigned
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)
 		assigned, revoked = s.store.assign, s.store.revoked
 		switch {
-		case len(spec.From) > 1:
+		case len(spec.From) > 1 && spec.Rekey == nil:
 			// Range gives each member the same partition numbers of
 			// co-partitioned topics; the cooperative strategies do not.
 			opts = append(opts, kgo.Balancers(kgo.RangeBalancer()))
@@ -616,6 +621,7 @@ func (s *stream) add(b batchCounts) {
 		s.timers.fired.Add(b.fired)
 	}
 	if s.store != nil {
+		s.store.repartitioned.Add(b.repartitioned)
 		s.store.late.Add(b.late)
 	}
 	if b.lastErr != nil {

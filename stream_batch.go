@@ -81,6 +81,11 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 		*in = Record{r: kr, cfg: s.h.cfg}
 		outs, err := s.transformOne(in)
 		switch {
+		case err == nil && s.rekeying: // its state comes with its repartition record
+			for _, o := range outs {
+				write(o)
+			}
+			b.repartitioned += int64(len(outs))
 		case err == nil:
 			if len(outs) == 0 && s.spec.Window == nil { // a window's results come later
 				b.dropped++
@@ -126,8 +131,17 @@ func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
 	if err := in.Err(); err != nil {
 		return nil, where(err)
 	}
-	if s.spec.Join != nil && !s.join(in) {
+	s.rekeying = s.spec.Rekey != nil && in.Topic() != s.store.inputs[0]
+	if s.spec.Join != nil && (s.spec.Rekey == nil || s.rekeying) && !s.join(in) {
 		return nil, nil // an inner join's input whose key the table lacks
+	}
+	if s.rekeying {
+		r, err := s.rekeyed(in)
+		if err != nil {
+			return nil, where(err)
+		}
+		s.outs = append(s.outs[:0], r)
+		return s.outs, nil
 	}
 	outs, err := s.spec.Transform(s.workCtx, in)
 	if err != nil {

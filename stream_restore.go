@@ -266,6 +266,11 @@ func (s *stream) checkChangelog(ctx context.Context) error {
 	adm := kadm.NewClient(s.cl)
 	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.requestTimeout)
 	defer cancel()
+	if s.spec.Rekey != nil {
+		if there, err := s.checkRepartition(ctx, adm); !there || err != nil {
+			return err
+		}
+	}
 	topics, err := topicPartitions(ctx, s.cl, append([]string{st.topic}, st.inputs...)...)
 	if err != nil {
 		return nil // retried before the next poll; the poll reports the brokers' trouble

@@ -38,19 +38,21 @@ type Update func(ctx context.Context, in *Record, state any) (outs []StreamOutpu
 
 // StoreStatus is a stateful stream's store as this process holds it.
 type StoreStatus struct {
-	Name         string // the store's name
-	Changelog    string // its changelog topic, "<group>-<store>-changelog"
-	Partitions   int    // input partitions whose state this process holds (restored or restoring)
-	Keys         int64  // keys held: with a state, or with an open window
-	Windows      int64  // open windows (windowed streams)
-	Bytes        int64  // the keys and encoded states held, in bytes
-	Restoring    int    // partitions being restored
-	RestoreRead  int64  // changelog offsets the restores in progress have read
-	RestoreTotal int64  // changelog offsets they read in all
-	Restored     int64  // changelog records applied by restores, since the stream started
-	Late         int64  // inputs later than the grace period (windowed streams), dropped or dead-lettered
-	Timers       int64  // due times held for timers and silences (an entry a later input or SetTimer moved counts until its time comes)
-	Fired        int64  // timer and silence calls committed, since the stream started
+	Name          string // the store's name
+	Changelog     string // its changelog topic, "<group>-<store>-changelog"
+	Partitions    int    // input partitions whose state this process holds (restored or restoring)
+	Keys          int64  // keys held: with a state, or with an open window
+	Windows       int64  // open windows (windowed streams)
+	Bytes         int64  // the keys and encoded states held, in bytes
+	Restoring     int    // partitions being restored
+	RestoreRead   int64  // changelog offsets the restores in progress have read
+	RestoreTotal  int64  // changelog offsets they read in all
+	Restored      int64  // changelog records applied by restores, since the stream started
+	Late          int64  // inputs later than the grace period (windowed streams), dropped or dead-lettered
+	Repartition   string // a re-keying stream's repartition topic, "<group>-<store>-repartition"; "" for none
+	Repartitioned int64  // inputs written to it, since the stream started
+	Timers        int64  // due times held for timers and silences (an entry a later input or SetTimer moved counts until its time comes)
+	Fired         int64  // timer and silence calls committed, since the stream started
 }
 
 // kafkaStore is a stateful stream's store as Kafka sees it: its state,
@@ -58,6 +60,7 @@ type StoreStatus struct {
 type kafkaStore struct {
 	name, topic string
 	inputs      []string // co-partitioned: partition N of each is the store's partition N
+	rekeys      bool     // inputs is the repartition topic of a re-keying stream
 	win         *Window  // nil: per-key state
 	cfg         *config
 	state       *store.Store // the state: the run goroutine runs its batches (its doc says who calls what)
@@ -77,7 +80,7 @@ type kafkaStore struct {
 	checked   bool               // the changelog topic was checked (run goroutine only)
 	reads     chan struct{}      // a slot per restore reading (restoreReads)
 
-	late, restored atomic.Int64
+	late, restored, repartitioned atomic.Int64
 }
 
 // storePart is an input partition of the store: its state, and how it
@@ -101,7 +104,7 @@ func (st *kafkaStore) newPart(id int32, gen uint64) *storePart {
 
 func newStore(cfg *config, spec *StreamSpec) *kafkaStore {
 	st := &kafkaStore{
-		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", inputs: spec.From,
+		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", inputs: spec.stateInputs(cfg), rekeys: spec.Rekey != nil,
 		win: spec.Window, cfg: cfg, parts: map[int32]*storePart{}, restoring: map[int32]*storePart{}, assigned: map[int32]uint64{},
 		reads: make(chan struct{}, restoreReads),
 	}
@@ -184,7 +187,10 @@ func (s *stream) pollContext() (context.Context, context.CancelFunc) {
 
 // status reports the store.
 func (st *kafkaStore) status() *StoreStatus {
-	ss := &StoreStatus{Name: st.name, Changelog: st.topic, Restored: st.restored.Load(), Late: st.late.Load()}
+	ss := &StoreStatus{Name: st.name, Changelog: st.topic, Restored: st.restored.Load(), Late: st.late.Load(), Repartitioned: st.repartitioned.Load()}
+	if st.rekeys {
+		ss.Repartition = st.inputs[0]
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	held := st.state.Counts()
@@ -216,6 +222,10 @@ func (ss *StoreStatus) List() *value.List {
 	l.AppendNamed("restore-total", ss.RestoreTotal)
 	l.AppendNamed("restored", ss.Restored)
 	l.AppendNamed("late", ss.Late)
+	if ss.Repartition != "" {
+		l.AppendNamed("repartition", ss.Repartition)
+		l.AppendNamed("repartitioned", ss.Repartitioned)
+	}
 	l.AppendNamed("timers", ss.Timers)
 	l.AppendNamed("fired", ss.Fired)
 	return l

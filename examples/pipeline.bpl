@@ -1,8 +1,8 @@
 (### "An IoT pipeline in three streams, each exactly once:")
 (### "1. readings keyed by device come in;")
 (### "2. each is enriched from a device registry kept in a compacted topic")
-(### "   (its site and threshold), and re-keyed by site;")
-(### "3. the readings are averaged per site per minute;")
+(### "   (its site and threshold);")
+(### "3. the readings are re-keyed by site and averaged per site per minute;")
 (### "4. a device that stops reporting raises an alarm, by the clock, even")
 (### "   when no other reading arrives (1 s of silence here, minutes in life).")
 
@@ -12,22 +12,23 @@
 (kafka-send json "registry" ("d1" => ("site" => "north" "max" => 30) "d2" => ("site" => "north" "max" => 30)
                              "d3" => ("site" => "south" "max" => 25)))
 
-(### "2. Enrich and re-key: the reading's \"joined\" element is its device's")
-(### "row; the output's key is the site, so the next stream groups by site.")
+(### "2. Enrich: the reading's \"joined\" element is its device's row.")
 (set enrich (kafka-stream (concat config (list "group" => "pipeline-enrich"))
-  "from" => "sensor-readings" "to" => "site-readings"
+  "from" => "sensor-readings" "to" => "enriched-readings"
   "tables" => ("devices" => "registry") "join" => "devices"
   "transform" => (function (in)
     (local device)
     (set device (get in "joined"))
-    (kafka-output (list "device" => (get in "key") "value" => (get in "value")
-                        "alarm" => (> (get in "value") (get device "max")))
-      "key" => (get device "site")))))
+    (list "device" => (get in "key") "value" => (get in "value") "site" => (get device "site")
+          "alarm" => (> (get in "value") (get device "max"))))))
 
-(### "3. Per site per minute, by the readings' own timestamps.")
+(### "3. Re-keyed by site (through the stream's repartition topic,")
+(### "pipeline-sites-per-minute-repartition, in its transactions), then per")
+(### "site per minute, by the readings' own timestamps.")
 (set t0 1767225600000)
 (set per-site (kafka-stream (concat config (list "group" => "pipeline-sites"))
-  "from" => "site-readings" "to" => "site-averages" "store" => "per-minute"
+  "from" => "enriched-readings" "to" => "site-averages" "store" => "per-minute"
+  "rekey" => (function (in) (get (get in "value") "site"))
   "window" => ("type" => "tumbling" "size" => 60000)
   "aggregate" => (function (in acc)
     (if (= acc null) (set acc ("sum" => 0 "count" => 0 "alarms" => 0)))

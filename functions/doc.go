@@ -216,6 +216,8 @@
 //	            "late" => "drop" (default) | "dead-letter"   inputs for closed windows
 //	            "idle" => ms (default 0: off)   a partition without input that long moves its time on
 //	                                            with the wall clock, so that its windows close
+//	    "rekey" => (function (in) key)         state (or windows) by this key rather than the input's, through
+//	                                           the repartition topic "<group>-<store>-repartition"
 //	    "merge" => (function (a b) ...)        session windows: the aggregate of two sessions an input bridges
 //	    "result" => (function (w) ...)         a closed window's outputs, as a transform returns them;
 //	                                           w is ("key" "start" "end" "value" "final")

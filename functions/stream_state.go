@@ -51,7 +51,7 @@ func bplState(ctx context.Context, l *value.List) (any, error) {
 }
 
 // stateNames are kafka-stream's named arguments of stateful streams.
-var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on-timer", "silence"}
+var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on-timer", "silence", "rekey"}
 
 // readStateArgs reads the named arguments of a stateful stream into spec;
 // transform is the "transform" function, nil if none was given.
@@ -92,6 +92,15 @@ func (a *args) readStateArgs(spec *kafkabpl.StreamSpec, named map[string]any, tr
 	}
 	if onTimer != nil {
 		spec.OnTimer = bplOnTimer(onTimer)
+	}
+	rekey, err := fn("rekey", "(function (in) new-key)")
+	if err != nil {
+		return err
+	}
+	if rekey != nil {
+		spec.Rekey = func(ctx context.Context, in *kafkabpl.Record) (any, error) {
+			return callFn(ctx, rekey, in.List(), nil, 1)
+		}
 	}
 	if v, ok := named["silence"]; ok {
 		ms, err := a.int(v, `"silence" (ms)`, 1, math.MaxInt64/int64(time.Millisecond))

@@ -100,6 +100,8 @@ func TestBPLStreamStateArgs(t *testing.T) {
 		{[]any{nv{"store", "s"}, nv{"window", win(nv{"type", "session"}, nv{"gap", 10})}, nv{"aggregate", fn}}, `"merge": a session window needs a merge function`},
 		{[]any{nv{"window", "tumbling"}, nv{"aggregate", fn}}, `"window": want a list`},
 		{[]any{nv{"store", 3}, nv{"transform", fn}}, `"store": want a string`},
+		{[]any{nv{"store", "s"}, nv{"transform", fn}, nv{"rekey", 5}}, `"rekey": want a function, such as (function (in) new-key), got 5`},
+		{[]any{nv{"transform", fn}, nv{"rekey", fn}}, `"rekey": a new key is a stateful stream's`},
 		{[]any{nv{"aggregate", "f"}, nv{"window", win(nv{"type", "tumbling"}, nv{"size", 10})}}, `"aggregate": want a function`},
 	} {
 		args := append([]any{cfg, nv{"from", "in"}, nv{"to", "out"}}, c.args...)
