@@ -61,6 +61,7 @@ type kafkaStore struct {
 	name, topic string
 	inputs      []string // co-partitioned: partition N of each is the store's partition N
 	rekeys      bool     // inputs is the repartition topic of a re-keying stream
+	timed       bool     // states are wrapped with their timers (see timed)
 	win         *Window  // nil: per-key state
 	cfg         *config
 	state       *store.Store // the state: the run goroutine runs its batches (its doc says who calls what)
@@ -104,7 +105,7 @@ func (st *kafkaStore) newPart(id int32, gen uint64) *storePart {
 
 func newStore(cfg *config, spec *StreamSpec) *kafkaStore {
 	st := &kafkaStore{
-		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", inputs: spec.stateInputs(cfg), rekeys: spec.Rekey != nil,
+		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", inputs: spec.stateInputs(cfg), rekeys: spec.Rekey != nil, timed: spec.OnTimer != nil,
 		win: spec.Window, cfg: cfg, parts: map[int32]*storePart{}, restoring: map[int32]*storePart{}, assigned: map[int32]uint64{},
 		reads: make(chan struct{}, restoreReads),
 	}

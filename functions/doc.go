@@ -230,6 +230,19 @@
 // windows close, is said in package kafkabpl's documentation (Stateful
 // streams).
 //
+// # Queries
+//
+// A stateful stream's store can be read while it runs:
+//
+//	(kafka-store-get id key)                 the key's committed state, or null
+//	(kafka-store-range id [from to])         (key => state ...), keys from from to to (bytewise; none: all)
+//	(kafka-store-windows id key [since until]) a windowed store's open windows of key starting from
+//	                                         since to until (ms): (("start" => ms "end" => ms "value" => v) ...)
+//
+// They read what the stream's last committed transaction left, of the
+// partitions this process holds and has restored; see
+// [kafkabpl.Library.StoreGet].
+//
 // # Timers
 //
 // A stream with per-key state can be called for a key at a time rather
