@@ -26,6 +26,8 @@ type Function struct {
 	params []param
 	rest   string
 
+	body *fnBody // compiled at the first call; nil: never compiled
+
 	// positional is whether binding can go by position alone when no
 	// argument has a name: no parameter takes only a named argument and
 	// no two set the same local. Then the k-th argument is the k-th
@@ -140,10 +142,18 @@ func (fn *Function) invoke(t *task, f *frame, args *value.List) (any, error) {
 			}
 		}
 	}
+	return fn.run(t, f)
+}
+
+// run evaluates the body in f, whose parameters are bound.
+func (fn *Function) run(t *task, f *frame) (any, error) {
 	var v any
-	for i := 2; i < fn.def.Len(); i++ {
+	if fn.body == nil { // a Function not made by biFunction
+		return t.evalBody(f, fn.def, 2)
+	}
+	for _, x := range fn.compiled() {
 		var err error
-		if v, err = t.eval(f, fn.def.At(i)); err != nil {
+		if v, err = x(t, f); err != nil {
 			return nil, err
 		}
 	}
@@ -160,7 +170,7 @@ func biFunction(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
-	fn := &Function{in: t.in, src: f.src, def: call}
+	fn := &Function{in: t.in, src: f.src, def: call, body: &fnBody{}}
 	switch p := call.At(1).(type) {
 	case value.Reference:
 		fn.rest = string(p)

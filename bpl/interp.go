@@ -150,7 +150,7 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 	t := in.task(ctx, 0)
 	f := &frame{src: s}
 	for _, x := range exprs {
-		v, err := t.eval(f, x)
+		v, err := compile(s, x)(t, f)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,8 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 // Eval evaluates one already-read expression, with a top-level scope of
 // its own. An error is an *Exception.
 func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
-	return in.task(ctx, 0).eval(&frame{src: &source{}}, expr)
+	f := &frame{src: &source{}}
+	return compile(f.src, expr)(in.task(ctx, 0), f)
 }
 
 // source is where code was read: its file and the line of each list.
@@ -187,6 +188,11 @@ type task struct {
 	// but not the run.
 	base context.Context
 	exec *executor // the spawned executor this task is; nil for others
+
+	// stack holds the values of the arguments of the compiled calls in
+	// progress (see push), in stackBuf while they fit.
+	stack    []any
+	stackBuf [8]any
 }
 
 // frame is the scope of the code being evaluated: where it was read and
@@ -358,6 +364,12 @@ func (t *task) callLib(f *frame, lf value.Func, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.callLibWith(f, lf, call, args)
+}
+
+// callLibWith calls a library function with args, the evaluated arguments
+// of call.
+func (t *task) callLibWith(f *frame, lf value.Func, call *value.List, args *value.List) (any, error) {
 	if err := t.cyclicArg(f, fname(call), args); err != nil {
 		return nil, err
 	}
