@@ -31,13 +31,33 @@ import (
 type code func(t *task, f *frame) (any, error)
 
 // compiler compiles the code of one source, whose lines it gives calls.
-type compiler struct{ src *source }
+type compiler struct {
+	src *source
+
+	// names holds one string of each name of a variable the code
+	// uses, so that the names of a scope and those the code looks up
+	// are the same strings, which compare at once, without reading
+	// their bytes.
+	names map[string]string
+}
 
 // compile compiles x, read from src; the frames it runs in must have src
 // as their source.
 func compile(src *source, x any) code {
 	c := compiler{src: src}
 	return c.expr(x)
+}
+
+// intern returns the one string of name the code uses.
+func (c *compiler) intern(name string) string {
+	if s, ok := c.names[name]; ok {
+		return s
+	}
+	if c.names == nil {
+		c.names = map[string]string{}
+	}
+	c.names[name] = name
+	return name
 }
 
 // expr compiles an expression.
@@ -63,9 +83,10 @@ func (c *compiler) exprs(l *value.List, from int) []code {
 // ref compiles a reference: eval's lookup, without its search for a path
 // when the name has no slash.
 func (c *compiler) ref(r value.Reference) code {
-	name := string(r)
+	name := c.intern(string(r))
+	var rv any = r // made an interface once, not at every evaluation
 	if strings.Contains(name, "/") {
-		return func(t *task, f *frame) (any, error) { return t.eval(f, r) }
+		return func(t *task, f *frame) (any, error) { return t.eval(f, rv) }
 	}
 	fixed := lookupBuiltin(name) != nil || isCore[name] // a function's name whatever Define does
 	return func(t *task, f *frame) (any, error) {
@@ -74,7 +95,7 @@ func (c *compiler) ref(r value.Reference) code {
 		}
 		v, ok := t.in.global(name)
 		if !ok && (fixed || t.in.libFunc(name) != nil) {
-			return r, nil // a hard reference: itself
+			return rv, nil // a hard reference: itself
 		}
 		return v, nil
 	}
@@ -135,6 +156,11 @@ func (c *compiler) builtin(l *value.List, name string, b builtin) code {
 		return body
 	}
 	if s, ok := strict[name]; ok && l.Len()-1 >= s.min && (s.max < 0 || l.Len()-1 <= s.max) {
+		if l.Len() == 3 {
+			if body := c.binary(l, name, s.fn); body != nil {
+				return body
+			}
+		}
 		args, fn := c.exprs(l, 1), s.fn
 		return func(t *task, f *frame) (any, error) {
 			base, err := t.push(f, args)
@@ -198,7 +224,7 @@ var listed = map[string]func(t *task, f *frame, call *value.List, args *value.Li
 // values start; pop(base) takes them off.
 func (t *task) push(f *frame, args []code) (int, error) {
 	if t.stack == nil {
-		t.stack = t.stackBuf[:0]
+		t.stack = make([]any, 0, 16)
 	}
 	base := len(t.stack)
 	for _, a := range args {
@@ -240,6 +266,7 @@ func (c *compiler) dynamic(l *value.List, name string) code {
 	args := c.exprs(l, 1)
 	line := c.src.lines[l]
 	byPosition := !l.Named()
+	name = c.intern(name)
 	return func(t *task, f *frame) (any, error) {
 		var (
 			b  builtin
@@ -342,6 +369,10 @@ func (fn *Function) compiled() []code {
 		return *p
 	}
 	c := compiler{src: fn.src}
+	for _, p := range fn.params {
+		c.intern(p.local)
+	}
+	c.intern(fn.rest)
 	cs := c.exprs(fn.def, 2)
 	fn.body.code.CompareAndSwap(nil, &cs) // a call at the same time may have won
 	return *fn.body.code.Load()

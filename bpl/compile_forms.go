@@ -171,7 +171,7 @@ func (c *compiler) set(l *value.List) code {
 	if !ok || r == "" {
 		return nil
 	}
-	name, x := string(r), c.expr(l.At(2))
+	name, x := c.intern(string(r)), c.expr(l.At(2))
 	if pathOf(name) != nil {
 		return func(t *task, f *frame) (any, error) {
 			v, err := x(t, f)
@@ -206,14 +206,14 @@ func (c *compiler) local(l *value.List) code {
 	var ds []decl
 	for i := 1; i < l.Len(); i++ {
 		if name := l.Name(i); name != "" {
-			ds = append(ds, decl{name, c.expr(l.At(i))})
+			ds = append(ds, decl{c.intern(name), c.expr(l.At(i))})
 			continue
 		}
 		r, ok := l.At(i).(value.Reference)
 		if !ok || pathOf(string(r)) != nil {
 			return nil
 		}
-		ds = append(ds, decl{name: string(r)})
+		ds = append(ds, decl{name: c.intern(string(r))})
 	}
 	return func(t *task, f *frame) (any, error) {
 		for _, d := range ds {

@@ -148,7 +148,7 @@ func (fn *Function) invoke(t *task, f *frame, args *value.List) (any, error) {
 // run evaluates the body in f, whose parameters are bound.
 func (fn *Function) run(t *task, f *frame) (any, error) {
 	var v any
-	if fn.body == nil { // a Function not made by biFunction
+	if fn.body == nil || t.in.walk { // a Function not made by biFunction
 		return t.evalBody(f, fn.def, 2)
 	}
 	for _, x := range fn.compiled() {

@@ -90,6 +90,10 @@ type Interp struct {
 	lib atomic.Pointer[map[string]value.Func]
 
 	conc concState // spawned executors and timer tasks (concurrency.go)
+
+	// walk makes the interpreter evaluate by walking the code's tree
+	// alone, compiling nothing: the tests compare the two.
+	walk bool
 }
 
 // New returns an interpreter whose print function writes to out (nowhere
@@ -149,8 +153,14 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 	}
 	t := in.task(ctx, 0)
 	f := &frame{src: s}
+	c := compiler{src: s} // one for all, whose variables are the same
 	for _, x := range exprs {
-		v, err := compile(s, x)(t, f)
+		var v any
+		if in.walk {
+			v, err = t.eval(f, x)
+		} else {
+			v, err = c.expr(x)(t, f)
+		}
 		if err != nil {
 			return err
 		}
@@ -165,6 +175,9 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 // its own. An error is an *Exception.
 func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
 	f := &frame{src: &source{}}
+	if in.walk {
+		return in.task(ctx, 0).eval(f, expr)
+	}
 	return compile(f.src, expr)(in.task(ctx, 0), f)
 }
 
@@ -190,9 +203,9 @@ type task struct {
 	exec *executor // the spawned executor this task is; nil for others
 
 	// stack holds the values of the arguments of the compiled calls in
-	// progress (see push), in stackBuf while they fit.
-	stack    []any
-	stackBuf [8]any
+	// progress (see push); made at the first push, so that a task that
+	// needs none (a function value's call, mostly) costs nothing more.
+	stack []any
 }
 
 // frame is the scope of the code being evaluated: where it was read and
