@@ -1,6 +1,9 @@
 package bpl
 
 import (
+	"strings"
+	"unicode/utf8"
+
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -102,6 +105,22 @@ func (c *compiler) special(l *value.List, name string) code {
 			}
 			return t.stringOf(f, v, nil)
 		}
+	case "length", "upcase", "downcase":
+		if n != 1 {
+			return nil
+		}
+		x, op := c.expr(l.At(1)), oneStringOps[name]
+		return func(t *task, f *frame) (any, error) {
+			v, err := x(t, f)
+			if err != nil {
+				return nil, err
+			}
+			s, ok := v.(string)
+			if !ok {
+				return nil, t.errorf(f, "InvalidArgument", "%s: argument %d is %s, want a string", fname(l), 1, value.Describe(v))
+			}
+			return op(s), nil
+		}
 	case "function":
 		if n < 1 {
 			return nil
@@ -116,6 +135,14 @@ func (c *compiler) special(l *value.List, name string) code {
 		}
 	}
 	return nil
+}
+
+// oneStringOps are what the builtins of one string that are compiled do
+// with it, after oneString.
+var oneStringOps = map[string]func(s string) any{
+	"length":   func(s string) any { return int64(utf8.RuneCountInString(s)) },
+	"upcase":   func(s string) any { return strings.ToUpper(s) },
+	"downcase": func(s string) any { return strings.ToLower(s) },
 }
 
 // body compiles a sequence: it gives the last value (null when there is

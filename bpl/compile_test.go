@@ -46,6 +46,7 @@ func TestCompiledKeepsMeaning(t *testing.T) {
 		// functions made by one (function ...) share their compiled body;
 		// there are no closures: k is no local of the inner function
 		{`(set mk (function (k) (function (x) (+ x k)))) (set a (mk 1)) (set b (mk 2)) (list (a 1) (b 1))`, `(1 1)`},
+		{`(set f (function (s) (list (length s) (upcase s) (downcase s) (length "")))) (f "Héllo")`, `(5 "HÉLLO" "héllo" 0)`},
 		// arguments by name and the rest of them
 		{`(set f (function (a b) (list a b))) (f b => 1 a => 2)`, `(2 1)`},
 		{`(set f (function args args)) (f 1 (+ 1 1) "k" => 3)`, `(1 2 "k" => 3)`},
@@ -57,6 +58,8 @@ func TestCompiledKeepsMeaning(t *testing.T) {
 		{`(set r (function (n) (r n))) (r 1)`, "StackOverflow", "calls nested more than", 1},
 		{`(set f (function () (< 1 "a"))) (f)`, "InvalidArgument", "<: cannot compare", 1},
 		{`(set f (function () (get 5 1))) (f)`, "InvalidArgument", "get: want a list", 1},
+		{`(set f (function () (length 5))) (f)`, "InvalidArgument", "length: argument 1 is 5, want a string", 1},
+		{`(set f (function () (upcase))) (f)`, "InvalidArgument", "upcase: want 1 argument", 1},
 		{`(set f (function () (system "ls"))) (f)`, "NotImplemented", "system", 1},
 	})
 }
