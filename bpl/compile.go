@@ -26,6 +26,15 @@ import (
 // up. Each call keeps eval's line and depth bookkeeping, and an exception
 // its code. Builtins compiled with no form of their own get their call
 // unevaluated, as from eval, and evaluate its arguments with eval.
+//
+// Code that a script can reach as data, and change, is never compiled,
+// so that a change shows at the next evaluation as it does when walking
+// the tree: what eval evaluates, a call read with a tag (value.Parse),
+// the value of a global that Eval is given (a server module's start
+// code), and the bodies of the functions such code makes. A function
+// made by walking the tree (by eval, or inside a builtin compiled with no
+// form of its own, such as try or for-each) is walked at every call;
+// one made by compiled code is compiled at its first call.
 
 // code is a compiled expression: it evaluates the expression in f.
 type code func(t *task, f *frame) (any, error)
@@ -112,6 +121,12 @@ func (c *compiler) list(l *value.List) code {
 			return func(*task, *frame) (any, error) { return l, nil } // shared on purpose (see value.Parse)
 		}
 		return func(*task, *frame) (any, error) { return copyData(l), nil }
+	}
+	if l.Tagged() {
+		// a call read with a tag may be reached as data, and changed:
+		// it is evaluated as it is at every evaluation
+		var lv any = l
+		return func(t *task, f *frame) (any, error) { return t.eval(f, lv) }
 	}
 	name := string(ref)
 	if b := lookupBuiltin(name); b != nil {

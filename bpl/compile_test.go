@@ -47,6 +47,10 @@ func TestCompiledKeepsMeaning(t *testing.T) {
 		// there are no closures: k is no local of the inner function
 		{`(set mk (function (k) (function (x) (+ x k)))) (set a (mk 1)) (set b (mk 2)) (list (a 1) (b 1))`, `(1 1)`},
 		{`(set f (function (s) (list (length s) (upcase s) (downcase s) (length "")))) (f "Héllo")`, `(5 "HÉLLO" "héllo" 0)`},
+		// code a script holds as data and changes: a function made from
+		// it by eval runs what the list holds at each call
+		{`(set code (quote (function (x) 1))) (set f (eval code)) (set a (f 0)) (put code 2 2) (list a (f 0))`, `(1 2)`},
+		{`(set code (quote (do (set g (function () 1)) (g)))) (set a (eval code)) (put code/1/2 2 2) (list a (g))`, `(1 2)`},
 		// arguments by name and the rest of them
 		{`(set f (function (a b) (list a b))) (f b => 1 a => 2)`, `(2 1)`},
 		{`(set f (function args args)) (f 1 (+ 1 1) "k" => 3)`, `(1 2 "k" => 3)`},
@@ -94,5 +98,24 @@ func TestCompiledSeesDefine(t *testing.T) {
 	v, err = c.Call(ctx, value.NewList())
 	if err != nil || value.Format(v) != `(1 lib-later)` {
 		t.Fatalf("after Define: %v, %v", value.Format(v), err)
+	}
+}
+
+// TestEvalOfAGlobalIsWalked checks that Eval of the list a global holds
+// (as a server module's start code is evaluated) evaluates it as it is,
+// and that the functions it makes see changes to it.
+func TestEvalOfAGlobalIsWalked(t *testing.T) {
+	in := New(nil)
+	ctx := context.Background()
+	in.SetGlobal("start", mustParseT(t, `(do (set f (function () 1)) (f))`))
+	start, _ := in.global("start")
+	if v, err := in.Eval(ctx, start); err != nil || v != int64(1) {
+		t.Fatalf("Eval(start) = %v, %v; want 1", v, err)
+	}
+	if _, err := in.Eval(ctx, mustParseT(t, `(put start/1/2 2 2)`)); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := in.Eval(ctx, mustParseT(t, `(f)`)); err != nil || v != int64(2) {
+		t.Fatalf("(f) after the change = %v, %v; want 2", v, err)
 	}
 }

@@ -148,7 +148,7 @@ func (fn *Function) invoke(t *task, f *frame, args *value.List) (any, error) {
 // run evaluates the body in f, whose parameters are bound.
 func (fn *Function) run(t *task, f *frame) (any, error) {
 	var v any
-	if fn.body == nil || t.in.walk { // a Function not made by biFunction
+	if fn.body == nil || t.in.walk { // made by walking the tree: see compile.go
 		return t.evalBody(f, fn.def, 2)
 	}
 	for _, x := range fn.compiled() {
@@ -170,7 +170,7 @@ func biFunction(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
-	fn := &Function{in: t.in, src: f.src, def: call, body: &fnBody{}}
+	fn := &Function{in: t.in, src: f.src, def: call}
 	switch p := call.At(1).(type) {
 	case value.Reference:
 		fn.rest = string(p)

@@ -134,6 +134,22 @@ func (in *Interp) global(name string) (any, bool) {
 	return in.globals.Get(name)
 }
 
+// isGlobalValue reports whether x is a list that a global variable holds.
+func (in *Interp) isGlobalValue(x any) bool {
+	l, ok := x.(*value.List)
+	if !ok {
+		return false
+	}
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	for _, v := range in.globals.Values() {
+		if v == any(l) {
+			return true
+		}
+	}
+	return false
+}
+
 func (in *Interp) libFunc(name string) value.Func {
 	return (*in.lib.Load())[name]
 }
@@ -173,10 +189,17 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 
 // Eval evaluates one already-read expression, with a top-level scope of
 // its own. An error is an *Exception.
+//
+// Eval compiles expr before it runs it, unless it is the list a global
+// variable holds. A function value expr makes, such as f in (set f
+// (function (x) ...)), is compiled at its first call from the code it was
+// made from: expr should not change after that, as the expressions of a
+// Run and those value.Parse gives cannot; the list a global holds, and
+// code a script passes to eval, are walked instead, and may.
 func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
 	f := &frame{src: &source{}}
-	if in.walk {
-		return in.task(ctx, 0).eval(f, expr)
+	if in.walk || in.isGlobalValue(expr) {
+		return in.task(ctx, 0).eval(f, expr) // code a script can change: see compile.go
 	}
 	return compile(f.src, expr)(in.task(ctx, 0), f)
 }
