@@ -182,7 +182,7 @@ func (c *compiler) builtin(l *value.List, name string, b builtin) code {
 			if err != nil {
 				return nil, err
 			}
-			v, err := fn(t, f, l, t.stack[base:])
+			v, err := fn(t, f, l, t.stack.vs[base:])
 			t.pop(base)
 			return v, err
 		}
@@ -239,16 +239,18 @@ var listed = map[string]func(t *task, f *frame, call *value.List, args *value.Li
 // values start; pop(base) takes them off.
 func (t *task) push(f *frame, args []code) (int, error) {
 	if t.stack == nil {
-		t.stack = make([]any, 0, 16)
+		t.stack = &argStack{}
+		t.stack.vs = t.stack.buf[:0]
 	}
-	base := len(t.stack)
+	s := t.stack
+	base := len(s.vs)
 	for _, a := range args {
 		v, err := a(t, f)
 		if err != nil {
 			t.pop(base)
 			return 0, err
 		}
-		t.stack = append(t.stack, v)
+		s.vs = append(s.vs, v)
 	}
 	return base, nil
 }
@@ -256,8 +258,8 @@ func (t *task) push(f *frame, args []code) (int, error) {
 // pop takes the values from base on off the stack, leaving nothing there
 // for the garbage collector to keep.
 func (t *task) pop(base int) {
-	clear(t.stack[base:])
-	t.stack = t.stack[:base]
+	clear(t.stack.vs[base:])
+	t.stack.vs = t.stack.vs[:base]
 }
 
 // argList evaluates args, the compiled elements of call from index 1 on,
@@ -360,7 +362,7 @@ func (t *task) applyCompiled(f *frame, fv value.Callable, call *value.List, args
 		t.pop(base)
 		return nil, err
 	}
-	vs := t.stack[base:]
+	vs := t.stack.vs[base:]
 	for k, p := range fn.params {
 		var v any
 		if k < len(vs) {

@@ -227,8 +227,16 @@ type task struct {
 
 	// stack holds the values of the arguments of the compiled calls in
 	// progress (see push); made at the first push, so that a task that
-	// needs none (a function value's call, mostly) costs nothing more.
-	stack []any
+	// needs none (a function value's call, mostly) costs nothing more
+	// than the pointer.
+	stack *argStack
+}
+
+// argStack is a task's stack of argument values: vs, in buf while they
+// fit.
+type argStack struct {
+	vs  []any
+	buf [16]any
 }
 
 // frame is the scope of the code being evaluated: where it was read and
