@@ -121,6 +121,33 @@ func (c *compiler) special(l *value.List, name string) code {
 			}
 			return op(s), nil
 		}
+	case "size":
+		if n != 1 {
+			return nil
+		}
+		x := c.expr(l.At(1))
+		return func(t *task, f *frame) (any, error) {
+			v, err := x(t, f)
+			if err != nil {
+				return nil, err
+			}
+			switch v := v.(type) {
+			case nil:
+				return int64(0), nil
+			case *value.List:
+				return int64(v.Len()), nil
+			case string:
+				return int64(utf8.RuneCountInString(v)), nil
+			case []byte:
+				return int64(len(v)), nil
+			}
+			return nil, t.errorf(f, "InvalidArgument", "size: want a list or a string, got %s", value.Describe(v))
+		}
+	case "for-each", "foreach":
+		if n < 2 {
+			return nil
+		}
+		return c.forEach(l)
 	case "function":
 		if n < 1 {
 			return nil
@@ -254,5 +281,44 @@ func (c *compiler) local(l *value.List) code {
 			f.locals.set(d.name, v)
 		}
 		return nil, nil
+	}
+}
+
+// forEach compiles (for-each list x body...) and (for-each list (k x)
+// body...).
+func (c *compiler) forEach(l *value.List) code {
+	nameVar, valueVar, ok := loopVars(l.At(2))
+	if !ok {
+		return nil
+	}
+	nameVar, valueVar = c.intern(nameVar), c.intern(valueVar)
+	lx, body := c.expr(l.At(1)), c.body(c.exprs(l, 3))
+	return func(t *task, f *frame) (any, error) {
+		lv, err := lx(t, f)
+		if err != nil {
+			return nil, err
+		}
+		list, ok := lv.(*value.List)
+		if !ok && lv != nil {
+			return nil, t.errorf(f, "InvalidArgument", "%s: want a list, got %s", fname(l), value.Describe(lv))
+		}
+		var v any
+		for i, n := 0, list.Len(); i < n && i < list.Len(); i++ {
+			if err := t.checkCtx(f); err != nil {
+				return nil, err
+			}
+			if nameVar != "" {
+				var name any
+				if s := list.Name(i); s != "" {
+					name = s
+				}
+				f.locals.set(nameVar, name)
+			}
+			f.locals.set(valueVar, list.At(i))
+			if v, err = body(t, f); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
 	}
 }

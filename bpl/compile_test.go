@@ -51,6 +51,12 @@ func TestCompiledKeepsMeaning(t *testing.T) {
 		// it by eval runs what the list holds at each call
 		{`(set code (quote (function (x) 1))) (set f (eval code)) (set a (f 0)) (put code 2 2) (list a (f 0))`, `(1 2)`},
 		{`(set code (quote (do (set g (function () 1)) (g)))) (set a (eval code)) (put code/1/2 2 2) (list a (g))`, `(1 2)`},
+		// for-each and size
+		{`(set f (function (l) (local n) (set n 0) (for-each l x (set n (+ n x))) (list n (size l) (size "é") (size null)))) (f (1 2 3))`, `(6 3 1 0)`},
+		{`(set f (function (l) (set r ()) (for-each l (k x) (push r k) (push r x)) r)) (f ("a" => 1 2))`, `("a" 1 null 2)`},
+		{`(set f (function (l) (for-each l x (push l x) x))) (f (1 2))`, `2`},
+		{`(set f (function () (for-each null x 1))) (f)`, `null`},
+		{`(set f (function () (foreach (1 2) x))) (f)`, `null`},
 		// arguments by name and the rest of them
 		{`(set f (function (a b) (list a b))) (f b => 1 a => 2)`, `(2 1)`},
 		{`(set f (function args args)) (f 1 (+ 1 1) "k" => 3)`, `(1 2 "k" => 3)`},
@@ -62,6 +68,9 @@ func TestCompiledKeepsMeaning(t *testing.T) {
 		{`(set r (function (n) (r n))) (r 1)`, "StackOverflow", "calls nested more than", 1},
 		{`(set f (function () (< 1 "a"))) (f)`, "InvalidArgument", "<: cannot compare", 1},
 		{`(set f (function () (get 5 1))) (f)`, "InvalidArgument", "get: want a list", 1},
+		{`(set f (function () (for-each 5 x 1))) (f)`, "InvalidArgument", "for-each: want a list, got 5", 1},
+		{`(set f (function () (for-each (1) 5 1))) (f)`, "InvalidArgument", "for-each: want a variable name", 1},
+		{`(set f (function () (size 5))) (f)`, "InvalidArgument", "size: want a list or a string, got 5", 1},
 		{`(set f (function () (length 5))) (f)`, "InvalidArgument", "length: argument 1 is 5, want a string", 1},
 		{`(set f (function () (upcase))) (f)`, "InvalidArgument", "upcase: want 1 argument", 1},
 		{`(set f (function () (system "ls"))) (f)`, "NotImplemented", "system", 1},
