@@ -3,7 +3,9 @@ package bpl
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/brain4it/kafkabpl/value"
 )
@@ -127,4 +129,39 @@ func TestEvalOfAGlobalIsWalked(t *testing.T) {
 	if v, err := in.Eval(ctx, mustParseT(t, `(f)`)); err != nil || v != int64(2) {
 		t.Fatalf("(f) after the change = %v, %v; want 2", v, err)
 	}
+}
+
+// FuzzCompiled runs arbitrary scripts (FuzzRun's seeds to start with) both
+// compiled and by walking the tree: those that end on their own, and use
+// no clock, randomness or executors, must give the same value, output and
+// exception.
+func FuzzCompiled(f *testing.F) {
+	for _, s := range runSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if !deterministic(src) {
+			return
+		}
+		type result struct{ v, out, err string }
+		runIt := func(walk bool) (result, bool) {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			var out strings.Builder
+			in := New(&out)
+			in.walk = walk
+			var last any
+			err := in.Run(ctx, "fuzz.bpl", src, func(v any) { last = v })
+			var e *Exception
+			if ctx.Err() != nil || errors.As(err, &e) && e.Type == "Interrupted" {
+				return result{}, false // ended by the clock: where differs
+			}
+			return result{value.Format(last), out.String(), describeErr(err)}, true
+		}
+		c, ok1 := runIt(false)
+		w, ok2 := runIt(true)
+		if ok1 && ok2 && c != w {
+			t.Fatalf("%s:\ncompiled %+v\nwalked   %+v", src, c, w)
+		}
+	})
 }
