@@ -25,6 +25,12 @@
 // to a fresh copy, so (set l ()) (push l 1) in a function starts from an
 // empty list on every call.
 //
+// A function's body is compiled into Go closures before its first call,
+// and each top-level expression of a Run or an Eval before it runs (see
+// compile.go): what compiling resolves cannot change while a script
+// runs, so a script sees what walking the tree would give it, and code a
+// script can change as data is walked.
+//
 // Errors are BPL exceptions (see [Exception]). Runaway recursion is an
 // exception too (StackOverflow), and a cancelled context stops loops,
 // sleeps and calls with an Interrupted exception that try cannot catch.
