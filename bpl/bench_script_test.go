@@ -96,3 +96,13 @@ func BenchmarkScript(b *testing.B) {
 		scriptBench(b, scriptFib, 25, func(v any) bool { return v == int64(75025) })
 	})
 }
+
+// BenchmarkEvalOnce is code that runs once, as a server's evaluation or a
+// script's top-level line does: walked, not compiled, which would cost
+// more than it saves.
+func BenchmarkEvalOnce(b *testing.B) {
+	in := New(io.Discard)
+	in.SetGlobal("x", mustParse(b, `("a" => 1 "b" => 2)`))
+	evalBench(b, in, `(do (set y (list (+ 1 2) (get x "a") (concat "k" (string 5))))
+  (if (> (size y) 2) (get y 0) null))`, func(v any) bool { return v == int64(3) })
+}

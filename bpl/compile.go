@@ -8,8 +8,9 @@ import (
 )
 
 // The compiling evaluator (issue 37). A function's body is compiled once,
-// before its first call, and each top-level expression of a Run or an
-// Eval before it runs, into Go closures: a call of a builtin calls it
+// before its first call, and a while or for-each loop of top-level code
+// each time it starts, into Go closures; code that runs once is walked,
+// since compiling it would cost more than walking it. A call of a builtin calls it
 // directly, without looking its name up; a constant is returned as it is;
 // the arguments of +, <, get, put and the other builtins that evaluate
 // all their arguments first are evaluated onto the task's stack of
@@ -29,12 +30,10 @@ import (
 //
 // Code that a script can reach as data, and change, is never compiled,
 // so that a change shows at the next evaluation as it does when walking
-// the tree: what eval evaluates, a call read with a tag (value.Parse),
-// the value of a global that Eval is given (a server module's start
-// code), and the bodies of the functions such code makes. A function
-// made by walking the tree (by eval, or inside a builtin compiled with no
-// form of its own, such as try or for-each) is walked at every call;
-// one made by compiled code is compiled at its first call.
+// the tree: what eval evaluates and the value of a global that Eval is
+// given (a server module's start code), while taskMore.data counts them, the
+// bodies of the functions such code makes, and a call read with a tag
+// (value.Parse), which may be reached through its tag.
 
 // code is a compiled expression: it evaluates the expression in f.
 type code func(t *task, f *frame) (any, error)
@@ -50,12 +49,10 @@ type compiler struct {
 	names map[string]string
 }
 
-// compile compiles x, read from src; the frames it runs in must have src
-// as their source.
-func compile(src *source, x any) code {
-	c := compiler{src: src}
-	return c.expr(x)
-}
+// compiles reports whether code the task walks may be compiled: whether
+// it is no data a script can reach (see data), and compiling is not
+// turned off for the tests.
+func (t *task) compiles() bool { return (t.more == nil || t.more.data == 0) && !t.in.walk }
 
 // intern returns the one string of name the code uses.
 func (c *compiler) intern(name string) string {
@@ -182,7 +179,7 @@ func (c *compiler) builtin(l *value.List, name string, b builtin) code {
 			if err != nil {
 				return nil, err
 			}
-			v, err := fn(t, f, l, t.stack.vs[base:])
+			v, err := fn(t, f, l, t.more.vs[base:])
 			t.pop(base)
 			return v, err
 		}
@@ -238,11 +235,7 @@ var listed = map[string]func(t *task, f *frame, call *value.List, args *value.Li
 // push evaluates args onto the task's stack and returns where their
 // values start; pop(base) takes them off.
 func (t *task) push(f *frame, args []code) (int, error) {
-	if t.stack == nil {
-		t.stack = &argStack{}
-		t.stack.vs = t.stack.buf[:0]
-	}
-	s := t.stack
+	s := t.extra()
 	base := len(s.vs)
 	for _, a := range args {
 		v, err := a(t, f)
@@ -258,8 +251,8 @@ func (t *task) push(f *frame, args []code) (int, error) {
 // pop takes the values from base on off the stack, leaving nothing there
 // for the garbage collector to keep.
 func (t *task) pop(base int) {
-	clear(t.stack.vs[base:])
-	t.stack.vs = t.stack.vs[:base]
+	clear(t.more.vs[base:])
+	t.more.vs = t.more.vs[:base]
 }
 
 // argList evaluates args, the compiled elements of call from index 1 on,
@@ -362,7 +355,7 @@ func (t *task) applyCompiled(f *frame, fv value.Callable, call *value.List, args
 		t.pop(base)
 		return nil, err
 	}
-	vs := t.stack.vs[base:]
+	vs := t.more.vs[base:]
 	for k, p := range fn.params {
 		var v any
 		if k < len(vs) {

@@ -53,6 +53,10 @@ func TestCompiledKeepsMeaning(t *testing.T) {
 		// it by eval runs what the list holds at each call
 		{`(set code (quote (function (x) 1))) (set f (eval code)) (set a (f 0)) (put code 2 2) (list a (f 0))`, `(1 2)`},
 		{`(set code (quote (do (set g (function () 1)) (g)))) (set a (eval code)) (put code/1/2 2 2) (list a (g))`, `(1 2)`},
+		{`(set i 0) (set code (quote (while (< i 1) (set g (function () 1)) (set i 1)))) (eval code) (set a (g)) (put code/2/2 2 2) (list a (g))`, `(1 2)`},
+		{`(set code (quote (for-each (1) x (set g (function () x))))) (eval code) (put code/3/2 2 2) (g)`, `2`},
+		// a loop of top-level code is compiled as it starts
+		{`(set i 0) (set s "") (while (< i 3) (set s (concat s i)) (set i (+ i 1))) s`, `"012"`},
 		// for-each and size
 		{`(set f (function (l) (local n) (set n 0) (for-each l x (set n (+ n x))) (list n (size l) (size "é") (size null)))) (f (1 2 3))`, `(6 3 1 0)`},
 		{`(set f (function (l) (set r ()) (for-each l (k x) (push r k) (push r x)) r)) (f ("a" => 1 2))`, `("a" 1 null 2)`},

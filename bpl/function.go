@@ -148,7 +148,7 @@ func (fn *Function) invoke(t *task, f *frame, args *value.List) (any, error) {
 // run evaluates the body in f, whose parameters are bound.
 func (fn *Function) run(t *task, f *frame) (any, error) {
 	var v any
-	if fn.body == nil || t.in.walk { // made by walking the tree: see compile.go
+	if fn.body == nil || t.in.walk { // made from data: see compile.go
 		return t.evalBody(f, fn.def, 2)
 	}
 	for _, x := range fn.compiled() {
@@ -171,6 +171,9 @@ func biFunction(t *task, f *frame, call *value.List) (any, error) {
 		return nil, err
 	}
 	fn := &Function{in: t.in, src: f.src, def: call}
+	if t.compiles() {
+		fn.body = &fnBody{} // compiled at its first call
+	}
 	switch p := call.At(1).(type) {
 	case value.Reference:
 		fn.rest = string(p)

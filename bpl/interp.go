@@ -26,10 +26,10 @@
 // empty list on every call.
 //
 // A function's body is compiled into Go closures before its first call,
-// and each top-level expression of a Run or an Eval before it runs (see
-// compile.go): what compiling resolves cannot change while a script
-// runs, so a script sees what walking the tree would give it, and code a
-// script can change as data is walked.
+// and a loop of top-level code when it starts (see compile.go): what
+// compiling resolves cannot change while a script runs, so a script sees
+// what walking the tree would give it, and code a script can change as
+// data is walked.
 //
 // Errors are BPL exceptions (see [Exception]). Runaway recursion is an
 // exception too (StackOverflow), and a cancelled context stops loops,
@@ -175,14 +175,8 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 	}
 	t := in.task(ctx, 0)
 	f := &frame{src: s}
-	c := compiler{src: s} // one for all, whose variables are the same
 	for _, x := range exprs {
-		var v any
-		if in.walk {
-			v, err = t.eval(f, x)
-		} else {
-			v, err = c.expr(x)(t, f)
-		}
+		v, err := t.eval(f, x)
 		if err != nil {
 			return err
 		}
@@ -196,18 +190,18 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 // Eval evaluates one already-read expression, with a top-level scope of
 // its own. An error is an *Exception.
 //
-// Eval compiles expr before it runs it, unless it is the list a global
-// variable holds. A function value expr makes, such as f in (set f
-// (function (x) ...)), is compiled at its first call from the code it was
-// made from: expr should not change after that, as the expressions of a
-// Run and those value.Parse gives cannot; the list a global holds, and
-// code a script passes to eval, are walked instead, and may.
+// Eval compiles the loops of expr when they start, and the body of a
+// function value it makes, such as f in (set f (function (x) ...)), at
+// its first call, unless expr is the list a global variable holds: expr
+// should not change after that, as the expressions of a Run and those
+// value.Parse gives cannot. The list a global holds, and code a script
+// passes to eval, are walked at every evaluation instead, and may change.
 func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
-	f := &frame{src: &source{}}
-	if in.walk || in.isGlobalValue(expr) {
-		return in.task(ctx, 0).eval(f, expr) // code a script can change: see compile.go
+	t := in.task(ctx, 0)
+	if in.isGlobalValue(expr) {
+		t.extra().data++ // code a script can change: see compile.go
 	}
-	return compile(f.src, expr)(in.task(ctx, 0), f)
+	return t.eval(&frame{src: &source{}}, expr)
 }
 
 // source is where code was read: its file and the line of each list.
@@ -231,18 +225,32 @@ type task struct {
 	base context.Context
 	exec *executor // the spawned executor this task is; nil for others
 
-	// stack holds the values of the arguments of the compiled calls in
-	// progress (see push); made at the first push, so that a task that
-	// needs none (a function value's call, mostly) costs nothing more
-	// than the pointer.
-	stack *argStack
+	// more is what few tasks need, made when one does, so that a task
+	// that needs none (a function value's call, mostly) costs nothing
+	// more than the pointer.
+	more *taskMore
 }
 
-// argStack is a task's stack of argument values: vs, in buf while they
-// fit.
-type argStack struct {
+// taskMore is the rest of a task.
+type taskMore struct {
+	// data counts the evaluations in progress of code a script can
+	// reach as data and change (eval's, and Eval's of a global's
+	// value): while there is one, nothing is compiled (see compile.go).
+	data int
+
+	// vs is the stack of the values of the arguments of the compiled
+	// calls in progress (see push), in buf while they fit.
 	vs  []any
 	buf [16]any
+}
+
+// extra returns the task's taskMore, making it.
+func (t *task) extra() *taskMore {
+	if t.more == nil {
+		t.more = &taskMore{}
+		t.more.vs = t.more.buf[:0]
+	}
+	return t.more
 }
 
 // frame is the scope of the code being evaluated: where it was read and

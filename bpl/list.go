@@ -70,6 +70,12 @@ func biForEach(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
+	if t.compiles() {
+		c := compiler{src: f.src}
+		if loop := c.forEach(call); loop != nil {
+			return loop(t, f) // compiled as it starts: see compile.go
+		}
+	}
 	lv, err := t.eval(f, call.At(1))
 	if err != nil {
 		return nil, err
