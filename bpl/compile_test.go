@@ -55,6 +55,7 @@ func TestCompiledKeepsMeaning(t *testing.T) {
 		{`(set code (quote (do (set g (function () 1)) (g)))) (set a (eval code)) (put code/1/2 2 2) (list a (g))`, `(1 2)`},
 		{`(set i 0) (set code (quote (while (< i 1) (set g (function () 1)) (set i 1)))) (eval code) (set a (g)) (put code/2/2 2 2) (list a (g))`, `(1 2)`},
 		{`(set code (quote (for-each (1) x (set g (function () x))))) (eval code) (put code/3/2 2 2) (g)`, `2`},
+		{`(set code (quote (function () (set i 0) (while (< i 1) (set g (function () 1)) (set i 1))))) (set h (eval code)) (h) (set a (g)) (put code/3/2/2 2 2) (list a (g))`, `(1 2)`},
 		// a loop of top-level code is compiled as it starts
 		{`(set i 0) (set s "") (while (< i 3) (set s (concat s i)) (set i (+ i 1))) s`, `"012"`},
 		// for-each and size

@@ -148,7 +148,13 @@ func (fn *Function) invoke(t *task, f *frame, args *value.List) (any, error) {
 // run evaluates the body in f, whose parameters are bound.
 func (fn *Function) run(t *task, f *frame) (any, error) {
 	var v any
-	if fn.body == nil || t.in.walk { // made from data: see compile.go
+	switch {
+	case t.in.walk:
+		return t.evalBody(f, fn.def, 2)
+	case fn.body == nil: // made from data, as its loops are: see compile.go
+		m := t.extra()
+		m.data++
+		defer func() { m.data-- }()
 		return t.evalBody(f, fn.def, 2)
 	}
 	for _, x := range fn.compiled() {
