@@ -7,16 +7,19 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// The compiling evaluator (issue 37). A function's body is compiled once,
-// before its first call, and a while or for-each loop of top-level code
-// each time it starts, into Go closures; code that runs once is walked,
-// since compiling it would cost more than walking it. A call of a builtin calls it
-// directly, without looking its name up; a constant is returned as it is;
-// the arguments of +, <, get, put and the other builtins that evaluate
-// all their arguments first are evaluated onto the task's stack of
-// values, without a list or a slice made per call; and the special forms
-// the loops of scripts are made of (do, if, when, while, set, local, and,
-// or, not, list, function) are compiled with their arguments.
+// The compiling evaluator (issue 37). A function's body is compiled
+// once, before its first call, and a while or for-each loop of top-level
+// code each time it starts, into Go closures; code that runs once is
+// walked, since compiling it would cost more than walking it. Compiled,
+// a call of a builtin calls it directly, without looking its name up; a
+// constant is returned as it is; the arguments of +, <, get, put and the
+// other builtins that evaluate all their arguments first are evaluated
+// onto the task's stack of values, without a list or a slice made per
+// call (two integers, or a list and a key, take a path of their own:
+// compile_ops.go); a BPL function's arguments are bound from that stack;
+// and the forms scripts are mostly made of (do, if, when, while,
+// for-each, set, local, and, or, not, list, concat, string, length,
+// size, function: compile_forms.go) are compiled with their arguments.
 //
 // A compiled expression does exactly what eval does with it: compiling
 // resolves only what cannot change while a program runs. Builtins are
@@ -31,9 +34,10 @@ import (
 // Code that a script can reach as data, and change, is never compiled,
 // so that a change shows at the next evaluation as it does when walking
 // the tree: what eval evaluates and the value of a global that Eval is
-// given (a server module's start code), while taskMore.data counts them, the
-// bodies of the functions such code makes, and a call read with a tag
-// (value.Parse), which may be reached through its tag.
+// given (a server module's start code), while taskMore.data counts them;
+// the functions such code makes, whose bodies run with it counted too;
+// and a call read with a tag (value.Parse), which may be reached through
+// its tag.
 
 // code is a compiled expression: it evaluates the expression in f.
 type code func(t *task, f *frame) (any, error)
@@ -50,7 +54,7 @@ type compiler struct {
 }
 
 // compiles reports whether code the task walks may be compiled: whether
-// it is no data a script can reach (see data), and compiling is not
+// it is no data a script can reach (see taskMore.data), and compiling is not
 // turned off for the tests.
 func (t *task) compiles() bool { return (t.more == nil || t.more.data == 0) && !t.in.walk }
 
