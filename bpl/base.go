@@ -181,6 +181,10 @@ func biWhile(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 1, -1); err != nil {
 		return nil, err
 	}
+	if t.compiles() {
+		c := compiler{src: f.src}
+		return c.while(call)(t, f) // compiled as it starts: see compile.go
+	}
 	var v any
 	for {
 		if err := t.checkCtx(f); err != nil {
@@ -336,6 +340,9 @@ func biEval(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := t.extra()
+	m.data++ // x is data the script holds: nothing of it is compiled
+	defer func() { m.data-- }()
 	if call.Len() < 3 {
 		return t.eval(f, x)
 	}

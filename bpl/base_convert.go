@@ -106,7 +106,13 @@ func biString(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch v := pos[0].(type) {
+	return t.stringOf(f, pos[0], opts)
+}
+
+// stringOf is (string x) of the evaluated x, with the named arguments
+// opts (nil for none).
+func (t *task) stringOf(f *frame, x any, opts map[string]any) (any, error) {
+	switch v := x.(type) {
 	case int64, float64:
 		return t.numberText(f, v, opts)
 	case string:
@@ -127,7 +133,7 @@ func biString(t *task, f *frame, call *value.List) (any, error) {
 			return nil, t.errorf(f, "InvalidArgument", "string: format %s is not supported (want \"bpl\" or \"json\")", strconv.Quote(format))
 		}
 	}
-	return t.text(f, "string", pos[0])
+	return t.text(f, "string", x)
 }
 
 // numberText is string of a number.

@@ -217,6 +217,9 @@ func (t *task) spawn(f *frame, fn string, base context.Context, src *source, cod
 	c.mu.Unlock()
 
 	et := &task{in: in, ctx: ctx, base: base, exec: e}
+	if t.more != nil && t.more.data > 0 {
+		et.extra().data = 1 // its code is data too
+	}
 	go func() {
 		defer c.wg.Done()
 		var err error

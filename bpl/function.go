@@ -26,6 +26,8 @@ type Function struct {
 	params []param
 	rest   string
 
+	body *fnBody // compiled at the first call; nil: never compiled
+
 	// positional is whether binding can go by position alone when no
 	// argument has a name: no parameter takes only a named argument and
 	// no two set the same local. Then the k-th argument is the k-th
@@ -140,10 +142,24 @@ func (fn *Function) invoke(t *task, f *frame, args *value.List) (any, error) {
 			}
 		}
 	}
+	return fn.run(t, f)
+}
+
+// run evaluates the body in f, whose parameters are bound.
+func (fn *Function) run(t *task, f *frame) (any, error) {
 	var v any
-	for i := 2; i < fn.def.Len(); i++ {
+	switch {
+	case t.in.walk:
+		return t.evalBody(f, fn.def, 2)
+	case fn.body == nil: // made from data, as its loops are: see compile.go
+		m := t.extra()
+		m.data++
+		defer func() { m.data-- }()
+		return t.evalBody(f, fn.def, 2)
+	}
+	for _, x := range fn.compiled() {
 		var err error
-		if v, err = t.eval(f, fn.def.At(i)); err != nil {
+		if v, err = x(t, f); err != nil {
 			return nil, err
 		}
 	}
@@ -161,6 +177,9 @@ func biFunction(t *task, f *frame, call *value.List) (any, error) {
 		return nil, err
 	}
 	fn := &Function{in: t.in, src: f.src, def: call}
+	if t.compiles() {
+		fn.body = &fnBody{} // compiled at its first call
+	}
 	switch p := call.At(1).(type) {
 	case value.Reference:
 		fn.rest = string(p)

@@ -3,6 +3,7 @@ package bpl
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,14 +15,52 @@ import (
 func run(t *testing.T, in *Interp, src string) (string, string, error) {
 	t.Helper()
 	var out strings.Builder
-	if in == nil {
+	fresh := in == nil
+	if fresh {
 		in = New(&out)
 	} else {
 		in.out = &out
 	}
 	var last any
 	err := in.Run(context.Background(), "test.bpl", src, func(v any) { last = v })
-	return value.Format(last), out.String(), err
+	got, printed := value.Format(last), out.String()
+	if fresh && deterministic(src) {
+		// The compiled evaluator must give what walking the tree gives.
+		var wout strings.Builder
+		w := New(&wout)
+		w.walk = true
+		var wlast any
+		werr := w.Run(context.Background(), "test.bpl", src, func(v any) { wlast = v })
+		if wgot := value.Format(wlast); wgot != got || wout.String() != printed || describeErr(werr) != describeErr(err) {
+			t.Errorf("%s: compiled gives %s, printed %q, error %s; walking the tree %s, printed %q, error %s",
+				src, got, printed, describeErr(err), wgot, wout.String(), describeErr(werr))
+		}
+	}
+	return got, printed, err
+}
+
+// deterministic reports whether src gives the same each time it runs:
+// whether it uses no clock, randomness, executors nor the network.
+func deterministic(src string) bool {
+	for _, w := range []string{"random", "date", "spawn", "timer", "sleep", "http", "executors", "wait", "notify", "sync", "kill"} {
+		if strings.Contains(src, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// describeErr is an error in text, with an exception's type, message,
+// line and code.
+func describeErr(err error) string {
+	var e *Exception
+	if !errors.As(err, &e) {
+		if err == nil {
+			return "none"
+		}
+		return err.Error()
+	}
+	return e.Type + ": " + e.Message + " on line " + strconv.Itoa(e.Line) + " in " + value.Format(e.Code) + " of " + e.File
 }
 
 // valueTest is a script and the value of its last expression in BPL text.

@@ -25,6 +25,12 @@
 // to a fresh copy, so (set l ()) (push l 1) in a function starts from an
 // empty list on every call.
 //
+// A function's body is compiled into Go closures before its first call,
+// and a loop of top-level code when it starts (see compile.go): what
+// compiling resolves cannot change while a script runs, so a script sees
+// what walking the tree would give it, and code a script can change as
+// data is walked.
+//
 // Errors are BPL exceptions (see [Exception]). Runaway recursion is an
 // exception too (StackOverflow), and a cancelled context stops loops,
 // sleeps and calls with an Interrupted exception that try cannot catch.
@@ -90,6 +96,10 @@ type Interp struct {
 	lib atomic.Pointer[map[string]value.Func]
 
 	conc concState // spawned executors and timer tasks (concurrency.go)
+
+	// walk makes the interpreter evaluate by walking the code's tree
+	// alone, compiling nothing: the tests compare the two.
+	walk bool
 }
 
 // New returns an interpreter whose print function writes to out (nowhere
@@ -130,6 +140,22 @@ func (in *Interp) global(name string) (any, bool) {
 	return in.globals.Get(name)
 }
 
+// isGlobalValue reports whether x is a list that a global variable holds.
+func (in *Interp) isGlobalValue(x any) bool {
+	l, ok := x.(*value.List)
+	if !ok {
+		return false
+	}
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	for _, v := range in.globals.Values() {
+		if v == any(l) {
+			return true
+		}
+	}
+	return false
+}
+
 func (in *Interp) libFunc(name string) value.Func {
 	return (*in.lib.Load())[name]
 }
@@ -163,8 +189,19 @@ func (in *Interp) Run(ctx context.Context, file, src string, each func(v any)) e
 
 // Eval evaluates one already-read expression, with a top-level scope of
 // its own. An error is an *Exception.
+//
+// Eval compiles the loops of expr when they start, and the body of a
+// function value it makes, such as f in (set f (function (x) ...)), at
+// its first call, unless expr is the list a global variable holds: expr
+// should not change after that, as the expressions of a Run and those
+// value.Parse gives cannot. The list a global holds, and code a script
+// passes to eval, are walked at every evaluation instead, and may change.
 func (in *Interp) Eval(ctx context.Context, expr any) (any, error) {
-	return in.task(ctx, 0).eval(&frame{src: &source{}}, expr)
+	t := in.task(ctx, 0)
+	if in.isGlobalValue(expr) {
+		t.extra().data++ // code a script can change: see compile.go
+	}
+	return t.eval(&frame{src: &source{}}, expr)
 }
 
 // source is where code was read: its file and the line of each list.
@@ -187,6 +224,33 @@ type task struct {
 	// but not the run.
 	base context.Context
 	exec *executor // the spawned executor this task is; nil for others
+
+	// more is what few tasks need, made when one does, so that a task
+	// that needs none (a function value's call, mostly) costs nothing
+	// more than the pointer.
+	more *taskMore
+}
+
+// taskMore is the rest of a task.
+type taskMore struct {
+	// data counts the evaluations in progress of code a script can
+	// reach as data and change (eval's, and Eval's of a global's
+	// value): while there is one, nothing is compiled (see compile.go).
+	data int
+
+	// vs is the stack of the values of the arguments of the compiled
+	// calls in progress (see push), in buf while they fit.
+	vs  []any
+	buf [16]any
+}
+
+// extra returns the task's taskMore, making it.
+func (t *task) extra() *taskMore {
+	if t.more == nil {
+		t.more = &taskMore{}
+		t.more.vs = t.more.buf[:0]
+	}
+	return t.more
 }
 
 // frame is the scope of the code being evaluated: where it was read and
@@ -358,6 +422,12 @@ func (t *task) callLib(f *frame, lf value.Func, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.callLibWith(f, lf, call, args)
+}
+
+// callLibWith calls a library function with args, the evaluated arguments
+// of call.
+func (t *task) callLibWith(f *frame, lf value.Func, call *value.List, args *value.List) (any, error) {
 	if err := t.cyclicArg(f, fname(call), args); err != nil {
 		return nil, err
 	}

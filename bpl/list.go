@@ -70,6 +70,12 @@ func biForEach(t *task, f *frame, call *value.List) (any, error) {
 	if err := t.arity(f, call, 2, -1); err != nil {
 		return nil, err
 	}
+	if t.compiles() {
+		c := compiler{src: f.src}
+		if loop := c.forEach(call); loop != nil {
+			return loop(t, f) // compiled as it starts: see compile.go
+		}
+	}
 	lv, err := t.eval(f, call.At(1))
 	if err != nil {
 		return nil, err
@@ -140,6 +146,11 @@ func biGet(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return getValues(t, f, call, args)
+}
+
+// getValues is get of the evaluated arguments args (one or two).
+func getValues(t *task, f *frame, _ *value.List, args []any) (any, error) {
 	lv := args[0]
 	if len(args) == 1 {
 		return lv, nil
@@ -189,12 +200,18 @@ func biPut(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return putValues(t, f, call, args)
+}
+
+// putValues is put of the evaluated arguments args (three).
+func putValues(t *task, f *frame, _ *value.List, args []any) (any, error) {
 	l, ok := args[0].(*value.List)
 	if !ok {
 		return nil, t.errorf(f, "InvalidArgument", "put: want a list, got %s", value.Describe(args[0]))
 	}
 	var i int
 	var name string
+	var err error
 	if p, ok := args[1].(*value.List); ok {
 		parent, last, err := t.pathParent(f, "put", l, p)
 		if err != nil {
@@ -331,6 +348,11 @@ func biConcat(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return concatArgs(t, f, call, args)
+}
+
+// concatArgs is concat of the evaluated arguments args.
+func concatArgs(t *task, f *frame, _ *value.List, args *value.List) (any, error) {
 	if args.Len() == 0 {
 		return "", nil
 	}

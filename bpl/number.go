@@ -56,6 +56,11 @@ func (t *task) numbers(f *frame, call *value.List, buf []any) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.checkNumbers(f, call, vs)
+}
+
+// checkNumbers checks that the evaluated arguments vs of call are numbers.
+func (t *task) checkNumbers(f *frame, call *value.List, vs []any) ([]any, error) {
 	for i, v := range vs {
 		switch v.(type) {
 		case int64, float64:
@@ -117,6 +122,11 @@ func biAdd(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return addValues(t, f, call, vs)
+}
+
+// addValues is + of the evaluated arguments vs.
+func addValues(t *task, f *frame, _ *value.List, vs []any) (any, error) {
 	// fold(int64(0), the numbers, +) written out, as + is the commonest
 	// arithmetic: an int64 sum until the first float, a float64 one
 	// from there on.
@@ -153,7 +163,16 @@ func biSub(t *task, f *frame, call *value.List) (any, error) {
 		return nil, err
 	}
 	var buf argBuf
-	ns, err := t.numbers(f, call, buf[:])
+	vs, err := t.evalValues(f, call, 1, buf[:])
+	if err != nil {
+		return nil, err
+	}
+	return subValues(t, f, call, vs)
+}
+
+// subValues is - of the evaluated arguments vs (at least one).
+func subValues(t *task, f *frame, call *value.List, vs []any) (any, error) {
+	ns, err := t.checkNumbers(f, call, vs)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +185,16 @@ func biSub(t *task, f *frame, call *value.List) (any, error) {
 // (* a b ...) gives the product; (*) is 1.
 func biMul(t *task, f *frame, call *value.List) (any, error) {
 	var buf argBuf
-	ns, err := t.numbers(f, call, buf[:])
+	vs, err := t.evalValues(f, call, 1, buf[:])
+	if err != nil {
+		return nil, err
+	}
+	return mulValues(t, f, call, vs)
+}
+
+// mulValues is * of the evaluated arguments vs.
+func mulValues(t *task, f *frame, call *value.List, vs []any) (any, error) {
+	ns, err := t.checkNumbers(f, call, vs)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +210,16 @@ func biDiv(t *task, f *frame, call *value.List) (any, error) {
 		return nil, err
 	}
 	var buf argBuf
-	ns, err := t.numbers(f, call, buf[:])
+	vs, err := t.evalValues(f, call, 1, buf[:])
+	if err != nil {
+		return nil, err
+	}
+	return divValues(t, f, call, vs)
+}
+
+// divValues is / of the evaluated arguments vs (at least one).
+func divValues(t *task, f *frame, call *value.List, vs []any) (any, error) {
+	ns, err := t.checkNumbers(f, call, vs)
 	if err != nil {
 		return nil, err
 	}
@@ -221,12 +258,23 @@ func biEq(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return eqValues(t, f, call, vs)
+}
+
+// eqValues is = of the evaluated arguments vs.
+func eqValues(_ *task, _ *frame, _ *value.List, vs []any) (any, error) {
 	for i := 1; i < len(vs); i++ {
 		if !equal(vs[0], vs[i], false, nil) {
 			return false, nil
 		}
 	}
 	return true, nil
+}
+
+// neValues is != of the evaluated arguments vs.
+func neValues(t *task, f *frame, call *value.List, vs []any) (any, error) {
+	eq, _ := eqValues(t, f, call, vs)
+	return !eq.(bool), nil
 }
 
 // (!= a b ...) is (not (= a b ...)): true when any argument differs from
@@ -251,6 +299,12 @@ func biCompare(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compareValues(t, f, call, vs)
+}
+
+// compareValues is <, >, <= or >= (call's head) of the evaluated
+// arguments vs.
+func compareValues(t *task, f *frame, call *value.List, vs []any) (any, error) {
 	op := fname(call)
 	result := true
 	for i := 1; i < len(vs); i++ {
@@ -406,7 +460,19 @@ func biIntDiv(t *task, f *frame, call *value.List) (any, error) {
 // a float it is a float, and a divisor of 0 gives NaN.
 func biMod(t *task, f *frame, call *value.List) (any, error) {
 	var buf argBuf
-	ns, err := t.numArgs(f, call, 2, 2, buf[:])
+	if err := t.arity(f, call, 2, 2); err != nil {
+		return nil, err
+	}
+	vs, err := t.evalValues(f, call, 1, buf[:])
+	if err != nil {
+		return nil, err
+	}
+	return modValues(t, f, call, vs)
+}
+
+// modValues is mod of the evaluated arguments vs (two).
+func modValues(t *task, f *frame, call *value.List, vs []any) (any, error) {
+	ns, err := t.checkNumbers(f, call, vs)
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,21 @@ func (s *scope) set(name string, v any) {
 	s.n++
 }
 
+// setIfSet sets the variable if it is set, and reports whether it was.
+func (s *scope) setIfSet(name string, v any) bool {
+	for i := range s.n {
+		if s.names[i] == name {
+			s.vals[i] = v
+			return true
+		}
+	}
+	if _, ok := s.more[name]; ok {
+		s.more[name] = v
+		return true
+	}
+	return false
+}
+
 // del removes the variable and reports whether it was set.
 func (s *scope) del(name string) bool {
 	for i := range s.n {
