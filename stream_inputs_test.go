@@ -54,7 +54,10 @@ func TestStreamSeveralInputs(t *testing.T) {
 	}
 	var keysHeld int64
 	for i, lib := range libs {
-		st := waitStream(t, lib, ids[i], func(st *StreamStatus) bool { return st.Transactions > 0 })
+		st := waitStream(t, lib, ids[i], func(st *StreamStatus) bool { return st.Transactions > 0 && st.Lag == 0 })
+		if l := st.List(); !strings.Contains(l.String(), `"input-lag" => ("hums" => 0 "temps" => 0)`) {
+			t.Errorf("status %s: want each input's lag", l)
+		}
 		keysHeld += st.Store.Keys
 		lib.Destroy(testCtx(t), ids[i])
 	}

@@ -31,7 +31,10 @@ func TestStreamRekey(t *testing.T) {
 	if got := lastPerKey(readAll(t, lib, servers, 6, "counts")); got != "north=4 south=2" {
 		t.Errorf("counts %s", got)
 	}
-	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 12 })
+	st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 12 && st.InputLag["readings"] == 0 })
+	if _, ok := st.InputLag["sites-per-site-repartition"]; !ok || len(st.InputLag) != 2 {
+		t.Errorf("input lag %v, want the input's and the repartition topic's", st.InputLag)
+	}
 	if st.Store.Repartition != "sites-per-site-repartition" || st.Store.Repartitioned != 6 || st.Produced != 6 || st.Store.Keys != 2 {
 		t.Errorf("status %+v, store %+v", st, st.Store)
 	}

@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -16,18 +17,19 @@ import (
 // again when its inputs are processed again.
 type StreamStatus struct {
 	State        StreamState
-	Processed    int64         // inputs processed (filtered, skipped and dead-lettered ones included)
-	Produced     int64         // outputs written, dead-letter records not included
-	Dropped      int64         // inputs the transform filtered out (no outputs)
-	Skipped      int64         // inputs skipped by SkipOnError
-	DeadLettered int64         // inputs written to the dead-letter topic
-	Lag          int64         // the group's lag on the input topics; -1 when the brokers did not say
-	Transactions int64         // transactions committed (under at-least-once: offset commits)
-	Aborted      int64         // transactions aborted (a rebalance, a stop, or by the brokers)
-	Reinits      int64         // producers re-initialized after the brokers aborted a transaction (exactly-once only)
-	LastError    error         // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
-	Store        *StoreStatus  // a stateful stream's store; nil for a stateless stream
-	Tables       []TableStatus // the stream's tables, by name
+	Processed    int64            // inputs processed (filtered, skipped and dead-lettered ones included)
+	Produced     int64            // outputs written, dead-letter records not included
+	Dropped      int64            // inputs the transform filtered out (no outputs)
+	Skipped      int64            // inputs skipped by SkipOnError
+	DeadLettered int64            // inputs written to the dead-letter topic
+	Lag          int64            // the group's lag on the input topics; -1 when the brokers did not say
+	InputLag     map[string]int64 // the lag per input topic (a re-keying stream's repartition topic too); nil when the brokers did not say. A topic written in transactions (a repartition topic) lags by 1 per partition once read to its end: its last commit marker
+	Transactions int64            // transactions committed (under at-least-once: offset commits)
+	Aborted      int64            // transactions aborted (a rebalance, a stop, or by the brokers)
+	Reinits      int64            // producers re-initialized after the brokers aborted a transaction (exactly-once only)
+	LastError    error            // the error that failed the stream, or the last one it skipped or dead-lettered; nil if none
+	Store        *StoreStatus     // a stateful stream's store; nil for a stateless stream
+	Tables       []TableStatus    // the stream's tables, by name
 }
 
 // status returns the stream's state and counts; the lag is asked of the
@@ -57,9 +59,11 @@ func (s *stream) status(ctx context.Context) *StreamStatus {
 	defer cancel()
 	if lags, err := adm.Lag(ctx, s.h.cfg.group); err == nil {
 		if l, ok := lags[s.h.cfg.group]; ok && l.Error() == nil {
-			st.Lag = 0
-			for _, t := range s.spec.From {
-				st.Lag += l.Lag.TotalByTopic()[t].Lag
+			st.Lag, st.InputLag = 0, map[string]int64{}
+			byTopic := l.Lag.TotalByTopic()
+			for _, t := range s.spec.consumed(s.h.cfg) {
+				st.InputLag[t] = byTopic[t].Lag
+				st.Lag += byTopic[t].Lag
 			}
 		}
 	}
@@ -144,6 +148,13 @@ func (st *StreamStatus) List() *value.List {
 	l.AppendNamed("skipped", st.Skipped)
 	l.AppendNamed("dead-lettered", st.DeadLettered)
 	l.AppendNamed("lag", st.Lag)
+	if len(st.InputLag) > 1 {
+		lags := &value.List{}
+		for _, t := range slices.Sorted(maps.Keys(st.InputLag)) {
+			lags.AppendNamed(t, st.InputLag[t])
+		}
+		l.AppendNamed("input-lag", lags)
+	}
 	l.AppendNamed("transactions", st.Transactions)
 	l.AppendNamed("aborted", st.Aborted)
 	l.AppendNamed("reinits", st.Reinits)
