@@ -132,20 +132,21 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // config's "assignment-strategy" says otherwise, so that a rebalance moves
 // only the partitions it must (each moved partition is restored).
 type StreamSpec struct {
-	From            []string      // the input topics; at least one (co-partitioned for a stateful stream)
-	To              string        // the output topic of outputs that name none
-	Transform       Transform     // a stateless stream's work; or set Update or Window
-	Update          Update        // a stream with per-key state; with Store
-	Window          *Window       // a windowed aggregation; with Store
-	Store           string        // a stateful stream's store name
-	Guarantee       Guarantee     // ExactlyOnce by default
-	OnError         OnError       // StopOnError by default
-	DeadLetterTopic string        // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
-	Rekey           Rekey         // a stateful stream's new key for each input, through a repartition topic; nil: the input's
-	OnTimer         OnTimer       // a per-key stateful stream's calls when a key's timer fires or it falls silent
-	Silence         time.Duration // with OnTimer: a key without input this long (wall clock) gets a Silence call; 0: none
-	Tables          []StreamTable // compacted topics read whole, for Lookup and Join
-	Join            *StreamJoin   // joins each input with a table's value for its key; nil: none
+	From            []string                        // the input topics; at least one (co-partitioned for a stateful stream)
+	To              string                          // the output topic of outputs that name none
+	Transform       Transform                       // a stateless stream's work; or set Update or Window
+	Update          Update                          // a stream with per-key state; with Store
+	Window          *Window                         // a windowed aggregation; with Store
+	Store           string                          // a stateful stream's store name
+	Guarantee       Guarantee                       // ExactlyOnce by default
+	OnError         OnError                         // StopOnError by default
+	DeadLetterTopic string                          // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
+	Rekey           Rekey                           // a stateful stream's new key for each input, through a repartition topic; nil: the input's
+	OnTimer         OnTimer                         // a per-key stateful stream's calls when a key's timer fires or it falls silent
+	Silence         time.Duration                   // with OnTimer: a key without input this long (wall clock) gets a Silence call; 0: none
+	OnCommit        func(ctx context.Context) error // called after each batch that did something commits, on the stream's goroutine, to tell dashboards; keep it quick; its error is logged
+	Tables          []StreamTable                   // compacted topics read whole, for Lookup and Join
+	Join            *StreamJoin                     // joins each input with a table's value for its key; nil: none
 }
 
 // StreamState is where a stream is in its life.
@@ -488,6 +489,7 @@ func (s *stream) transact(recs []*kgo.Record) error {
 		s.add(b)
 		s.store.commit()
 		s.totals.transactions.Add(1)
+		s.notify(b)
 	default:
 		s.abortState()
 		s.totals.aborted.Add(1)
@@ -607,7 +609,18 @@ func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 	}
 	s.store.commit()
 	s.add(b)
+	s.notify(b)
 	return stopErr
+}
+
+// notify calls the spec's OnCommit after a batch that did something
+// committed.
+func (s *stream) notify(b batchCounts) {
+	if s.spec.OnCommit != nil && b.processed+b.produced+b.fired > 0 {
+		if err := s.spec.OnCommit(s.workCtx); err != nil {
+			s.log(fmt.Sprintf("stream %s: on-commit: %v", s.h.id, err))
+		}
+	}
 }
 
 // add adds a committed batch to the totals.

@@ -162,6 +162,8 @@
 //	    named: "guarantee" => "exactly-once" (default) | "at-least-once"
 //	           "on-error" => "stop" (default) | "skip" | "dead-letter"
 //	           "dead-letter-topic" => t (default: "<input topic>.dlq")
+//	           "on-commit" => (function () ...)  called after each batch that did something commits
+//	                                              (to tell dashboards: (module-notify "@chart"))
 //	           and any config key, as kafka-create takes it; "group" is required
 //	(kafka-stream-status id)
 //	    ("state" => "running" "processed" => n "produced" => n "dropped" => n "skipped" => n

@@ -18,7 +18,7 @@ const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transf
 
 // streamNames are kafka-stream's own named arguments; any other is a config
 // key.
-var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic", "tables", "join", "join-kind"}, stateNames...)
+var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic", "tables", "join", "join-kind", "on-commit"}, stateNames...)
 
 func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 	a, err := readArgs("kafka-stream", l, 1, 1, streamUsage, nil)
@@ -69,6 +69,15 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 				return nil, err
 			}
 			spec.OnError = kafkabpl.OnError(o)
+		case "on-commit":
+			fn, ok := v.(value.Callable)
+			if !ok {
+				return nil, a.errorf(`"on-commit": want a function, such as (function () (module-notify "@chart")), got %s`, value.Describe(v))
+			}
+			spec.OnCommit = func(ctx context.Context) error {
+				_, err := fn.Call(ctx, &value.List{})
+				return err
+			}
 		case "tables":
 			if spec.Tables, err = a.tables(v); err != nil {
 				return nil, err

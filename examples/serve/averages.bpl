@@ -1,0 +1,73 @@
+(do
+  (### "A brain4it module that draws two streams' state live: each sensor's")
+  (### "average per minute on a graph, and each sensor's latest reading on a")
+  (### "display. The streams keep the state; exterior functions read it")
+  (### "(kafka-store-...), and tell the dashboards as each batch commits.")
+  (###   "kafkabpl serve --embedded --data-dir modules")
+  (###   "curl -X PUT localhost:9999/averages")
+  (###   "curl -H 'Content-Type: text/plain' --data-binary @examples/serve/averages.bpl localhost:9999/averages")
+  (###   "curl -H 'Content-Type: text/plain' -d '(module-start)' localhost:9999/averages")
+  (### "then send JSON readings keyed by sensor to the topic temperatures.")
+  (### "Streams are kafkabpl's: brain4it's own server does not run this one.")
+
+  (set module-metadata ("icon" => "graph" "description" => "Average temperature per sensor per minute, live"))
+  (if (= kafka-servers null) (set kafka-servers "localhost:9092"))
+  (set latest null)
+  (set averages null)
+
+  (### "A window's point: its average, at its start.")
+  (set point (function (w)
+    (list (/ (get (get w "value") "sum") (get (get w "value") "count")) (get w "start"))))
+
+  (### "Exterior functions, in the formats of brain4it's widgets: a display's")
+  (### "(name => value ...); a graph's get-value (dataset => (value timestamp))")
+  (### "and get-history (dataset => ((value timestamp) ...)), a dataset per sensor.")
+  (set @latest (function (ctx) (if (= latest null) (list) (kafka-store-range latest))))
+  (set @points (function (ctx)
+    (local out ws)
+    (set out (list))
+    (if (!= averages null)
+      (for-each (kafka-store-range latest) (sensor v)
+        (set ws (kafka-store-windows averages sensor))
+        (if (> (size ws) 0) (put out sensor (point (get ws (- (size ws) 1)))))))
+    out))
+  (set @history (function (ctx)
+    (local out points)
+    (set out (list))
+    (if (!= averages null)
+      (for-each (kafka-store-range latest) (sensor v)
+        (set points (list))
+        (for-each (kafka-store-windows averages sensor) w (push points (point w)))
+        (put out sensor points)))
+    out))
+  (set @dashboards (function (ctx) dashboards))
+
+  (set dashboards
+    ("averages" =>
+      ("widgets" =>
+        ("graph" => ("type" => "graph" "label" => "Average per minute" "get-value" => @points "get-history" => @history)
+         "latest" => ("type" => "display" "get-value" => @latest))
+       "layouts" => (("dimensions" => (4 5) "widgets" => (("graph" 0 0 4 4) ("latest" 0 4 4 1))))
+       "polling-interval" => 0)))
+
+  (### "start: two streams over the readings. Their windows stay open for an")
+  (### "hour (the grace), so the graph's history is the last hour's.")
+  (set start (quote (do
+    (set config (list "servers" => kafka-servers "value-deserializer" => "JSON" "value-serializer" => "JSON"))
+    (set latest (kafka-stream (concat config (list "group" => "dashboard-latest"))
+      "from" => "temperatures" "to" => "temperatures-latest" "store" => "latest"
+      "transform" => (function (in last) (kafka-state (get in "value")))
+      "on-commit" => (function () (module-notify "@latest"))))
+    (set averages (kafka-stream (concat config (list "group" => "dashboard-averages"))
+      "from" => "temperatures" "to" => "temperatures-per-minute" "store" => "per-minute"
+      "window" => ("type" => "tumbling" "size" => 60000 "grace" => 3600000)
+      "aggregate" => (function (in acc)
+        (if (= acc null) (set acc ("sum" => 0 "count" => 0)))
+        (list "sum" => (+ (get acc "sum") (get in "value")) "count" => (+ (get acc "count") 1)))
+      "on-commit" => (function () (module-notify "@points"))))
+    "started")))
+  (set stop (quote (do
+    (kafka-destroy latest)
+    (kafka-destroy averages)
+    "stopped")))
+  "averages module defined")
