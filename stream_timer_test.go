@@ -42,7 +42,7 @@ func alarmSpec(silence time.Duration) StreamSpec {
 }
 
 // TestStreamSilence checks the silence call: a key that stops getting
-// inputs gets one call, 300 ms (by the clock) after its last input, and
+// inputs gets one call, a second (by the clock) after its last input, and
 // none while its inputs keep coming; then a key's silence that comes due
 // while no stream runs is called by the stream started after, from the
 // restored state.
@@ -51,12 +51,14 @@ func TestStreamSilence(t *testing.T) {
 	servers := newCluster(t, embedded.Topics("in")).Servers()
 	lib := streamLib(t)
 	cfg := map[string]any{"servers": servers, "group": "watch"}
-	id := must[string](t)(lib.Stream(testCtx(t), cfg, alarmSpec(300*time.Millisecond)))
-	sendValues(t, lib, servers, "in", pairs("quiet", "v", "busy", "v")...)
-	// busy reports every 50 ms for a second: never silent meanwhile.
+	id := must[string](t)(lib.Stream(testCtx(t), cfg, alarmSpec(time.Second)))
+	p := must[string](t)(lib.Create(testCtx(t), Producer, servers))
+	send(t, lib, p, []string{"in"}, pairs("quiet", "v", "busy", "v")...)
+	// busy reports every 100 ms for two seconds, a tenth of its silence:
+	// never silent meanwhile.
 	for range 20 {
-		sendValues(t, lib, servers, "in", pairs("busy", "v")...)
-		time.Sleep(50 * time.Millisecond)
+		send(t, lib, p, []string{"in"}, pairs("busy", "v")...)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if got := values(readAll(t, lib, servers, 2, "out")); got != "quiet silence 1 busy silence 21" {
 		t.Errorf("outputs %q, want quiet's silence, then busy's once it stopped", got)
@@ -65,15 +67,16 @@ func TestStreamSilence(t *testing.T) {
 	if st.Store.Keys != 2 {
 		t.Errorf("store %+v: want 2 keys, 2 calls", st.Store)
 	}
-	// Across a restart: late's silence (2 s here) comes due while no
-	// stream runs, and the stream started after makes the call.
+	// Across a restart: late's silence (5 s here, time enough to stop
+	// the stream on a loaded machine) comes due while no stream runs, and
+	// the stream started after makes the call.
 	lib.Destroy(testCtx(t), id)
-	id = must[string](t)(lib.Stream(testCtx(t), cfg, alarmSpec(2*time.Second)))
-	sendValues(t, lib, servers, "in", pairs("late", "v")...)
+	id = must[string](t)(lib.Stream(testCtx(t), cfg, alarmSpec(5*time.Second)))
+	send(t, lib, p, []string{"in"}, pairs("late", "v")...)
 	waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 1 })
 	lib.Destroy(testCtx(t), id)
-	time.Sleep(2200 * time.Millisecond)
-	id = must[string](t)(lib.Stream(testCtx(t), cfg, alarmSpec(2*time.Second)))
+	time.Sleep(5500 * time.Millisecond)
+	id = must[string](t)(lib.Stream(testCtx(t), cfg, alarmSpec(5*time.Second)))
 	if got := values(readAll(t, lib, servers, 3, "out")); !strings.HasSuffix(got, " late silence 1") {
 		t.Errorf("outputs %q: want late's silence after the restart", got)
 	}
