@@ -14,7 +14,7 @@
 
 (### "2. Enrich: the reading's \"joined\" element is its device's row.")
 (set enrich (kafka-stream (concat config (list "group" => "pipeline-enrich"))
-  "from" => "sensor-readings" "to" => "enriched-readings"
+  "from" => "sensor-readings" "to" => "pipeline-enriched"
   "tables" => ("devices" => "registry") "join" => "devices"
   "transform" => (function (in)
     (local device)
@@ -27,7 +27,7 @@
 (### "site per minute, by the readings' own timestamps.")
 (set t0 1767225600000)
 (set per-site (kafka-stream (concat config (list "group" => "pipeline-sites"))
-  "from" => "enriched-readings" "to" => "site-averages" "store" => "per-minute"
+  "from" => "pipeline-enriched" "to" => "site-averages" "store" => "per-minute"
   "rekey" => (function (in) (get (get in "value") "site"))
   "window" => ("type" => "tumbling" "size" => 60000)
   "aggregate" => (function (in acc)
