@@ -113,7 +113,7 @@ func runJoins(ctx context.Context, adm *kadm.Client, p *params, j *joinParams, r
 	ws := []workload{{key: "join", title: "stream–table join, exactly-once"}}
 	res := newResults(names, ws)
 	res.titles = joinTitle
-	res.bench = map[string]benchRow{"join": {"Join", j.records}}
+	res.bench = map[string]benchRow{"join": {"Join", j.records, "join"}}
 	fails := map[string]string{}
 	n := 0
 	for r := range rounds + 1 { // round 0 warms up, untimed

@@ -22,7 +22,8 @@
 // The issue 34 tables alone, each run also written for benchstat:
 //
 //	go run . -workloads none -streams=false -loop 0 -memory=false -state=false -benchstat runs.txt
-//	go run golang.org/x/perf/cmd/benchstat@latest -col /client runs.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -filter '.name:(Join OR RekeyWindow)' -col '/client@(kgo go bpl)' runs.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -filter .name:Timers -col /timers runs.txt
 package main
 
 import (
@@ -114,7 +115,7 @@ func main() {
 	timersOn := flag.Bool("timers", true, "run the timer table (issue 34)")
 	flag.IntVar(&tp.keys, "timer-keys", 100000, "keys of the timer table, a silence each")
 	flag.DurationVar(&tp.silence, "timer-silence", 5*time.Second, "the timer table's silence")
-	benchstat := flag.String("benchstat", "", "also write the join, re-keyed and timer runs to this file in the Go benchmark format, for benchstat -col /client")
+	benchstat := flag.String("benchstat", "", "also write the join, re-keyed and timer runs to this file in the Go benchmark format, for benchstat (see the package comment)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds to this file, each sample labelled with its client and workload")
 	flag.Parse()
 	if *child != "" {

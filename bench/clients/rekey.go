@@ -72,7 +72,7 @@ func runRekeys(ctx context.Context, adm *kadm.Client, p *params, w *winParams, s
 	ws := []workload{{key: "rekey", title: "re-keyed windowed count, exactly-once"}}
 	res := newResults(names, ws)
 	res.titles = rekeyTitle
-	res.bench = map[string]benchRow{"rekey": {"RekeyWindow", w.records}}
+	res.bench = map[string]benchRow{"rekey": {"RekeyWindow", w.records, "rekey"}}
 	fails := map[string]string{}
 	n := 0
 	for r := range rounds + 1 { // round 0 warms up, untimed

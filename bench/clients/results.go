@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,7 @@ type results struct {
 type benchRow struct {
 	name    string // BenchmarkName/client=c
 	records int
+	suffix  string // cut from the clients' names (gojoin: client=go), so that tables share columns
 }
 
 // benchOut is -benchstat's file; nil: none.
@@ -48,7 +50,7 @@ func (r *results) add(w, c string, round int, d time.Duration, allocs uint64) {
 		// One line per run, b.N 1, for benchstat -col /client.
 		n := float64(row.records)
 		fmt.Fprintf(benchOut, "Benchmark%s/client=%s 1 %d ns/op %.1f ns/record %.3f allocs/record\n",
-			row.name, c, d.Nanoseconds(), float64(d.Nanoseconds())/n, float64(allocs)/n)
+			row.name, strings.TrimSuffix(c, row.suffix), d.Nanoseconds(), float64(d.Nanoseconds())/n, float64(allocs)/n)
 	}
 }
 
