@@ -134,11 +134,14 @@ func rekeyOnce(ctx context.Context, adm *kadm.Client, p *params, w *winParams, s
 		stop()
 		return 0, 0, err
 	}
+	inputs := time.Since(start) // the inputs' share: their repartition records written
 	if err := waitRepartition(ctx, adm, group, repartition, deadline); err != nil {
 		stop()
 		return 0, 0, err
 	}
 	d := time.Since(start)
+	fmt.Fprintf(os.Stderr, "%s rekey: inputs committed after %v, the repartition topic's records after %v\n",
+		s.name(), inputs.Round(time.Millisecond), d.Round(time.Millisecond))
 	allocs := mallocs() - m0
 	if err := stop(); err != nil {
 		return 0, 0, err
