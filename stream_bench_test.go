@@ -77,22 +77,24 @@ func BenchmarkStream(b *testing.B) {
 
 	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
 		b.Run("kafkabpl/"+g.String(), func(b *testing.B) {
-			runStreamBench(b, adm, servers, kafkabplStream(g, identity))
+			runStreamBench(b, adm, servers, benchStreamIn, kafkabplStream(g, identity))
 		})
 		b.Run("kafkabpl-bytes/"+g.String(), func(b *testing.B) {
-			runStreamBench(b, adm, servers, kafkabplStream(g, identityBytes))
+			runStreamBench(b, adm, servers, benchStreamIn, kafkabplStream(g, identityBytes))
 		})
 		b.Run("kgo/"+g.String(), func(b *testing.B) {
 			if g == ExactlyOnce {
-				runStreamBench(b, adm, servers, kgoExactlyOnce)
+				runStreamBench(b, adm, servers, benchStreamIn, kgoExactlyOnce)
 			} else {
-				runStreamBench(b, adm, servers, kgoAtLeastOnce)
+				runStreamBench(b, adm, servers, benchStreamIn, kgoAtLeastOnce)
 			}
 		})
 	}
 }
 
-func runStreamBench(b *testing.B, adm *kadm.Client, servers string, start streamRunner) {
+// runStreamBench times start's stream from in (benchStreamN records) as
+// BenchmarkStream says.
+func runStreamBench(b *testing.B, adm *kadm.Client, servers, in string, start streamRunner) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -111,7 +113,7 @@ func runStreamBench(b *testing.B, adm *kadm.Client, servers string, start stream
 		}
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			n, err := benchloop.Committed(ctx, adm, group, benchStreamIn)
+			n, err := benchloop.Committed(ctx, adm, group, in)
 			if err != nil {
 				b.Fatal(err)
 			}

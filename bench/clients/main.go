@@ -14,13 +14,21 @@
 //	go run . -rounds 5
 //
 // The stateful tables alone (a restore of a million keys, a windowed
-// count), the others skipped:
+// count; a stream–table join, a re-keyed windowed count, timers), the
+// others skipped:
 //
 //	go run . -workloads none -streams=false -loop 0 -memory=false
+//
+// The issue 34 tables alone, each run also written for benchstat:
+//
+//	go run . -workloads none -streams=false -loop 0 -memory=false -state=false -benchstat runs.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -filter '.name:(Join OR RekeyWindow)' -col '/client@(kgo go bpl)' runs.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -filter .name:Timers -col /timers runs.txt
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -97,6 +105,17 @@ func main() {
 	flag.IntVar(&win.records, "window-records", 200000, "inputs of the windowed count")
 	flag.IntVar(&win.keys, "window-keys", 1000, "keys of the windowed count's inputs")
 	flag.IntVar(&win.windows, "windows", 20, "one-second windows the windowed count's timestamps span")
+	join := &joinParams{}
+	joins := flag.Bool("join", true, "run the stream–table join table (issue 34)")
+	flag.IntVar(&join.records, "join-records", 200000, "stream records of the join")
+	flag.IntVar(&join.keys, "join-keys", 20000, "keys of the join's table")
+	rekeys := flag.Bool("rekey", true, "run the re-keyed windowed count table (issue 34; its inputs are the windowed count's, -window-*)")
+	sites := flag.Int("rekey-sites", 10, "keys the re-keyed count re-keys to (divides -window-keys)")
+	tp := &timerParams{}
+	timersOn := flag.Bool("timers", true, "run the timer table (issue 34)")
+	flag.IntVar(&tp.keys, "timer-keys", 100000, "keys of the timer table, a silence each")
+	flag.DurationVar(&tp.silence, "timer-silence", 5*time.Second, "the timer table's silence")
+	benchstat := flag.String("benchstat", "", "also write the join, re-keyed and timer runs to this file in the Go benchmark format, for benchstat (see the package comment)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds to this file, each sample labelled with its client and workload")
 	flag.Parse()
 	if *child != "" {
@@ -109,6 +128,28 @@ func main() {
 	if err := win.check(); *state && err != nil {
 		fmt.Fprintln(os.Stderr, "clients:", err)
 		os.Exit(2)
+	}
+	if *joins && (join.records <= 0 || join.keys <= 0 || join.keys > *records || join.keys > join.records) {
+		fmt.Fprintln(os.Stderr, "clients: -join-records must be positive, -join-keys positive and at most -records and -join-records")
+		os.Exit(2)
+	}
+	if err := win.check(); *rekeys && (err != nil || *sites <= 0 || win.keys%*sites != 0) {
+		fmt.Fprintln(os.Stderr, "clients: -rekey: the -window-* flags must fit (see -state) and -rekey-sites divide -window-keys")
+		os.Exit(2)
+	}
+	if *timersOn && (tp.keys <= 0 || tp.silence <= 0) {
+		fmt.Fprintln(os.Stderr, "clients: -timer-keys and -timer-silence must be positive")
+		os.Exit(2)
+	}
+	if *benchstat != "" {
+		f, err := os.Create(*benchstat)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clients:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "goos: %s\ngoarch: %s\npkg: github.com/brain4it/kafkabpl/bench/clients\n", runtime.GOOS, runtime.GOARCH)
+		benchOut = f
 	}
 	if *state && *restoreKeys < checkKeys {
 		fmt.Fprintf(os.Stderr, "clients: -restore-keys %d: want %d or more\n", *restoreKeys, checkKeys)
@@ -129,15 +170,28 @@ func main() {
 		}
 	}
 	stateful := func(ctx context.Context, adm *kadm.Client, p *params) error {
-		if !*state {
-			return nil
+		var errs []error
+		if *state {
+			fmt.Println()
+			if err := runRestores(ctx, adm, p, *restoreKeys, *rounds); err != nil {
+				return err
+			}
+			fmt.Println()
+			errs = append(errs, runWindows(ctx, adm, p, win, *rounds))
 		}
-		fmt.Println()
-		if err := runRestores(ctx, adm, p, *restoreKeys, *rounds); err != nil {
-			return err
+		if *joins {
+			fmt.Println()
+			errs = append(errs, runJoins(ctx, adm, p, join, *rounds))
 		}
-		fmt.Println()
-		return runWindows(ctx, adm, p, win, *rounds)
+		if *rekeys {
+			fmt.Println()
+			errs = append(errs, runRekeys(ctx, adm, p, win, *sites, *rounds))
+		}
+		if *timersOn {
+			fmt.Println()
+			errs = append(errs, runTimers(ctx, adm, p, tp, *rounds))
+		}
+		return errors.Join(errs...)
 	}
 	if err := run(*records, *batch, *sends, *rounds, *only, *works, *memory, *loop, *streams, stateful); err != nil {
 		fmt.Fprintln(os.Stderr, "clients:", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -15,7 +16,19 @@ type results struct {
 	workloads []workload
 	d         map[string]map[string]map[int]time.Duration // workload -> client -> round
 	allocs    map[string]map[string][]uint64              // workload -> client -> per round
+	bench     map[string]benchRow                         // workload -> its benchmark lines (see -benchstat); nil: none
 }
+
+// benchRow names a workload's lines in the Go benchmark format, written
+// to -benchstat's file, and says how many records a run handles.
+type benchRow struct {
+	name    string // BenchmarkName/client=c
+	records int
+	suffix  string // cut from the clients' names (gojoin: client=go), so that tables share columns
+}
+
+// benchOut is -benchstat's file; nil: none.
+var benchOut io.Writer
 
 func newResults(names []string, ws []workload) *results {
 	r := &results{names: names, titles: rowTitle, workloads: ws, d: map[string]map[string]map[int]time.Duration{},
@@ -33,6 +46,12 @@ func newResults(names []string, ws []workload) *results {
 func (r *results) add(w, c string, round int, d time.Duration, allocs uint64) {
 	r.d[w][c][round] = d
 	r.allocs[w][c] = append(r.allocs[w][c], allocs)
+	if row, ok := r.bench[w]; ok && benchOut != nil {
+		// One line per run, b.N 1, for benchstat -col /client.
+		n := float64(row.records)
+		fmt.Fprintf(benchOut, "Benchmark%s/client=%s 1 %d ns/op %.1f ns/record %.3f allocs/record\n",
+			row.name, strings.TrimSuffix(c, row.suffix), d.Nanoseconds(), float64(d.Nanoseconds())/n, float64(allocs)/n)
+	}
 }
 
 // ratios is c's speed as a fraction of kgo's (kgo's time over c's) in

@@ -75,9 +75,9 @@ func (w *winParams) check() error {
 	return nil
 }
 
-// fillWindowTopic writes the windowed workload's inputs, once.
-func fillWindowTopic(ctx context.Context, adm *kadm.Client, p *params, w *winParams) error {
-	if err := createTopics(ctx, adm, winTopic); err != nil {
+// fillWindowTopic writes the windowed workload's inputs to topic, once.
+func fillWindowTopic(ctx context.Context, adm *kadm.Client, p *params, w *winParams, topic string) error {
+	if err := createTopics(ctx, adm, topic); err != nil {
 		return err
 	}
 	cl, err := kgo.NewClient(seeds(p), kgo.ProducerLinger(0))
@@ -87,7 +87,7 @@ func fillWindowTopic(ctx context.Context, adm *kadm.Client, p *params, w *winPar
 	defer cl.Close()
 	recs := make([]*kgo.Record, 0, 10000)
 	for i := range w.records {
-		recs = append(recs, &kgo.Record{Topic: winTopic, Key: []byte(strconv.Itoa(i % w.keys)),
+		recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i % w.keys)),
 			Value: p.valueB, Timestamp: time.UnixMilli(w.ts(i))})
 		if len(recs) == cap(recs) || i == w.records-1 {
 			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
@@ -114,7 +114,7 @@ var windowTitle = map[string]string{
 
 // runWindows runs the windowed table's rounds and prints it.
 func runWindows(ctx context.Context, adm *kadm.Client, p *params, w *winParams, rounds int) error {
-	if err := fillWindowTopic(ctx, adm, p, w); err != nil {
+	if err := fillWindowTopic(ctx, adm, p, w, winTopic); err != nil {
 		return fmt.Errorf("filling %s: %w", winTopic, err)
 	}
 	streamers := []windowStreamer{kgoWindow{changelog: true}, kgoWindow{}, goWindow{}, bplWindow{}}
@@ -281,7 +281,7 @@ func (k kgoWindow) start(ctx context.Context, p *params, w *winParams, out, grou
 	lctx, cancel := context.WithCancel(context.Background())
 	var processed atomic.Int64
 	done := make(chan error, 1)
-	go func() { done <- countWindows(lctx, sess, out, changelog, &processed) }()
+	go func() { done <- countWindows(lctx, sess, out, changelog, nil, &processed) }()
 	return func() error {
 		for deadline := time.Now().Add(5 * time.Second); processed.Load() < int64(w.records) && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
@@ -301,8 +301,12 @@ type winKey struct {
 // window's results written when the stream time passes its end, and with
 // a changelog topic, its changed counts (key, then the start, 8 bytes
 // big-endian; the count a varint) and closed windows' tombstones. It
-// stops on an aborted transaction rather than roll its map back.
-func countWindows(ctx context.Context, sess *kgo.GroupTransactSession, out, changelog string, processed *atomic.Int64) error {
+// stops on an aborted transaction rather than roll its map back. With
+// rekey, a record rekey returns a repartition record for is produced so,
+// in the same transaction, and only the others (the repartition topic's)
+// are counted; processed counts those.
+func countWindows(ctx context.Context, sess *kgo.GroupTransactSession, out, changelog string,
+	rekey func(*kgo.Record) *kgo.Record, processed *atomic.Int64) error {
 	defer sess.Close()
 	counts := map[int64]map[string]int64{}
 	streamTime := int64(-1 << 63)
@@ -329,6 +333,12 @@ func countWindows(ctx context.Context, sess *kgo.GroupTransactSession, out, chan
 		}
 		n := 0
 		fs.EachRecord(func(r *kgo.Record) {
+			if rekey != nil {
+				if rr := rekey(r); rr != nil {
+					sess.Produce(ctx, rr, promise)
+					return
+				}
+			}
 			n++
 			t := r.Timestamp.UnixMilli()
 			start := t - t%winSize // the inputs are after 1970

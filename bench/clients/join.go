@@ -1,0 +1,413 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The stream–table join workload (issue 34): joinParams.records inputs
+// (key i%keys, the 100-byte value) joined with a compacted table topic of
+// joinParams.keys keys (key k's value "t<k>"), each output the input's key
+// and "<joined>|<value>", exactly-once, to a new topic, a new group each
+// run. Timed from starting the stream until the group's committed offsets
+// reach every input, the table's read included on both sides (the library
+// reads its tables before its first input, kgo's loop reads the table
+// into a map first). The output is read back read_committed and every
+// record checked. The sides: kgo, the loop a franz-go program writes (the
+// table into a map, then a GroupTransactSession looking each input up and
+// producing its output); Library.Stream with Tables, Join and a Go
+// transform; kafka-stream with "tables", "join" and a BPL function
+// through the evaluator.
+
+type joinParams struct {
+	records, keys int
+}
+
+const (
+	joinIn    = "join-in"
+	joinTable = "join-table"
+)
+
+// joinedValue is the output every side writes for key k and value v.
+func joinedValue(k, v []byte) []byte {
+	out := make([]byte, 0, 1+len(k)+1+len(v))
+	out = append(append(append(append(out, 't'), k...), '|'), v...)
+	return out
+}
+
+// fillJoinTopics writes the table (compacted) and the inputs, once.
+func fillJoinTopics(ctx context.Context, adm *kadm.Client, p *params, j *joinParams) error {
+	compact := "compact"
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": &compact}, joinTable); err != nil {
+		return err
+	}
+	if err := createTopics(ctx, adm, joinIn); err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(seeds(p), kgo.ProducerLinger(0))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, 0, 10000)
+	flush := func() error {
+		err := cl.ProduceSync(ctx, recs...).FirstErr()
+		recs = recs[:0]
+		return err
+	}
+	for k := range j.keys {
+		key := strconv.Itoa(k)
+		recs = append(recs, &kgo.Record{Topic: joinTable, Key: []byte(key), Value: []byte("t" + key)})
+		if len(recs) == cap(recs) || k == j.keys-1 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range j.records {
+		recs = append(recs, &kgo.Record{Topic: joinIn, Key: []byte(strconv.Itoa(i % j.keys)), Value: p.valueB})
+		if len(recs) == cap(recs) || i == j.records-1 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// joinStreamer is one way of running the join.
+type joinStreamer interface {
+	name() string
+	start(ctx context.Context, p *params, j *joinParams, out, group string) (stop func() error, err error)
+}
+
+var joinTitle = map[string]string{
+	"kgo":     "raw kgo loop: the table into a map, then transactions (franz-go), absolute median",
+	"gojoin":  "Library.Stream, Tables and Join, a Go transform",
+	"bpljoin": "kafka-stream \"tables\" and \"join\", a BPL function through the evaluator",
+}
+
+// runJoins runs the join table's rounds and prints it.
+func runJoins(ctx context.Context, adm *kadm.Client, p *params, j *joinParams, rounds int) error {
+	if err := fillJoinTopics(ctx, adm, p, j); err != nil {
+		return fmt.Errorf("filling %s and %s: %w", joinTable, joinIn, err)
+	}
+	streamers := []joinStreamer{kgoJoin{}, goJoin{}, bplJoin{}}
+	var names []string
+	for _, s := range streamers {
+		names = append(names, s.name())
+	}
+	ws := []workload{{key: "join", title: "stream–table join, exactly-once"}}
+	res := newResults(names, ws)
+	res.titles = joinTitle
+	res.bench = map[string]benchRow{"join": {"Join", j.records, "join"}}
+	fails := map[string]string{}
+	n := 0
+	for r := range rounds + 1 { // round 0 warms up, untimed
+		for si := range streamers {
+			s := streamers[(si+r)%len(streamers)]
+			if _, failed := fails[s.name()+"/join"]; failed {
+				continue
+			}
+			n++
+			id := fmt.Sprintf("join-%s-%d", s.name(), n)
+			d, allocs, err := joinOnce(ctx, adm, p, j, s, "out-"+id, "g-"+id)
+			if r == 0 {
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "warm-up: %s: %v\n", s.name(), err)
+				}
+				continue
+			}
+			if err != nil {
+				fails[s.name()+"/join"] = err.Error()
+				fmt.Fprintf(os.Stderr, "round %d: %s join: FAILED: %v\n", r, s.name(), err)
+				continue
+			}
+			res.add("join", s.name(), r, d, allocs)
+			fmt.Fprintf(os.Stderr, "round %d: %-9s join %v\n", r, s.name(), d.Round(time.Millisecond))
+		}
+	}
+	fmt.Printf("Stream–table join: %d records of %d bytes (%d keys) from one partition joined with a compacted table of %d keys (read whole first), an output per record to a new topic, exactly-once, a new group each run, %d rounds\n\n",
+		j.records, valueSize, j.keys, j.keys, rounds)
+	res.print(os.Stdout, fails)
+	fmt.Println()
+	q := *p
+	q.records = j.records
+	res.printAllocs(os.Stdout, &q)
+	if len(fails) > 0 {
+		return fmt.Errorf("%d join workloads failed (see the table)", len(fails))
+	}
+	return nil
+}
+
+// joinOnce times one join run and checks what it wrote.
+func joinOnce(ctx context.Context, adm *kadm.Client, p *params, j *joinParams, s joinStreamer, out, group string) (time.Duration, uint64, error) {
+	if err := createTopics(ctx, adm, out); err != nil {
+		return 0, 0, err
+	}
+	defer adm.DeleteTopics(ctx, out)
+	runtime.GC()
+	m0 := mallocs()
+	start := time.Now()
+	var stop func() error
+	var err error
+	labels := pprof.Labels("client", s.name(), "workload", "join")
+	pprof.Do(ctx, labels, func(ctx context.Context) { stop, err = s.start(ctx, p, j, out, group) })
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := waitCommitted(ctx, adm, group, joinIn, int64(j.records), start.Add(180*time.Second)); err != nil {
+		stop()
+		return 0, 0, err
+	}
+	d := time.Since(start)
+	allocs := mallocs() - m0
+	if err := stop(); err != nil {
+		return 0, 0, err
+	}
+	return d, allocs, verifyJoin(ctx, p, j, out)
+}
+
+// verifyJoin reads out read_committed and checks it holds every input's
+// output, in order: key i%keys, value "t<key>|<value>".
+func verifyJoin(ctx context.Context, p *params, j *joinParams, out string) error {
+	cl, err := kgo.NewClient(seeds(p), kgo.ConsumeTopics(out), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	got := 0
+	for got < j.records {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if err := fs.Err0(); err != nil {
+			return fmt.Errorf("verifying %s after %d outputs: %w", out, got, err)
+		}
+		for it := fs.RecordIter(); !it.Done(); {
+			r := it.Next()
+			key := p.keyBytes[got%j.keys]
+			if got >= j.records || !bytes.Equal(r.Key, key) || !bytes.Equal(r.Value, joinedValue(key, p.valueB)) {
+				return fmt.Errorf("%s: output %d: key %q value %.30q..., want key %q", out, got, r.Key, r.Value, key)
+			}
+			got++
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if fs := cl.PollFetches(pctx); fs.NumRecords() > 0 {
+		return fmt.Errorf("%s: %d outputs more than the %d inputs", out, fs.NumRecords(), j.records)
+	}
+	return nil
+}
+
+// kgoJoin is the join as a franz-go program writes it.
+type kgoJoin struct{}
+
+func (kgoJoin) name() string { return "kgo" }
+
+func (kgoJoin) start(ctx context.Context, p *params, j *joinParams, out, group string) (func() error, error) {
+	table, err := readTable(ctx, p, joinTable)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := kgo.NewGroupTransactSession(seeds(p), kgo.ConsumerGroup(group), kgo.ConsumeTopics(joinIn),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.TransactionalID(group+"-txn"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0)) // as the library sends
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	var processed atomic.Int64
+	done := make(chan error, 1)
+	go func() { done <- joinLoop(lctx, sess, table, out, &processed) }()
+	return func() error {
+		for deadline := time.Now().Add(5 * time.Second); processed.Load() < int64(j.records) && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		return <-done
+	}, nil
+}
+
+// readTable reads topic whole, read_committed, to its end offsets as they
+// are when it starts: the latest value per key (a null value deletes it).
+func readTable(ctx context.Context, p *params, topic string) (map[string][]byte, error) {
+	cl, err := kgo.NewClient(seeds(p), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	left := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			left[o.Partition] = o.Offset
+		}
+	})
+	table := map[string][]byte{}
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return nil, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Value == nil {
+				delete(table, string(r.Key))
+			} else {
+				table[string(r.Key)] = r.Value
+			}
+			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return table, nil
+}
+
+// joinLoop is the kgo loop: poll, begin, look each input's key up and
+// produce its output (an input whose key the table lacks is dropped, as an
+// inner join drops it), end with a commit when every produce succeeded.
+func joinLoop(ctx context.Context, sess *kgo.GroupTransactSession, table map[string][]byte, out string, processed *atomic.Int64) error {
+	defer sess.Close()
+	for {
+		fs := sess.PollRecords(ctx, 500)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			return err
+		}
+		var failed atomic.Bool
+		promise := func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Store(true)
+			}
+		}
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			t, ok := table[string(r.Key)]
+			if !ok {
+				return
+			}
+			v := make([]byte, 0, len(t)+1+len(r.Value))
+			v = append(append(append(v, t...), '|'), r.Value...)
+			sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: v}, promise)
+		})
+		committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if !committed {
+			return errors.New("a transaction was aborted")
+		}
+		processed.Add(int64(n))
+	}
+}
+
+// libJoinStop stops the library's stream id once its status shows every
+// input processed, each with an output.
+func libJoinStop(lib *kafkabpl.Library, id string, j *joinParams, closeAll func()) func() error {
+	return func() error {
+		ctx := context.Background()
+		defer closeAll()
+		var st *kafkabpl.StreamStatus
+		var err error
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			if st, err = lib.StreamStatus(ctx, id); err != nil {
+				return err
+			}
+			if st.Processed >= int64(j.records) || time.Now().After(deadline) {
+				break
+			}
+		}
+		if st.State != kafkabpl.StreamRunning {
+			return fmt.Errorf("stream %s: %v", st.State, st.LastError)
+		}
+		if st.Processed != int64(j.records) || st.Produced != int64(j.records) || st.Dropped != 0 {
+			return fmt.Errorf("stream processed %d, produced %d, dropped %d; want %d, %d, 0", st.Processed, st.Produced, st.Dropped, j.records, j.records)
+		}
+		if len(st.Tables) != 1 || st.Tables[0].Keys != int64(j.keys) {
+			return fmt.Errorf("tables %+v; want one of %d keys", st.Tables, j.keys)
+		}
+		_, err = lib.Destroy(ctx, id)
+		return err
+	}
+}
+
+// goJoin is Library.Stream joining with the table and a Go transform
+// writing "<joined>|<value>", decoded and encoded by the String serdes as
+// a Go program writes it.
+type goJoin struct{}
+
+func (goJoin) name() string { return "gojoin" }
+
+func (goJoin) start(ctx context.Context, p *params, j *joinParams, out, group string) (func() error, error) {
+	lib := kafkabpl.New()
+	lib.SetLogOutput(io.Discard)
+	transform := func(_ context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+		t, _ := in.Joined()
+		s, _ := t.(string)
+		v, _ := in.Value().(string)
+		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: in.Key(), Value: s + "|" + v}}}, nil
+	}
+	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": group},
+		kafkabpl.StreamSpec{From: []string{joinIn}, To: out, Guarantee: kafkabpl.ExactlyOnce, Transform: transform,
+			Tables: []kafkabpl.StreamTable{{Name: "t", Topic: joinTable}}, Join: &kafkabpl.StreamJoin{Table: "t"}})
+	if err != nil {
+		lib.Close(ctx)
+		return nil, err
+	}
+	return libJoinStop(lib, id, j, func() { lib.Close(context.Background()) }), nil
+}
+
+// bplJoin is kafka-stream with "tables" and "join", its transform a BPL
+// function, called by a script the evaluator runs.
+type bplJoin struct{}
+
+func (bplJoin) name() string { return "bpljoin" }
+
+const joinScript = `
+(kafka-stream (list "servers" => servers "group" => group)
+  "from" => from "to" => to "guarantee" => "exactly-once"
+  "tables" => (list "t" => table) "join" => "t"
+  "transform" => (function (in) (concat (get in "joined") "|" (get in "value"))))
+`
+
+func (bplJoin) start(ctx context.Context, p *params, j *joinParams, out, group string) (func() error, error) {
+	lib, id, closeAll, err := runStreamScript(ctx, "join.bpl", joinScript,
+		map[string]any{"servers": p.servers, "group": group, "from": joinIn, "to": out, "table": joinTable})
+	if err != nil {
+		return nil, err
+	}
+	return libJoinStop(lib, id, j, closeAll), nil
+}

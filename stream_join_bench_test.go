@@ -1,0 +1,235 @@
+package kafkabpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// BenchmarkStreamJoin compares a stream–table join (issue 34) through
+// Library.Stream (Tables, Join, a Go transform) with the loop a franz-go
+// program writes for it (the table into a map, then a
+// GroupTransactSession looking each input up), exactly-once, on the
+// cluster of the other benchmarks. Each iteration joins benchStreamN
+// records of bench-join-in (benchJoinKeys keys, four partitions) with
+// bench-join-table (benchJoinKeys keys, compacted) into a new output
+// topic in a new group, the table's read included, and ends when the
+// group has committed every input (runStreamBench's watcher). Its
+// allocations per record are exact where bench/clients' are the
+// process's; bench/clients has the issue's sizes and a BPL side. See
+// BENCHMARKS.md.
+
+const (
+	benchJoinKeys  = 10000
+	benchJoinIn    = "bench-join-in"
+	benchJoinTable = "bench-join-table"
+)
+
+// fillJoinTopics writes the table (key k, value "t<k>") and the inputs
+// (key i % benchJoinKeys) on the cluster at servers.
+func fillJoinTopics(servers string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	compact := "compact"
+	if _, err := adm.CreateTopic(context.Background(), 4, 1, map[string]*string{"cleanup.policy": &compact}, benchJoinTable); err != nil {
+		return err
+	}
+	if _, err := adm.CreateTopic(context.Background(), 4, 1, nil, benchJoinIn); err != nil {
+		return err
+	}
+	recs := make([]*kgo.Record, 0, benchJoinKeys+benchStreamN)
+	for k := range benchJoinKeys {
+		recs = append(recs, &kgo.Record{Topic: benchJoinTable, Key: []byte(fmt.Sprint(k)), Value: []byte(fmt.Sprint("t", k))})
+	}
+	for i := range benchStreamN {
+		recs = append(recs, &kgo.Record{Topic: benchJoinIn, Key: []byte(fmt.Sprint(i % benchJoinKeys)), Value: []byte(benchValue)})
+	}
+	return cl.ProduceSync(context.Background(), recs...).FirstErr()
+}
+
+// joinTransform is the Go transform: the input's key, "<joined>|<value>".
+func joinTransform(_ context.Context, in *Record) ([]StreamOutput, error) {
+	t, _ := in.Joined()
+	s, _ := t.(string)
+	v, _ := in.Value().(string)
+	return []StreamOutput{{Message: Message{Key: in.Key(), Value: s + "|" + v}}}, nil
+}
+
+func BenchmarkStreamJoin(b *testing.B) {
+	servers := newCluster(b).Servers()
+	if err := fillJoinTopics(servers); err != nil {
+		b.Fatal(err)
+	}
+	adminCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer adminCl.Close()
+	adm := kadm.NewClient(adminCl)
+	b.Run("kafkabpl", func(b *testing.B) {
+		runStreamBench(b, adm, servers, benchJoinIn, kafkabplJoin)
+	})
+	b.Run("kgo", func(b *testing.B) {
+		runStreamBench(b, adm, servers, benchJoinIn, kgoJoin)
+	})
+}
+
+// kafkabplJoin runs Library.Stream joining bench-join-in with the table.
+func kafkabplJoin(ctx context.Context, servers, group, out string) (func() (int64, error), error) {
+	return kafkabplStreamSpec(ctx, servers, group, StreamSpec{From: []string{benchJoinIn}, To: out, Transform: joinTransform,
+		Tables: []StreamTable{{Name: "t", Topic: benchJoinTable}}, Join: &StreamJoin{Table: "t"}})
+}
+
+// kgoJoin reads the table into a map, then runs the join loop.
+func kgoJoin(ctx context.Context, servers, group, out string) (func() (int64, error), error) {
+	seeds := kgo.SeedBrokers(strings.Split(servers, ",")...)
+	table, err := readBenchTable(ctx, seeds, benchJoinTable)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := kgo.NewGroupTransactSession(seeds,
+		kgo.TransactionalID(group+"-txn"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(benchJoinIn),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), // as the library's default
+	)
+	if err != nil {
+		return nil, err
+	}
+	return kgoLoop(func(ctx context.Context, produced *atomic.Int64) error {
+		return joinLoop(ctx, sess, table, out, produced)
+	}), nil
+}
+
+// readBenchTable reads topic whole, read_committed, to the end offsets it
+// finds first: the latest value per key.
+func readBenchTable(ctx context.Context, seeds kgo.Opt, topic string) (map[string][]byte, error) {
+	cl, err := kgo.NewClient(seeds, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	left := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			left[o.Partition] = o.Offset
+		}
+	})
+	table := map[string][]byte{}
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return nil, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Value == nil {
+				delete(table, string(r.Key))
+			} else {
+				table[string(r.Key)] = r.Value
+			}
+			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return table, nil
+}
+
+// joinLoop is the kgo loop: poll, begin, look each input's key up and
+// produce "<joined>|<value>" (an input whose key the table lacks is
+// dropped), end with a commit when every produce succeeded. produced
+// counts committed inputs.
+func joinLoop(ctx context.Context, sess *kgo.GroupTransactSession, table map[string][]byte, out string, produced *atomic.Int64) error {
+	defer sess.Close()
+	for {
+		fs := sess.PollRecords(ctx, 500)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			return err
+		}
+		var failed atomic.Bool
+		promise := func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Store(true)
+			}
+		}
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			t, ok := table[string(r.Key)]
+			if !ok {
+				return
+			}
+			v := make([]byte, 0, len(t)+1+len(r.Value))
+			v = append(append(append(v, t...), '|'), r.Value...)
+			sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: v}, promise)
+		})
+		committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if !committed {
+			return errors.New("a transaction was aborted")
+		}
+		produced.Add(int64(n))
+	}
+}
+
+// kafkabplStreamSpec runs Library.Stream with spec and returns what stops
+// it (see streamRunner).
+func kafkabplStreamSpec(ctx context.Context, servers, group string, spec StreamSpec) (func() (int64, error), error) {
+	lib := New()
+	lib.SetLogOutput(io.Discard)
+	id, err := lib.Stream(ctx, map[string]any{"servers": servers, "group": group}, spec)
+	if err != nil {
+		lib.Close(ctx)
+		return nil, err
+	}
+	return func() (int64, error) {
+		defer lib.Close(ctx)
+		var st *StreamStatus
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			if st, err = lib.StreamStatus(ctx, id); err != nil {
+				return 0, err
+			}
+			if st.Processed >= benchStreamN || time.Now().After(deadline) {
+				break
+			}
+		}
+		if st.State != StreamRunning || st.Processed != benchStreamN {
+			return 0, fmt.Errorf("stream %s, processed %d: %v", st.State, st.Processed, st.LastError)
+		}
+		_, err = lib.Destroy(ctx, id)
+		return st.Produced, err
+	}, nil
+}
