@@ -490,7 +490,7 @@ func (r *Record) List() *value.List {
 		l.AppendNamed("delivery-count", int64(n))
 		l.AppendNamed("acquisition-deadline", r.AcquisitionDeadline().UnixMilli())
 	}
-	if r.join != nil {
+	if r.join != nil && r.join.table != nil { // a join's input (not a re-keyed one's second step)
 		v, _ := r.Joined()
 		l.AppendNamed("joined", v)
 	}

@@ -73,12 +73,19 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	var b batchCounts
 	done := make([]*kgo.Record, 0, len(recs))
 	ins := make([]Record, len(recs)) // one allocation for the batch's inputs
+	var joins []joined                // and one for their joins' finds
+	if s.spec.Join != nil {
+		joins = make([]joined, len(recs))
+	}
 	if err := s.waitForSchemas(recs); err != nil {
 		return b, done, err
 	}
 	for i, kr := range recs {
 		in := &ins[i]
 		*in = Record{r: kr, cfg: s.h.cfg}
+		if joins != nil {
+			in.join = &joins[i]
+		}
 		outs, err := s.transformOne(in)
 		switch {
 		case err == nil && s.rekeying: // its state comes with its repartition record

@@ -416,12 +416,12 @@ func Lookup(ctx context.Context, table string, key any) (any, bool, error) {
 	return t.decode(raw), true, nil
 }
 
-// join looks in's key up in the join's table; false: an inner join drops
-// the input.
+// join looks in's key up in the join's table, into in.join (process gives
+// each input of a batch one); false: an inner join drops the input.
 func (s *stream) join(in *Record) bool {
 	j := s.spec.Join
 	t := s.tables[j.Table]
-	in.join = &joined{table: t, raw: t.get(in.KeyBytes())}
+	*in.join = joined{table: t, raw: t.get(in.KeyBytes())}
 	return in.join.raw != nil || j.Kind == LeftJoin
 }
 
