@@ -85,6 +85,17 @@ func (r *Record) Joined() (any, bool) {
 	return r.join.table.decode(r.join.raw), true
 }
 
+// JoinedBytes returns the bytes of the value the stream's join found for
+// the record's key, as written to the table's topic (nil: none), for a
+// transform that reads them itself: it saves Joined's decoding. The bytes
+// are the table's: do not change them.
+func (r *Record) JoinedBytes() []byte {
+	if r.join == nil {
+		return nil
+	}
+	return r.join.raw
+}
+
 // joined is what a join found for an input: the table, and the value's
 // bytes (nil: none).
 type joined struct {

@@ -56,6 +56,9 @@ func TestStreamTableJoin(t *testing.T) {
 				Join:   &StreamJoin{Table: "devices", Kind: kind},
 				Transform: func(ctx context.Context, in *Record) ([]StreamOutput, error) {
 					site, ok := in.Joined()
+					if raw := in.JoinedBytes(); ok != (raw != nil) || ok && string(raw) != site {
+						return nil, fmt.Errorf("joined bytes %q, value %v", raw, site)
+					}
 					same, found, err := Lookup(ctx, "sites", in.Key())
 					if err != nil {
 						return nil, err
