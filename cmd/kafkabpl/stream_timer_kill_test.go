@@ -95,6 +95,7 @@ func latestStatus(p *peerProc) timerStatus {
 type timerRig struct {
 	*crashRig
 	devices int
+	silence time.Duration          // the script's "silence"
 	sent    map[string]sentReading // by device
 }
 
@@ -126,7 +127,7 @@ func newTimerRig(t *testing.T, bin string, addrs []string, prefix string, device
 	t.Cleanup(cancel)
 	r := &timerRig{crashRig: &crashRig{bin: bin, guarantee: "exactly-once", addrs: addrs, servers: addrs[0], ctx: ctx,
 		adm: newAdmin(t, addrs), in: prefix + "readings", out: prefix + "alarms", group: prefix + "watchdog"},
-		devices: devices, sent: map[string]sentReading{}}
+		devices: devices, silence: timerSilenceMs * time.Millisecond, sent: map[string]sentReading{}}
 	for _, topic := range []string{r.in, r.out} {
 		if _, err := r.adm.CreateTopic(ctx, timerPartitions, 1, nil, topic); err != nil {
 			t.Fatalf("create topic %s: %v", topic, err)
@@ -139,7 +140,7 @@ func newTimerRig(t *testing.T, bin string, addrs []string, prefix string, device
 func (r *timerRig) startAs(t *testing.T, client string) *peerProc {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), client+".bpl")
-	writeFile(t, script, fmt.Sprintf(timerScript, r.group, client, r.in, r.out, timerSilenceMs))
+	writeFile(t, script, fmt.Sprintf(timerScript, r.group, client, r.in, r.out, r.silence.Milliseconds()))
 	p := startPeer(t, context.Background(), r.bin, "run", "--servers", r.servers, script)
 	t.Logf("%s process started (pid %d)", client, p.cmd.Process.Pid)
 	return p
@@ -207,8 +208,8 @@ func timerDueWhileDown(t *testing.T, r *timerRig) {
 	st := latestStatus(p1)
 	r.kill(t, p1, at)
 	killed := time.Now()
-	if due := first.Add(timerSilenceMs * time.Millisecond); !killed.Before(due) {
-		t.Fatalf("the kill came %v after the first silence was due: the machine is too slow for this test's %d ms silence", killed.Sub(due), timerSilenceMs)
+	if due := first.Add(r.silence); !killed.Before(due) {
+		t.Fatalf("the kill came %v after the first silence was due: the machine is too slow for this test's %v silence", killed.Sub(due), r.silence)
 	}
 	if n := r.endOffsets(r.out); n != 0 {
 		t.Fatalf("the alarms topic holds %d records before the silences were due (the first process's last status: %s)", n, st)
@@ -217,7 +218,7 @@ func timerDueWhileDown(t *testing.T, r *timerRig) {
 
 	// Start the next process once every silence is due, by the latest
 	// time the killed one can have seen a reading.
-	dueBy := killed.Add(timerSilenceMs*time.Millisecond + 500*time.Millisecond)
+	dueBy := killed.Add(r.silence + 500*time.Millisecond)
 	time.Sleep(time.Until(dueBy))
 	p2 := r.startAs(t, "second")
 	started := time.Now()
@@ -238,13 +239,14 @@ func timerDueWhileDown(t *testing.T, r *timerRig) {
 		t.Logf("the second process restored %d changelog records", restored)
 	}
 	alarms := r.checkAlarms(t)
+	silence := r.silence.Milliseconds()
 	for dev, a := range alarms {
 		if a.at > started.UnixMilli() {
 			t.Errorf("%s's alarm is due at %d, after the second process started (%d): it was not due while the process was down", dev, a.at, started.UnixMilli())
 		}
-		if s := r.sent[dev]; a.at < s.at.UnixMilli()+timerSilenceMs || a.at > killed.UnixMilli()+timerSilenceMs {
-			t.Errorf("%s's alarm is due at %d, want the reading's processing time plus %d ms: from %d to %d", dev, a.at, timerSilenceMs,
-				s.at.UnixMilli()+timerSilenceMs, killed.UnixMilli()+timerSilenceMs)
+		if s := r.sent[dev]; a.at < s.at.UnixMilli()+silence || a.at > killed.UnixMilli()+silence {
+			t.Errorf("%s's alarm is due at %d, want the reading's processing time plus %d ms: from %d to %d", dev, a.at, silence,
+				s.at.UnixMilli()+silence, killed.UnixMilli()+silence)
 		}
 	}
 }
@@ -256,8 +258,9 @@ func timerTwoOneKilled(t *testing.T, r *timerRig) {
 	p2 := r.startAs(t, "second")
 	r.waitMembers(t, 2, p1, p2)
 	held := r.assigned(t, "first")
-	// A reading every 150 ms: the silences come due one after another
-	// while readings still come.
+	// A reading every 150 ms (for a 5 s silence): the silences come due
+	// one after another while readings still come.
+	pace := r.silence / 33
 	cl := newClient(t, r.addrs)
 	sent := make(chan struct{})
 	go func() {
@@ -266,7 +269,7 @@ func timerTwoOneKilled(t *testing.T, r *timerRig) {
 			select {
 			case <-r.ctx.Done():
 				return
-			case <-time.After(150 * time.Millisecond):
+			case <-time.After(pace):
 			}
 			r.send(t, cl, k)
 		}
@@ -298,7 +301,7 @@ func timerTwoOneKilled(t *testing.T, r *timerRig) {
 	// sent within the silence before the kill, or after it.
 	pending := 0
 	for dev, s := range r.sent {
-		if slices.Contains(held, s.partition) && s.at.Add(timerSilenceMs*time.Millisecond).After(kill) {
+		if slices.Contains(held, s.partition) && s.at.Add(r.silence).After(kill) {
 			pending++
 			if a, ok := alarms[dev]; ok && a.partition != s.partition {
 				t.Errorf("%s's alarm says partition %d, its reading went to %d", dev, a.partition, s.partition)
