@@ -6,7 +6,8 @@ package main
 // kept with the state in the changelog, fire exactly once across a
 // SIGKILL of `kafkabpl run`. The script is a watchdog: it keeps each
 // device's last reading (key dK, value "r-dK") and, once a device had no
-// reading for timerSilenceMs, its "on-timer" writes the alarm "alarm dK
+// reading for the rig's silence (timerSilenceMs here, 10 s on the real
+// broker), its "on-timer" writes the alarm "alarm dK
 // p=PARTITION at=DUE last=r-dK". A spawned loop of the script prints the
 // stream's status every 100 ms, "status TIMERS FIRED RESTORING": the
 // timers pending in its heaps, the calls it committed and the partitions
@@ -23,7 +24,10 @@ package main
 //     survivor takes its partitions over; every device's alarm comes once.
 //
 // A read_committed reader of the alarms checks, after the survivor's
-// SIGTERM, one alarm per device and nothing else.
+// SIGTERM, one alarm per device and nothing else, in the reading's
+// partition; the processes' committed outputs (their stop line's
+// "produced") must add up with it. The status's "fired" only bounds them
+// from below: a call leaves the heaps before its transaction commits.
 
 import (
 	"context"
