@@ -80,6 +80,9 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	if err := s.waitForSchemas(recs); err != nil {
 		return b, done, err
 	}
+	if err := s.rebuildStale(); err != nil { // before the batch notes its timers
+		return b, done, err
+	}
 	for i, kr := range recs {
 		in := &ins[i]
 		*in = Record{r: kr, cfg: s.h.cfg}

@@ -355,13 +355,8 @@ func (s *stream) fireDue(b *batchCounts, write func(o StreamOutput) error) error
 	if ts == nil {
 		return nil
 	}
-	if ts.stale {
-		for id := range ts.parts {
-			if err := ts.rebuild(st.state, id); err != nil {
-				return err
-			}
-		}
-		ts.stale = false
+	if err := s.rebuildStale(); err != nil {
+		return err
 	}
 	now := time.Now().UnixMilli()
 	for id, pt := range ts.parts {
@@ -383,6 +378,26 @@ func (s *stream) fireDue(b *batchCounts, write func(o StreamOutput) error) error
 			}
 		}
 	}
+	return nil
+}
+
+// rebuildStale rebuilds every held partition's index from the committed
+// state after an abort. process calls it before a batch's inputs, which
+// add their keys' timers and silences to the index: a rebuild after them
+// (from the committed state, which has none of the batch) lost the silence
+// of a key first seen in the batch, once and for all, since its later
+// inputs find it noted.
+func (s *stream) rebuildStale() error {
+	ts := s.timers
+	if ts == nil || !ts.stale {
+		return nil
+	}
+	for id := range ts.parts {
+		if err := ts.rebuild(s.store.state, id); err != nil {
+			return err
+		}
+	}
+	ts.stale = false
 	return nil
 }
 
