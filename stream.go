@@ -330,7 +330,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s.workCtx, s.cancelWork = context.WithCancel(work)
 	h.group = newGroupStats(Stream, cfg)
 	opts := cfg.kgoOpts(Stream, h.id, h.net, h.group)
-	opts = append(opts, kgo.ConsumeTopics(spec.consumed(cfg)...))
+	opts = append(opts, kgo.ConsumeTopics(spec.From...)) // and the repartition topic once it exists (subscribeRepartition)
 	var assigned, revoked rebalanceFn // a stateful stream's store keeps what is assigned
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)
@@ -564,6 +564,7 @@ func (s *stream) reinit(cause error) error {
 	s.h.cl, s.h.adm = s.cl, kadm.NewClient(s.cl)
 	s.h.net.dialer.setClient(s.cl)
 	s.mu.Unlock()
+	s.subscribeRepartition() // it exists: the first client made it
 	s.totals.reinits.Add(1)
 	return nil
 }

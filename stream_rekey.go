@@ -26,8 +26,18 @@ func (spec *StreamSpec) repartitionTopic(cfg *config) string {
 	return cfg.group + "-" + spec.Store + "-repartition"
 }
 
-// consumed returns the topics the stream's client reads: its inputs, and
-// its repartition topic when it re-keys.
+// subscribeRepartition adds the repartition topic to what the client
+// reads, once the stream has created it (or found it): subscribed from the
+// start, the client's metadata requests would have the brokers create it
+// with their default partition count.
+func (s *stream) subscribeRepartition() {
+	if s.spec.Rekey != nil {
+		s.cl.AddConsumeTopics(s.store.inputs[0])
+	}
+}
+
+// consumed returns the topics the stream reads: its inputs, and its
+// repartition topic when it re-keys (see subscribeRepartition).
 func (spec *StreamSpec) consumed(cfg *config) []string {
 	if spec.Rekey == nil {
 		return spec.From
@@ -75,6 +85,9 @@ func (s *stream) checkRepartition(ctx context.Context, adm *kadm.Client) (bool, 
 		return false, nil
 	}
 	if t, ok := topics[topic]; ok {
+		if t.err == nil {
+			s.subscribeRepartition()
+		}
 		return t.err == nil, nil
 	}
 	n := 0
