@@ -73,7 +73,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	var b batchCounts
 	done := make([]*kgo.Record, 0, len(recs))
 	ins := make([]Record, len(recs)) // one allocation for the batch's inputs
-	var joins []joined                // and one for their joins' finds
+	var joins []joined               // and one for their joins' finds
 	if s.spec.Join != nil {
 		joins = make([]joined, len(recs))
 	}
