@@ -2,7 +2,6 @@ package kafkabpl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -95,7 +95,7 @@ func kafkabplJoin(ctx context.Context, servers, group, out string) (func() (int6
 // kgoJoin reads the table into a map, then runs the join loop.
 func kgoJoin(ctx context.Context, servers, group, out string) (func() (int64, error), error) {
 	seeds := kgo.SeedBrokers(strings.Split(servers, ",")...)
-	table, err := readBenchTable(ctx, seeds, benchJoinTable)
+	table, err := benchloop.ReadTable(ctx, seeds, benchJoinTable)
 	if err != nil {
 		return nil, err
 	}
@@ -111,98 +111,8 @@ func kgoJoin(ctx context.Context, servers, group, out string) (func() (int64, er
 		return nil, err
 	}
 	return kgoLoop(func(ctx context.Context, produced *atomic.Int64) error {
-		return joinLoop(ctx, sess, table, out, produced)
+		return benchloop.Join(ctx, sess, table, out, produced)
 	}), nil
-}
-
-// readBenchTable reads topic whole, read_committed, to the end offsets it
-// finds first: the latest value per key.
-func readBenchTable(ctx context.Context, seeds kgo.Opt, topic string) (map[string][]byte, error) {
-	cl, err := kgo.NewClient(seeds, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
-	left := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Offset > 0 {
-			left[o.Partition] = o.Offset
-		}
-	})
-	table := map[string][]byte{}
-	for len(left) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			return nil, err
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				delete(table, string(r.Key))
-			} else {
-				table[string(r.Key)] = r.Value
-			}
-			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
-				delete(left, r.Partition)
-			}
-		})
-	}
-	return table, nil
-}
-
-// joinLoop is the kgo loop: poll, begin, look each input's key up and
-// produce "<joined>|<value>" (an input whose key the table lacks is
-// dropped), end with a commit when every produce succeeded. produced
-// counts committed inputs.
-func joinLoop(ctx context.Context, sess *kgo.GroupTransactSession, table map[string][]byte, out string, produced *atomic.Int64) error {
-	defer sess.Close()
-	for {
-		fs := sess.PollRecords(ctx, 500)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := fs.Err0(); err != nil {
-			return err
-		}
-		if fs.NumRecords() == 0 {
-			continue
-		}
-		if err := sess.Begin(); err != nil {
-			return err
-		}
-		var failed atomic.Bool
-		promise := func(_ *kgo.Record, err error) {
-			if err != nil {
-				failed.Store(true)
-			}
-		}
-		n := 0
-		fs.EachRecord(func(r *kgo.Record) {
-			n++
-			t, ok := table[string(r.Key)]
-			if !ok {
-				return
-			}
-			v := make([]byte, 0, len(t)+1+len(r.Value))
-			v = append(append(append(v, t...), '|'), r.Value...)
-			sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: v}, promise)
-		})
-		committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if !committed {
-			return errors.New("a transaction was aborted")
-		}
-		produced.Add(int64(n))
-	}
 }
 
 // kafkabplStreamSpec runs Library.Stream with spec and returns what stops

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/benchloop"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -114,32 +114,14 @@ func runJoins(ctx context.Context, adm *kadm.Client, p *params, j *joinParams, r
 	res := newResults(names, ws)
 	res.titles = joinTitle
 	res.bench = map[string]benchRow{"join": {"Join", j.records, "join"}}
-	fails := map[string]string{}
-	n := 0
-	for r := range rounds + 1 { // round 0 warms up, untimed
-		for si := range streamers {
-			s := streamers[(si+r)%len(streamers)]
-			if _, failed := fails[s.name()+"/join"]; failed {
-				continue
-			}
-			n++
-			id := fmt.Sprintf("join-%s-%d", s.name(), n)
-			d, allocs, err := joinOnce(ctx, adm, p, j, s, "out-"+id, "g-"+id)
-			if r == 0 {
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "warm-up: %s: %v\n", s.name(), err)
-				}
-				continue
-			}
-			if err != nil {
-				fails[s.name()+"/join"] = err.Error()
-				fmt.Fprintf(os.Stderr, "round %d: %s join: FAILED: %v\n", r, s.name(), err)
-				continue
-			}
-			res.add("join", s.name(), r, d, allocs)
-			fmt.Fprintf(os.Stderr, "round %d: %-9s join %v\n", r, s.name(), d.Round(time.Millisecond))
-		}
+	byName := map[string]joinStreamer{}
+	for _, s := range streamers {
+		byName[s.name()] = s
 	}
+	fails := runRounds("join", names, rounds, res, func(name string, n int) (time.Duration, uint64, error) {
+		s, id := byName[name], fmt.Sprintf("join-%s-%d", name, n)
+		return joinOnce(ctx, adm, p, j, s, "out-"+id, "g-"+id)
+	})
 	fmt.Printf("Stream–table join: %d records of %d bytes (%d keys) from one partition joined with a compacted table of %d keys (read whole first), an output per record to a new topic, exactly-once, a new group each run, %d rounds\n\n",
 		j.records, valueSize, j.keys, j.keys, rounds)
 	res.print(os.Stdout, fails)
@@ -221,7 +203,7 @@ type kgoJoin struct{}
 func (kgoJoin) name() string { return "kgo" }
 
 func (kgoJoin) start(ctx context.Context, p *params, j *joinParams, out, group string) (func() error, error) {
-	table, err := readTable(ctx, p, joinTable)
+	table, err := benchloop.ReadTable(ctx, seeds(p), joinTable)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +217,7 @@ func (kgoJoin) start(ctx context.Context, p *params, j *joinParams, out, group s
 	lctx, cancel := context.WithCancel(context.Background())
 	var processed atomic.Int64
 	done := make(chan error, 1)
-	go func() { done <- joinLoop(lctx, sess, table, out, &processed) }()
+	go func() { done <- benchloop.Join(lctx, sess, table, out, &processed) }()
 	return func() error {
 		for deadline := time.Now().Add(5 * time.Second); processed.Load() < int64(j.records) && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
@@ -243,95 +225,6 @@ func (kgoJoin) start(ctx context.Context, p *params, j *joinParams, out, group s
 		cancel()
 		return <-done
 	}, nil
-}
-
-// readTable reads topic whole, read_committed, to its end offsets as they
-// are when it starts: the latest value per key (a null value deletes it).
-func readTable(ctx context.Context, p *params, topic string) (map[string][]byte, error) {
-	cl, err := kgo.NewClient(seeds(p), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
-	left := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Offset > 0 {
-			left[o.Partition] = o.Offset
-		}
-	})
-	table := map[string][]byte{}
-	for len(left) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			return nil, err
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				delete(table, string(r.Key))
-			} else {
-				table[string(r.Key)] = r.Value
-			}
-			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
-				delete(left, r.Partition)
-			}
-		})
-	}
-	return table, nil
-}
-
-// joinLoop is the kgo loop: poll, begin, look each input's key up and
-// produce its output (an input whose key the table lacks is dropped, as an
-// inner join drops it), end with a commit when every produce succeeded.
-func joinLoop(ctx context.Context, sess *kgo.GroupTransactSession, table map[string][]byte, out string, processed *atomic.Int64) error {
-	defer sess.Close()
-	for {
-		fs := sess.PollRecords(ctx, 500)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := fs.Err0(); err != nil {
-			return err
-		}
-		if fs.NumRecords() == 0 {
-			continue
-		}
-		if err := sess.Begin(); err != nil {
-			return err
-		}
-		var failed atomic.Bool
-		promise := func(_ *kgo.Record, err error) {
-			if err != nil {
-				failed.Store(true)
-			}
-		}
-		n := 0
-		fs.EachRecord(func(r *kgo.Record) {
-			n++
-			t, ok := table[string(r.Key)]
-			if !ok {
-				return
-			}
-			v := make([]byte, 0, len(t)+1+len(r.Value))
-			v = append(append(append(v, t...), '|'), r.Value...)
-			sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: v}, promise)
-		})
-		committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if !committed {
-			return errors.New("a transaction was aborted")
-		}
-		processed.Add(int64(n))
-	}
 }
 
 // libJoinStop stops the library's stream id once its status shows every

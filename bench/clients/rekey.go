@@ -73,32 +73,14 @@ func runRekeys(ctx context.Context, adm *kadm.Client, p *params, w *winParams, s
 	res := newResults(names, ws)
 	res.titles = rekeyTitle
 	res.bench = map[string]benchRow{"rekey": {"RekeyWindow", w.records, "rekey"}}
-	fails := map[string]string{}
-	n := 0
-	for r := range rounds + 1 { // round 0 warms up, untimed
-		for si := range streamers {
-			s := streamers[(si+r)%len(streamers)]
-			if _, failed := fails[s.name()+"/rekey"]; failed {
-				continue
-			}
-			n++
-			id := fmt.Sprintf("rekey-%s-%d", s.name(), n)
-			d, allocs, err := rekeyOnce(ctx, adm, p, w, sites, s, "out-"+id, "g-"+id)
-			if r == 0 {
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "warm-up: %s: %v\n", s.name(), err)
-				}
-				continue
-			}
-			if err != nil {
-				fails[s.name()+"/rekey"] = err.Error()
-				fmt.Fprintf(os.Stderr, "round %d: %s rekey: FAILED: %v\n", r, s.name(), err)
-				continue
-			}
-			res.add("rekey", s.name(), r, d, allocs)
-			fmt.Fprintf(os.Stderr, "round %d: %-9s rekey %v\n", r, s.name(), d.Round(time.Millisecond))
-		}
+	byName := map[string]rekeyStreamer{}
+	for _, s := range streamers {
+		byName[s.name()] = s
 	}
+	fails := runRounds("rekey", names, rounds, res, func(name string, n int) (time.Duration, uint64, error) {
+		s, id := byName[name], fmt.Sprintf("rekey-%s-%d", name, n)
+		return rekeyOnce(ctx, adm, p, w, sites, s, "out-"+id, "g-"+id)
+	})
 	fmt.Printf("Re-keyed windowed count: %d records (%d keys) from one partition, re-keyed to %d sites through a repartition topic, timestamps over %d tumbling windows of %d ms, %d results (%d closed windows x %d sites) to a new topic, exactly-once, a new group each run, %d rounds\n\n",
 		w.records, w.keys, sites, w.windows, winSize, w.closedWindows()*sites, w.closedWindows(), sites, rounds)
 	res.print(os.Stdout, fails)

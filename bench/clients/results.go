@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -163,4 +164,38 @@ func short(s string) string {
 		return s[:77] + "..."
 	}
 	return s
+}
+
+// runRounds runs rounds+1 rounds of workload key (round 0 warms up,
+// untimed), each of names once a round, in an order the round rotates; a
+// name that fails is left out of the later rounds. once runs name's n-th
+// run (n counts the runs of all names, for unique topics and groups). The
+// times go to res; the failures come back by "<name>/<key>".
+func runRounds(key string, names []string, rounds int, res *results, once func(name string, n int) (time.Duration, uint64, error)) map[string]string {
+	fails := map[string]string{}
+	n := 0
+	for r := range rounds + 1 {
+		for i := range names {
+			name := names[(i+r)%len(names)]
+			if _, failed := fails[name+"/"+key]; failed {
+				continue
+			}
+			n++
+			d, allocs, err := once(name, n)
+			if r == 0 {
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "warm-up: %s: %v\n", name, err)
+				}
+				continue
+			}
+			if err != nil {
+				fails[name+"/"+key] = err.Error()
+				fmt.Fprintf(os.Stderr, "round %d: %s %s: FAILED: %v\n", r, name, key, err)
+				continue
+			}
+			res.add(key, name, r, d, allocs)
+			fmt.Fprintf(os.Stderr, "round %d: %-9s %s %v\n", r, name, key, d.Round(time.Millisecond))
+		}
+	}
+	return fails
 }

@@ -125,32 +125,14 @@ func runWindows(ctx context.Context, adm *kadm.Client, p *params, w *winParams, 
 	ws := []workload{{key: "window", title: "windowed count, exactly-once"}}
 	res := newResults(names, ws)
 	res.titles = windowTitle
-	fails := map[string]string{}
-	n := 0
-	for r := range rounds + 1 { // round 0 warms up, untimed
-		for si := range streamers {
-			s := streamers[(si+r)%len(streamers)]
-			if _, failed := fails[s.name()+"/window"]; failed {
-				continue
-			}
-			n++
-			id := fmt.Sprintf("win-%s-%d", s.name(), n)
-			d, allocs, err := windowOnce(ctx, adm, p, w, s, "out-"+id, "g-"+id)
-			if r == 0 {
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "warm-up: %s: %v\n", s.name(), err)
-				}
-				continue
-			}
-			if err != nil {
-				fails[s.name()+"/window"] = err.Error()
-				fmt.Fprintf(os.Stderr, "round %d: %s window: FAILED: %v\n", r, s.name(), err)
-				continue
-			}
-			res.add("window", s.name(), r, d, allocs)
-			fmt.Fprintf(os.Stderr, "round %d: %-9s window %v\n", r, s.name(), d.Round(time.Millisecond))
-		}
+	byName := map[string]windowStreamer{}
+	for _, s := range streamers {
+		byName[s.name()] = s
 	}
+	fails := runRounds("window", names, rounds, res, func(name string, n int) (time.Duration, uint64, error) {
+		s, id := byName[name], fmt.Sprintf("win-%s-%d", name, n)
+		return windowOnce(ctx, adm, p, w, s, "out-"+id, "g-"+id)
+	})
 	fmt.Printf("Windowed count: %d records (%d keys) from one partition, timestamps over %d tumbling windows of %d ms, %d results (%d closed windows x %d keys) to a new topic, exactly-once, a new group each run, %d rounds\n\n",
 		w.records, w.keys, w.windows, winSize, w.closedWindows()*w.keys, w.closedWindows(), w.keys, rounds)
 	res.print(os.Stdout, fails)

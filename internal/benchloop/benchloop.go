@@ -1,7 +1,8 @@
 // Package benchloop holds the stream loops a franz-go program writes, the
 // baselines that the streams benchmarks (the root package's and
-// bench/clients') measure the library's streams against. Each copies its
-// inputs' keys and values to topic out until ctx is done.
+// bench/clients') measure the library's streams against. Each runs until
+// ctx is done: Transact and Commit copy their inputs' keys and values to
+// topic out, Join joins them with a table ReadTable loaded.
 package benchloop
 
 import (
@@ -123,5 +124,98 @@ func Commit(ctx context.Context, cl *kgo.Client, out string, produced *atomic.In
 		}
 		produced.Add(int64(len(recs)))
 		cl.AllowRebalance()
+	}
+}
+
+// ReadTable reads topic whole, read_committed, to the end offsets it finds
+// first: the latest value per key (a null value deletes it). It is how a
+// franz-go program loads the table of a stream–table join.
+func ReadTable(ctx context.Context, seeds kgo.Opt, topic string) (map[string][]byte, error) {
+	cl, err := kgo.NewClient(seeds, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	left := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			left[o.Partition] = o.Offset
+		}
+	})
+	table := map[string][]byte{}
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return nil, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Value == nil {
+				delete(table, string(r.Key))
+			} else {
+				table[string(r.Key)] = r.Value
+			}
+			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return table, nil
+}
+
+// Join is the exactly-once loop of a stream–table join: poll, begin, look
+// each input's key up in table and produce "<joined>|<value>" to out (an
+// input whose key the table lacks is dropped, as an inner join drops it),
+// end with a commit when every produce succeeded. produced counts the
+// inputs of committed transactions. A transaction the brokers abort is an
+// error. It returns nil when ctx ends it, and closes sess.
+func Join(ctx context.Context, sess *kgo.GroupTransactSession, table map[string][]byte, out string, produced *atomic.Int64) error {
+	defer sess.Close()
+	for {
+		fs := sess.PollRecords(ctx, 500)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			return err
+		}
+		var failed atomic.Bool
+		promise := func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Store(true)
+			}
+		}
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			t, ok := table[string(r.Key)]
+			if !ok {
+				return
+			}
+			v := make([]byte, 0, len(t)+1+len(r.Value))
+			v = append(append(append(v, t...), '|'), r.Value...)
+			sess.Produce(ctx, &kgo.Record{Topic: out, Key: r.Key, Value: v}, promise)
+		})
+		committed, err := sess.End(ctx, kgo.TransactionEndTry(!failed.Load()))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if !committed {
+			return errors.New("a transaction was aborted")
+		}
+		produced.Add(int64(n))
 	}
 }
