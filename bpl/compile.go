@@ -282,39 +282,18 @@ func (c *compiler) dynamic(l *value.List, name string) code {
 	byPosition := !l.Named()
 	name = c.intern(name)
 	return func(t *task, f *frame) (any, error) {
-		var (
-			b  builtin
-			fv value.Callable
-		)
-		lf := t.in.libFunc(name)
-		if lf == nil {
-			v := t.lookup(f, name)
-			var ok bool
-			if fv, ok = v.(value.Callable); !ok {
-				r, isRef := v.(value.Reference)
-				switch {
-				case isRef && lookupBuiltin(string(r)) != nil:
-					b = lookupBuiltin(string(r))
-				case isRef && t.in.libFunc(string(r)) != nil:
-					lf = t.in.libFunc(string(r))
-				case isRef && isCore[string(r)]:
-					return nil, t.notImplemented(f, l, string(r))
-				case isCore[name]:
-					return nil, t.notImplemented(f, l, name)
-				default:
-					return copyData(l), nil
-				}
-			}
+		b, lf, fv, err := t.callee(f, l, name)
+		if err == errData {
+			return copyData(l), nil
+		} else if err != nil {
+			return nil, err
 		}
 		saved := t.line
 		if line > 0 {
 			t.line = line
 		}
 		t.depth++
-		var (
-			v   any
-			err error
-		)
+		var v any
 		switch {
 		case t.depth > maxDepth:
 			err = t.errorf(f, "StackOverflow", "%s: calls nested more than %d deep", name, maxDepth)

@@ -63,6 +63,7 @@ package bpl
 
 import (
 	"context"
+	"errors"
 	"io"
 	"maps"
 	"strconv"
@@ -260,6 +261,37 @@ type frame struct {
 	locals scope
 }
 
+// errData is callee's answer for a call that runs nothing: its list is
+// data, whose value is a copy of it.
+var errData = errors.New("a list of data")
+
+// callee finds what a call l of name, which names no builtin, runs: a
+// library function (lf), a variable's function value (fv), or the builtin
+// or library function that a variable's value names, as (set f sin) makes
+// one (b or lf). The error is errData when it runs nothing, and
+// NotImplemented for a core function this evaluator lacks.
+func (t *task) callee(f *frame, l *value.List, name string) (b builtin, lf value.Func, fv value.Callable, err error) {
+	if lf = t.in.libFunc(name); lf != nil {
+		return nil, lf, nil, nil
+	}
+	v := t.lookup(f, name)
+	if fv, ok := v.(value.Callable); ok {
+		return nil, nil, fv, nil
+	}
+	r, isRef := v.(value.Reference)
+	switch {
+	case isRef && lookupBuiltin(string(r)) != nil:
+		return lookupBuiltin(string(r)), nil, nil, nil
+	case isRef && t.in.libFunc(string(r)) != nil:
+		return nil, t.in.libFunc(string(r)), nil, nil
+	case isRef && isCore[string(r)]:
+		return nil, nil, nil, t.notImplemented(f, l, string(r))
+	case isCore[name]:
+		return nil, nil, nil, t.notImplemented(f, l, name)
+	}
+	return nil, nil, nil, errData
+}
+
 func (in *Interp) task(ctx context.Context, depth int) *task {
 	if ctx == nil {
 		ctx = context.Background()
@@ -330,25 +362,11 @@ func (t *task) evalList(f *frame, l *value.List) (any, error) {
 	var lf value.Func
 	var fv value.Callable
 	if b == nil {
-		if lf = t.in.libFunc(name); lf == nil {
-			v := t.lookup(f, name)
-			if fv, ok = v.(value.Callable); !ok {
-				// a variable whose value is a function's name, as
-				// (set f sin) makes one, calls that function
-				r, isRef := v.(value.Reference)
-				switch {
-				case isRef && lookupBuiltin(string(r)) != nil:
-					b = lookupBuiltin(string(r))
-				case isRef && t.in.libFunc(string(r)) != nil:
-					lf = t.in.libFunc(string(r))
-				case isRef && isCore[string(r)]:
-					return nil, t.notImplemented(f, l, string(r))
-				case isCore[name]:
-					return nil, t.notImplemented(f, l, name)
-				default:
-					return copyData(l), nil
-				}
-			}
+		var err error
+		if b, lf, fv, err = t.callee(f, l, name); err == errData {
+			return copyData(l), nil
+		} else if err != nil {
+			return nil, err
 		}
 	}
 
