@@ -3,7 +3,6 @@ package kafkabpl
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -166,32 +165,7 @@ func written(ctx context.Context, adm *kadm.Client, out string) (int64, error) {
 // kafkabplStream runs Library.Stream with transform.
 func kafkabplStream(g Guarantee, transform Transform) streamRunner {
 	return func(ctx context.Context, servers, group, out string) (func() (int64, error), error) {
-		lib := New()
-		lib.SetLogOutput(io.Discard)
-		id, err := lib.Stream(ctx, map[string]any{"servers": servers, "group": group},
-			StreamSpec{From: []string{benchStreamIn}, To: out, Transform: transform, Guarantee: g})
-		if err != nil {
-			lib.Close(ctx)
-			return nil, err
-		}
-		return func() (int64, error) {
-			defer lib.Close(ctx)
-			// The counts follow the commit the watcher saw by a moment.
-			var st *StreamStatus
-			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-				if st, err = lib.StreamStatus(ctx, id); err != nil {
-					return 0, err
-				}
-				if st.Processed >= benchStreamN || time.Now().After(deadline) {
-					break
-				}
-			}
-			if st.State != StreamRunning || st.Processed != benchStreamN {
-				return 0, fmt.Errorf("stream %s, processed %d: %v", st.State, st.Processed, st.LastError)
-			}
-			_, err = lib.Destroy(ctx, id)
-			return st.Produced, err
-		}, nil
+		return kafkabplStreamSpec(ctx, servers, group, StreamSpec{From: []string{benchStreamIn}, To: out, Transform: transform, Guarantee: g})
 	}
 }
 

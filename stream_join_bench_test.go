@@ -127,6 +127,7 @@ func kafkabplStreamSpec(ctx context.Context, servers, group string, spec StreamS
 	}
 	return func() (int64, error) {
 		defer lib.Close(ctx)
+		// The counts follow the commit the watcher saw by a moment.
 		var st *StreamStatus
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 			if st, err = lib.StreamStatus(ctx, id); err != nil {
