@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -147,22 +148,13 @@ func (spec *StreamSpec) checkTables() error {
 	}
 	if j := spec.Join; j != nil {
 		if !names[j.Table] {
-			return errorf(ErrInvalidArgument, `"join" %q: not a table of the stream (its "tables" name %v)`, j.Table, sortedKeys(names))
+			return errorf(ErrInvalidArgument, `"join" %q: not a table of the stream (its "tables" name %v)`, j.Table, slices.Sorted(maps.Keys(names)))
 		}
 		if j.Kind != InnerJoin && j.Kind != LeftJoin {
 			return errorf(ErrInvalidArgument, "join kind %d: want InnerJoin or LeftJoin", j.Kind)
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // newTables returns a stream's tables, empty; nil for none.
@@ -410,11 +402,7 @@ func Lookup(ctx context.Context, table string, key any) (any, bool, error) {
 	}
 	t := ts[table]
 	if t == nil {
-		names := map[string]bool{}
-		for n := range ts {
-			names[n] = true
-		}
-		return nil, false, errorf(ErrInvalidArgument, "table %q: not a table of the stream (its tables: %v)", table, sortedKeys(names))
+		return nil, false, errorf(ErrInvalidArgument, "table %q: not a table of the stream (its tables: %v)", table, slices.Sorted(maps.Keys(ts)))
 	}
 	k, err := t.cfg.keySer.Encode(ctx, t.Topic, key, 1, "key")
 	if err != nil {
