@@ -330,9 +330,11 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s.workCtx, s.cancelWork = context.WithCancel(work)
 	h.group = newGroupStats(Stream, cfg)
 	opts := cfg.kgoOpts(Stream, h.id, h.net, h.group)
-	// The inputs, and the repartition topic once it exists (see
-	// subscribeRepartition).
-	opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	// The inputs; a re-keying stream's with its repartition topic, once
+	// that exists (see subscribeRepartition).
+	if spec.Rekey == nil {
+		opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	}
 	var assigned, revoked rebalanceFn // a stateful stream's store keeps what is assigned
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)

@@ -149,6 +149,16 @@ func (s *stream) syncStore(ctx context.Context) error {
 			return err
 		}
 	}
+	// A re-keying stream's client reads nothing until its topics are
+	// checked (see subscribeRepartition): a poll would wait for ever.
+	for wait := retryWait(); s.spec.Rekey != nil && !st.checked; {
+		if err := wait(ctx); err != nil {
+			return nil // the stream stops
+		}
+		if err := s.checkChangelog(ctx); err != nil {
+			return err
+		}
+	}
 	st.mu.Lock()
 	st.pending = false
 	current := func(p *storePart) bool {
