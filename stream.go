@@ -159,6 +159,47 @@ const (
 	StreamFailed  StreamState = "failed"  // stopped by an error: see LastError
 )
 
+// A stream's batch, when its config gives no "max-poll-records", adapts
+// to its transform's speed: it starts at a consumer's 500 inputs, doubles
+// after a full batch that took less than batchQuick, up to batchMost, and
+// halves after one that took more than batchSlow, down to 1. A batch is
+// one transaction, whose round trips (AddOffsetsToTxn, TxnOffsetCommit,
+// EndTxn) a fixed 500 paid every 500 inputs: a re-keyed count, whose
+// every input is read twice, took 2 to 4 times as long as a kgo loop
+// polling whatever was fetched, and was faster than it at 5,000
+// (bench/clients, the re-keyed table). A slow transform (a call out per
+// input, say) keeps its batches, and so its transactions, short, well
+// inside "transaction-timeout". A batch is only what has been fetched, so
+// a slow input still gets small batches, soon.
+const (
+	batchFirst = 500
+	batchMost  = 10000
+	batchQuick = 250 * time.Millisecond
+	batchSlow  = time.Second
+)
+
+// batchSize is how many inputs the next batch takes at most.
+func (s *stream) batchSize() int {
+	if s.h.cfg.given["max-poll-records"] {
+		return s.h.cfg.maxPollRecords
+	}
+	if s.batch == 0 {
+		s.batch = batchFirst
+	}
+	return s.batch
+}
+
+// batchTook adapts the batch size (see batchFirst) to a batch of n
+// inputs, of the size asked, that took d from its poll to its commit.
+func (s *stream) batchTook(n int, d time.Duration) {
+	switch {
+	case d > batchSlow:
+		s.batch = max(1, s.batch/2)
+	case n >= s.batch && d < batchQuick:
+		s.batch = min(batchMost, 2*s.batch)
+	}
+}
+
 // stream is a running stream: its client and the goroutine that runs it.
 type stream struct {
 	h    *handle
@@ -179,6 +220,7 @@ type stream struct {
 	followers  sync.WaitGroup // the tables' goroutines, which follow their updates
 
 	// Used by run's goroutine only.
+	batch    int           // the next batch's size, when adapted (see batchFirst)
 	outs     []*kgo.Record // transformOne's result, reused
 	rekeying bool          // transformOne's input was re-keyed to the repartition topic
 	slab     []kgo.Record  // what newRecord hands out
@@ -215,8 +257,11 @@ type batchCounts struct {
 // the earliest offset when its group has committed none, unless
 // "auto-offset-reset" says otherwise. Under exactly-once, "acks" must be
 // "all" and idempotence on (the defaults), and "transaction-timeout"
-// (default 30 s) bounds both a batch (up to max-poll-records inputs, their
-// transform and writes) and how long a crashed process's open transaction
+// (default 30 s) bounds both a batch (what was fetched, up to
+// "max-poll-records" inputs, with their transforms and writes, in one
+// transaction; when the config does not say, 500 at first, then adapted
+// to the transform's speed: up to 10,000 while a batch takes under 250
+// ms, halved while one takes over 1 s) and how long a crashed process's open transaction
 // holds up read_committed readers of the outputs.
 //
 // Outputs of one input partition are written in input order. The stream
@@ -414,12 +459,14 @@ func (s *stream) run() {
 		}
 		ctx, cancel := s.pollContext()
 		var fetches kgo.Fetches
+		size := s.batchSize()
 		if s.sess != nil {
-			fetches = s.sess.PollRecords(ctx, s.h.cfg.maxPollRecords)
+			fetches = s.sess.PollRecords(ctx, size)
 		} else {
-			fetches = s.cl.PollRecords(ctx, s.h.cfg.maxPollRecords)
+			fetches = s.cl.PollRecords(ctx, size)
 		}
 		cancel()
+		polled := time.Now()
 		if fetches.IsClientClosed() || s.pollCtx.Err() != nil && fetches.NumRecords() == 0 {
 			break
 		}
@@ -455,6 +502,7 @@ func (s *stream) run() {
 			s.fail(err)
 			break
 		}
+		s.batchTook(len(fetches.Records()), time.Since(polled))
 	}
 	if s.store != nil {
 		s.store.stopRestores()
