@@ -10,6 +10,11 @@
 // /module/@fn), follows a monitor stream until a watched function's change
 // arrives, unwatches and destroys the module. The page reports every step
 // back to its origin.
+//
+// Open opens any loopback page and lets a test read it from outside
+// through the DevTools protocol (Eval, WaitFor); Dashboard opens one that
+// draws a module's dashboard (its @dashboards, display and graph widgets,
+// a monitor stream), so that a test can check what the page shows.
 package browsertest
 
 import (
