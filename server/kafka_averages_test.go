@@ -48,8 +48,9 @@ func TestKafkaAveragesModule(t *testing.T) {
 
 // startAverages runs examples/serve/averages.bpl, started, in a module
 // averages of a server on an embedded cluster, and answers a client of
-// the server and a function that sends messages to its input topic,
-// temperatures, as JSON values.
+// the server (whose monitors are woken only by module-notify) and a
+// function that sends messages to its input topic, temperatures, as JSON
+// values.
 func startAverages(t *testing.T) (*client, func(...kafkabpl.Message)) {
 	t.Helper()
 	cluster, err := embedded.Start(embedded.Port(0))
@@ -61,7 +62,11 @@ func startAverages(t *testing.T) (*client, func(...kafkabpl.Message)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, c := newTestServer(t, Config{Servers: cluster.Servers()})
+	// With monitor 0, a stream is evaluated again only when told, or at
+	// each ping: pings an hour apart leave the tests' monitors nothing but
+	// the streams' module-notify, so a change the module fails to tell
+	// fails them rather than arriving 30 s late.
+	_, c := newTestServer(t, Config{Servers: cluster.Servers(), PingInterval: time.Hour})
 	c.ok("PUT", "/averages", "")
 	if got := c.ok("POST", "/averages", string(src)); got != `"averages module defined"` {
 		t.Fatalf("the module's file: %s", got)
