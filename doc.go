@@ -92,6 +92,17 @@
 // repartition topic, "<group>-<store>-repartition", and keeps state from
 // that topic, each step exactly once (Kafka Streams' groupBy).
 //
+// [Library.StoreGet], [Library.StoreRange] and [Library.StoreWindows] read
+// a store's committed state while its stream runs. Several processes of a
+// stream's group answer every key together: each advertises the config's
+// "query-endpoint" (or [Library.SetQueryEndpoint]'s) in its group
+// membership, and a query for a key of a partition held elsewhere is sent
+// to the owner through [Library.SetStoreForwarder]'s forwarder, where
+// [Library.AnswerStoreQuery] answers it (package server does both over
+// HTTP). A key of a partition being restored, or of a group that is
+// rebalancing, gives [ErrNotReady]; one held where it cannot be asked,
+// [ErrNotHeld].
+//
 // # Timers
 //
 // A per-key stateful stream can have a key called at a time rather than
@@ -367,7 +378,8 @@
 // its deserializer cannot read carries an error wrapping
 // [ErrDeserialization] (see [Record.Err]). A commit that cannot cover what was polled, because a
 // rebalance took the partitions first, wraps [ErrNotCommitted] (BPL type
-// KafkaError). No call blocks past its timeout when the brokers are down: it
+// KafkaError). A store query refused for now wraps [ErrNotReady] (BPL type
+// NotReady), one that cannot be answered here [ErrNotHeld] (NotHeld). No call blocks past its timeout when the brokers are down: it
 // fails with an ErrTimeout error naming the servers. A password never
 // appears in an error. Every handle is safe for concurrent use.
 //

@@ -125,8 +125,44 @@ func checkEndpoint(endpoint string) error {
 // (Java's, and kafkabpl's "murmur2") gives a record of key k: murmur2 of
 // the key's bytes, made positive, modulo n.
 func keyPartition(k []byte, n int) int32 {
-	r := &kgo.Record{Key: k}
-	return int32(kgo.StickyKeyPartitioner(nil).ForTopic("").Partition(r, n))
+	return int32((murmur2(k) & 0x7fffffff) % uint32(n))
+}
+
+// murmur2 is Kafka's Utils.murmur2, written from the algorithm (seed
+// 0x9747b28c, m 0x5bd1e995, r 24, little-endian 4-byte blocks). kgo's
+// partitioner computes the same, but makes a random source per topic.
+func murmur2(data []byte) uint32 {
+	const (
+		seed = 0x9747b28c
+		m    = 0x5bd1e995
+		r    = 24
+	)
+	n := len(data)
+	h := uint32(seed) ^ uint32(n)
+	for i := 0; i+4 <= n; i += 4 {
+		k := binary.LittleEndian.Uint32(data[i:])
+		k *= m
+		k ^= k >> r
+		k *= m
+		h *= m
+		h ^= k
+	}
+	tail := data[n&^3:]
+	switch len(tail) {
+	case 3:
+		h ^= uint32(tail[2]) << 16
+		fallthrough
+	case 2:
+		h ^= uint32(tail[1]) << 8
+		fallthrough
+	case 1:
+		h ^= uint32(tail[0])
+		h *= m
+	}
+	h ^= h >> 13
+	h *= m
+	h ^= h >> 15
+	return h
 }
 
 // owner is the member of the group that holds a partition.

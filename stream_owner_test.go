@@ -73,13 +73,18 @@ func TestEndpointBalancer(t *testing.T) {
 }
 
 // TestKeyPartitionLikeJava checks that a key's store partition is the
-// one Java's default partitioner gives it.
+// one the producers place it in: kgo's key hashing (what kafkabpl's
+// "murmur2" partitioner hashes keys with) and Java's default one.
 func TestKeyPartitionLikeJava(t *testing.T) {
-	for _, k := range []string{"21", "foobar", "a-little-bit-long-string", "abc", "sensor-17", ""} {
+	producer := kgo.StickyKeyPartitioner(nil).ForTopic("t")
+	for _, k := range []string{"21", "foobar", "a-little-bit-long-string", "abc", "sensor-17", "", "k0000042"} {
 		for _, n := range []int{1, 2, 3, 12} {
-			want := int32((javaMurmur2([]byte(k)) & 0x7fffffff) % int32(n))
+			want := javaPartition(k, n)
 			if got := keyPartition([]byte(k), n); got != want {
-				t.Errorf("keyPartition(%q, %d) = %d, want %d", k, n, got, want)
+				t.Errorf("keyPartition(%q, %d) = %d, want Java's %d", k, n, got, want)
+			}
+			if got := producer.Partition(&kgo.Record{Key: []byte(k), Partition: -1}, n); int32(got) != want {
+				t.Errorf("the producer puts %q in %d of %d, want %d", k, got, n, want)
 			}
 		}
 	}

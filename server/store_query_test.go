@@ -16,7 +16,7 @@ import (
 
 // newPeerServer serves a server that knows its own URL, as kafkabpl serve
 // does, on a loopback listener.
-func newPeerServer(t *testing.T, cfg Config) (*Server, *client) {
+func newPeerServer(t testing.TB, cfg Config) (*Server, *client) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
