@@ -197,7 +197,7 @@ func (s *stream) partitionCount(ctx context.Context) (int, error) {
 	defer cancel()
 	topics, err := topicPartitions(ctx, s.h.client(), st.inputs[0])
 	if err != nil {
-		return 0, wrapf(ErrNotReady, s.h.requestError(ctx, err), "store %q: the partition count of %q", st.name, st.inputs[0])
+		return 0, wrapf(ErrNotReady, err, "store %q: the partition count of %q", st.name, st.inputs[0])
 	}
 	t, ok := topics[st.inputs[0]]
 	if !ok || t.err != nil || t.n == 0 {
@@ -257,7 +257,9 @@ func (s *stream) describeOwners(ctx context.Context) (map[int32]*owner, error) {
 		err = described.Error()
 	}
 	if err != nil {
-		return nil, wrapf(ErrNotReady, s.h.requestError(ctx, err), "store %q: describe group %q", st.name, group)
+		// The cause is the client's or the brokers' own error (kerr's
+		// code reachable), with no BPL type of its own: NotReady.
+		return nil, wrapf(ErrNotReady, err, "store %q: describe group %q (to find who holds the key)", st.name, group)
 	}
 	g := described[group]
 	if g.State != "Stable" {

@@ -220,7 +220,7 @@ func askAll(t *testing.T, p *queryPeer, want map[string]int64, deadline time.Tim
 				}
 				break
 			}
-			if !errors.Is(err, ErrNotReady) || time.Now().After(deadline) {
+			if !errors.Is(err, ErrNotReady) || ErrorType(err) != "NotReady" || time.Now().After(deadline) {
 				t.Fatalf("%s through %s: %v", k, p.id, err)
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -201,7 +201,9 @@ func (lib *Library) forward(ctx context.Context, s *stream, q *storeQuery) (*sto
 		}
 		last = err
 	}
-	return nil, wrapf(ErrNotReady, last, "store %q partition %d, held by %v, gave no answer (tried again with the group's latest description)", st.name, q.Partition, lastOwner)
+	// The owner's own error (NotHeld, say, from a stale description)
+	// is told, not typed: the query is NotReady here.
+	return nil, errorf(ErrNotReady, "store %q partition %d, held by %v, gave no answer (tried again with the group's latest description): %v", st.name, q.Partition, lastOwner, last)
 }
 
 // AnswerStoreQuery answers a store query that another process of a

@@ -68,10 +68,15 @@ func TestServeStoreQueries(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
 	b := startBrokerProc(t, bin, "--port", "0")
-	servers := strings.Join(b.addrs, ",")
+	serveStoreQueries(t, bin, strings.Join(b.addrs, ","))
+}
+
+// serveStoreQueries is TestServeStoreQueries against servers (also a
+// real Kafka broker's: see TestRealKafkaStream).
+func serveStoreQueries(t *testing.T, bin, servers string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addrs...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
 	if err != nil {
 		t.Fatal(err)
 	}
