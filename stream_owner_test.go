@@ -131,24 +131,7 @@ func TestStoreQueryOwners(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(4)).Servers()
 	ctx := testCtx(t)
-	peers := map[string]*queryPeer{}
-	for _, name := range []string{"a", "b"} {
-		p := &queryPeer{lib: streamLib(t)}
-		peers["http://127.0.0.1:1/"+name] = p
-	}
-	for ep, p := range peers {
-		p.lib.SetStoreForwarder(func(ctx context.Context, endpoint string, q []byte) ([]byte, error) {
-			p.forwards.Add(1)
-			owner := peers[endpoint]
-			if owner == nil {
-				return nil, fmt.Errorf("no peer at %s", endpoint)
-			}
-			return owner.lib.AnswerStoreQuery(ctx, q)
-		})
-		p.id = must[string](t)(p.lib.Stream(ctx, map[string]any{"servers": servers, "group": "qg", "query-endpoint": ep, "session-timeout": 6000},
-			StreamSpec{From: []string{"in"}, To: "out", Store: "counts", Update: countUpdate}))
-	}
-	a, b := peers["http://127.0.0.1:1/a"], peers["http://127.0.0.1:1/b"]
+	a, b := startQueryPeers(t, servers, "qg", StreamSpec{From: []string{"in"}, To: "out", Store: "counts", Update: countUpdate})
 	want := map[string]int64{}
 	var msgs []Message
 	for i := range 40 {
@@ -159,12 +142,7 @@ func TestStoreQueryOwners(t *testing.T) {
 		}
 	}
 	sendValues(t, a.lib, servers, "in", msgs...)
-	waitFor(t, "both streams hold 2 partitions, restored, and processed all", func() bool {
-		sa := must[*StreamStatus](t)(a.lib.StreamStatus(ctx, a.id))
-		sb := must[*StreamStatus](t)(b.lib.StreamStatus(ctx, b.id))
-		return sa.Store.Partitions == 2 && sb.Store.Partitions == 2 && sa.Store.Restoring+sb.Store.Restoring == 0 &&
-			sa.Processed+sb.Processed == int64(len(msgs))
-	})
+	settled(t, a, b, len(msgs))
 	for _, p := range []*queryPeer{a, b} {
 		askAll(t, p, want, time.Now().Add(30*time.Second))
 		if p.forwards.Load() == 0 {
@@ -202,6 +180,76 @@ func TestStoreQueryOwners(t *testing.T) {
 	askAll(t, a, want, time.Now().Add(60*time.Second))
 	if st := must[*StreamStatus](t)(a.lib.StreamStatus(ctx, a.id)); st.Store.Partitions != 4 {
 		t.Errorf("a holds %d partitions once b left", st.Store.Partitions)
+	}
+}
+
+// startQueryPeers starts spec's stream in two libraries ("processes") of
+// group, each advertising an endpoint and forwarding queries to the other
+// by calling its AnswerStoreQuery.
+func startQueryPeers(t *testing.T, servers, group string, spec StreamSpec) (a, b *queryPeer) {
+	peers := map[string]*queryPeer{}
+	for _, name := range []string{"a", "b"} {
+		peers["http://127.0.0.1:1/"+name] = &queryPeer{lib: streamLib(t)}
+	}
+	for ep, p := range peers {
+		p.lib.SetStoreForwarder(func(ctx context.Context, endpoint string, q []byte) ([]byte, error) {
+			p.forwards.Add(1)
+			owner := peers[endpoint]
+			if owner == nil {
+				return nil, fmt.Errorf("no peer at %s", endpoint)
+			}
+			return owner.lib.AnswerStoreQuery(ctx, q)
+		})
+		p.id = must[string](t)(p.lib.Stream(testCtx(t), map[string]any{"servers": servers, "group": group, "query-endpoint": ep, "session-timeout": 6000}, spec))
+	}
+	return peers["http://127.0.0.1:1/a"], peers["http://127.0.0.1:1/b"]
+}
+
+// settled waits until a and b hold 2 partitions each, restored, and
+// processed n inputs between them.
+func settled(t *testing.T, a, b *queryPeer, n int) {
+	ctx := testCtx(t)
+	waitFor(t, "both streams hold 2 partitions, restored, and processed all", func() bool {
+		sa := must[*StreamStatus](t)(a.lib.StreamStatus(ctx, a.id))
+		sb := must[*StreamStatus](t)(b.lib.StreamStatus(ctx, b.id))
+		return sa.Store.Partitions == 2 && sb.Store.Partitions == 2 && sa.Store.Restoring+sb.Store.Restoring == 0 &&
+			sa.Processed+sb.Processed == int64(n)
+	})
+}
+
+// TestStoreWindowsForwarded queries a windowed store's windows through
+// both processes of its group: a key the other holds is forwarded, and
+// its windows come back with their values and bounds.
+func TestStoreWindowsForwarded(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(4)).Servers()
+	ctx := testCtx(t)
+	count := func(_ context.Context, _ *Record, acc any) (any, error) {
+		n, _ := acc.(int64)
+		return n + 1, nil
+	}
+	a, b := startQueryPeers(t, servers, "wg", StreamSpec{From: []string{"in"}, To: "out", Store: "per-minute",
+		Window: &Window{Kind: Tumbling, Size: time.Minute, Grace: time.Hour, Aggregate: count}})
+	t0 := time.UnixMilli(1767225600000)
+	var msgs []Message
+	for i := range 16 {
+		for j := range i%3 + 1 {
+			msgs = append(msgs, Message{Key: fmt.Sprintf("w%d", i), Value: "v", Timestamp: t0.Add(time.Duration(j) * time.Second)})
+		}
+	}
+	sendValues(t, a.lib, servers, "in", msgs...)
+	settled(t, a, b, len(msgs))
+	for _, p := range []*queryPeer{a, b} {
+		for i := range 16 {
+			k := fmt.Sprintf("w%d", i)
+			ws := must[[]StoreWindow](t)(p.lib.StoreWindows(ctx, p.id, k, t0, t0.Add(time.Hour)))
+			if len(ws) != 1 || ws[0].Value != int64(i%3+1) || !ws[0].Start.Equal(t0) || !ws[0].End.Equal(t0.Add(time.Minute)) || ws[0].Key != k {
+				t.Fatalf("%s through %s: %+v", k, p.id, ws)
+			}
+		}
+		if p.forwards.Load() == 0 {
+			t.Errorf("%s forwarded no query", p.id)
+		}
 	}
 }
 
