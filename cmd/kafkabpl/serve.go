@@ -114,6 +114,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg.URL = sf.advertise
 	if cfg.URL == "" {
 		cfg.URL = "http://" + ln.Addr().String()
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+			fmt.Fprintf(stderr, "kafkabpl serve: warning: its streams advertise %s, which other hosts cannot reach: give --advertise with the address they can\n", cfg.URL)
+		}
 	}
 	srv := server.New(cfg)
 	if err := srv.Start(ctx); err != nil {
