@@ -216,11 +216,11 @@ func (lib *Library) forward(ctx context.Context, s *stream, q *storeQuery) (*sto
 // the group is stale: it asks again), [ErrUnknownHandle] when no such
 // stream runs here, [ErrInvalidArgument] for a query that does not read.
 func (lib *Library) AnswerStoreQuery(ctx context.Context, query []byte) ([]byte, error) {
-	const fn = "kafka-store-query"
 	var q storeQuery
 	if err := json.Unmarshal(query, &q); err != nil || (q.Op != opGet && q.Op != opWindows) {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "query: not a forwarded store query (%v)", err))
+		return nil, newError("kafka-store-get", errorf(ErrInvalidArgument, "query: not a forwarded store query (op %q, %v)", q.Op, err))
 	}
+	fn := "kafka-store-" + q.Op // the function asked on the other side
 	s, release, err := lib.storeOf(q.Group, q.Store)
 	if err != nil {
 		return nil, newError(fn, err)

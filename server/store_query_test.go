@@ -103,6 +103,7 @@ func TestStoreQueryForwarded(t *testing.T) {
 	// The route needs the module's (or the server's) key.
 	cs[0].withKey("").fails("POST", "/counts", `{}`, "SecurityException", "not authorized", StoreQueryHeader, "1")
 	cs[0].fails("POST", "/counts", `{"op":"get"}`, "UnknownHandle", `no stream of group "" with store ""`, StoreQueryHeader, "1")
+	cs[0].fails("POST", "/counts", `(+ 1 2)`, "InvalidArgument", "not a forwarded store query", StoreQueryHeader, "1")
 
 	cs[1].ok("POST", "/counts", "(module-stop)")
 	askCounts(t, cs[0], want)
