@@ -92,6 +92,17 @@
 // repartition topic, "<group>-<store>-repartition", and keeps state from
 // that topic, each step exactly once (Kafka Streams' groupBy).
 //
+// [Library.StoreGet], [Library.StoreRange] and [Library.StoreWindows] read
+// a store's committed state while its stream runs. Several processes of a
+// stream's group answer every key together: each advertises the config's
+// "query-endpoint" (or [Library.SetQueryEndpoint]'s) in its group
+// membership, and a query for a key of a partition held elsewhere is sent
+// to the owner through [Library.SetStoreForwarder]'s forwarder, where
+// [Library.AnswerStoreQuery] answers it (package server does both over
+// HTTP). A key of a partition being restored, or of a group that is
+// rebalancing, gives [ErrNotReady]; one held where it cannot be asked,
+// [ErrNotHeld].
+//
 // # Timers
 //
 // A per-key stateful stream can have a key called at a time rather than
@@ -235,6 +246,7 @@
 //	retry-backoff                100                                        ms before the first retry of a failed request, fetch or produce
 //	retry-backoff-max            500                                        ms; the wait doubles up to it (±20% jitter); Java's default is 1000
 //	transaction-timeout          30000                                      ms; exactly-once streams: a batch must finish within it, and it must outlast a broker failover
+//	query-endpoint               none                                       stateful streams: the URL ("http://host:port/module") other processes of the group forward store queries to; kafkabpl serve sets its own (see Library.SetQueryEndpoint)
 //	log-level                    "none"                                     "error", "warn", "info", "debug": franz-go's own log of the client, to the Library's log output
 //	tls                          off                                        true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
 //	sasl                         off                                        ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")
@@ -366,7 +378,8 @@
 // its deserializer cannot read carries an error wrapping
 // [ErrDeserialization] (see [Record.Err]). A commit that cannot cover what was polled, because a
 // rebalance took the partitions first, wraps [ErrNotCommitted] (BPL type
-// KafkaError). No call blocks past its timeout when the brokers are down: it
+// KafkaError). A store query refused for now wraps [ErrNotReady] (BPL type
+// NotReady), one that cannot be answered here [ErrNotHeld] (NotHeld). No call blocks past its timeout when the brokers are down: it
 // fails with an ErrTimeout error naming the servers. A password never
 // appears in an error. Every handle is safe for concurrent use.
 //

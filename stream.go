@@ -216,6 +216,7 @@ type stream struct {
 	detached   bool           // stop left the group but kgo still holds the client
 	store      *kafkaStore    // a stateful stream's; nil for a stateless one
 	tables     streamTables   // nil: none
+	owners     owners         // a stateful stream's: who holds its partitions (stream_owner.go)
 	timers     *timers        // nil: none
 	followers  sync.WaitGroup // the tables' goroutines, which follow their updates
 
@@ -298,6 +299,9 @@ func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (st
 		if cfg.given["assignment-strategy"] && (len(cfg.balancers) != 1 || cfg.balancers[0].ProtocolName() != "range") {
 			return "", newError(fn, errorf(ErrInvalidConfig, `config: "assignment-strategy": a stateful stream of several inputs (%v) balances with "range", which keeps partition N of each input on one member`, spec.From))
 		}
+	}
+	if err := lib.queryEndpoint(cfg, &spec); err != nil {
+		return "", newError(fn, err)
 	}
 	if spec.Guarantee == ExactlyOnce && (cfg.acks != kgo.AllISRAcks() || !cfg.idempotence) {
 		return "", newError(fn, errorf(ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
@@ -384,13 +388,17 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)
 		assigned, revoked = s.store.assign, s.store.revoked
+		var bals []kgo.GroupBalancer // nil: the config's
 		switch {
 		case len(spec.From) > 1 && spec.Rekey == nil:
 			// Range gives each member the same partition numbers of
 			// co-partitioned topics; the cooperative strategies do not.
-			opts = append(opts, kgo.Balancers(kgo.RangeBalancer()))
+			bals = []kgo.GroupBalancer{kgo.RangeBalancer()}
 		case !cfg.given["assignment-strategy"] && !cfg.serverAssigns:
-			opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
+			bals = []kgo.GroupBalancer{kgo.CooperativeStickyBalancer()}
+		}
+		if bals = advertise(cfg, bals); bals != nil { // its query endpoint, in its membership
+			opts = append(opts, kgo.Balancers(bals...))
 		}
 		if spec.Update != nil {
 			update := spec.Update

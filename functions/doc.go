@@ -241,9 +241,13 @@
 //	(kafka-store-windows id key [since until]) a windowed store's open windows of key starting from
 //	                                         since to until (ms): (("start" => ms "end" => ms "value" => v) ...)
 //
-// They read what the stream's last committed transaction left, of the
-// partitions this process holds and has restored; see
-// [kafkabpl.Library.StoreGet].
+// They read what the stream's last committed transaction left. A key
+// whose partition is being restored here raises NotReady; a key whose
+// partition another process of the group holds is asked of it, at the
+// query endpoint it advertises (config "query-endpoint"; kafkabpl serve
+// sets it, and forwards), and raises NotReady while the group settles,
+// NotHeld when it cannot be asked. kafka-store-range reads this process's
+// partitions only. See [kafkabpl.Library.StoreGet].
 //
 // # Timers
 //
