@@ -42,9 +42,36 @@ import (
 // otherwise), and should be compacted ("cleanup.policy" "compact"): the
 // stream logs a warning for one that is not, whose old records the
 // brokers may delete while the table still needs them.
+//
+// A table marked Partitioned is co-partitioned with the stream's inputs
+// instead (Kafka Streams' KTable): see [StreamTable.Partitioned].
 type StreamTable struct {
 	Name  string // the name functions and joins use; the topic when empty
 	Topic string
+
+	// Partitioned makes the table co-partitioned with the stream's
+	// inputs: the topic has their partition count (checked when the
+	// stream starts: the stream fails otherwise) and is keyed alike, and
+	// each instance holds only the table's partitions whose numbers it is
+	// assigned of its inputs. A partition is restored (read to its last
+	// stable offset) when it is assigned, before any input of that
+	// partition is fetched; dropped when revoked; then kept up to date as
+	// the topic gets updates, in timestamp order with the inputs: before
+	// an input of partition N with timestamp T is processed, the updates
+	// of the table's partition N fetched so far with a timestamp up to T
+	// are applied, in offset order. An update later than every input of
+	// its partition waits for one that reaches it, or for Hold. A join
+	// reads the partition of its input; a [Lookup] must be for a key of a
+	// partition this instance holds. Not with a Rekey. false (the
+	// default): a global table.
+	Partitioned bool
+	// Hold is how long a partitioned table's update, fetched with a
+	// timestamp later than the inputs of its partition processed so far,
+	// waits for an input that reaches it (the input may lag, or not have
+	// come yet) before it is applied anyway: so an idle input partition's
+	// table is at most Hold behind its topic. 0: 2 s (defaultTableHold).
+	// Ignored for a global table.
+	Hold time.Duration
 }
 
 // JoinKind is how a stream joins its inputs with a table.
@@ -104,16 +131,40 @@ type joined struct {
 	raw   []byte
 }
 
-// globalTable is a table a stream holds whole.
+// rowSet is a table's rows: the latest value of each key, and their size.
+type rowSet struct {
+	rows  map[string][]byte
+	bytes int64
+}
+
+// put sets key's value; a nil value deletes key, a nil key is no row.
+func (rs *rowSet) put(key, val []byte) {
+	if key == nil {
+		return
+	}
+	old, had := rs.rows[string(key)]
+	if had {
+		rs.bytes -= int64(len(key) + len(old))
+	}
+	if val == nil {
+		delete(rs.rows, string(key))
+		return
+	}
+	rs.rows[string(key)] = val
+	rs.bytes += int64(len(key) + len(val))
+}
+
+// globalTable is a table a stream holds: whole, or the partitions it is
+// assigned (pt non-nil: see stream_ptable.go).
 type globalTable struct {
 	StreamTable
 	cfg *config
 	cl  *kgo.Client // follows the topic once the bootstrap read it
 	net *reachability
+	pt  *partTable // a partitioned table's partitions; nil: a global table
 
-	mu    sync.RWMutex
-	rows  map[string][]byte
-	bytes int64
+	mu sync.RWMutex
+	rowSet
 	ready bool
 
 	read, total atomic.Int64 // the bootstrap's progress, in offsets
@@ -141,6 +192,12 @@ func (spec *StreamSpec) checkTables() error {
 		if names[name] {
 			return errorf(ErrInvalidArgument, `"tables": %q names two tables`, name)
 		}
+		if t.Partitioned && spec.Rekey != nil {
+			return errorf(ErrInvalidArgument, `"tables": %q is partitioned, and the stream re-keys its inputs ("rekey"): a partitioned table is co-partitioned with the inputs as they are; use a global table`, name)
+		}
+		if t.Hold < 0 {
+			return errorf(ErrInvalidArgument, `"tables": %q: hold %v is negative`, name, t.Hold)
+		}
 		if slices.Contains(spec.From, t.Topic) {
 			return errorf(ErrInvalidArgument, `"tables": %q is an input topic too; a table is read whole, not as an input`, t.Topic)
 		}
@@ -158,7 +215,7 @@ func (spec *StreamSpec) checkTables() error {
 }
 
 // newTables returns a stream's tables, empty; nil for none.
-func newTables(cfg *config, specs []StreamTable) streamTables {
+func newTables(cfg *config, specs []StreamTable, inputs []string) streamTables {
 	if len(specs) == 0 {
 		return nil
 	}
@@ -167,7 +224,11 @@ func newTables(cfg *config, specs []StreamTable) streamTables {
 		if spec.Name == "" {
 			spec.Name = spec.Topic
 		}
-		ts[spec.Name] = &globalTable{StreamTable: spec, cfg: cfg, rows: map[string][]byte{}, net: &reachability{servers: joinServers(cfg.servers)}}
+		t := &globalTable{StreamTable: spec, cfg: cfg, rowSet: rowSet{rows: map[string][]byte{}}, net: &reachability{servers: joinServers(cfg.servers)}}
+		if spec.Partitioned {
+			t.pt = newPartTable(t, inputs)
+		}
+		ts[spec.Name] = t
 	}
 	return ts
 }
@@ -181,7 +242,11 @@ func (ts streamTables) bootstrap(ctx context.Context, s *stream) error {
 	}
 	adm := kadm.NewClient(s.cl) // the run goroutine's, as s.cl is
 	for _, t := range ts.sorted() {
-		if err := t.bootstrap(ctx, s, adm); err != nil {
+		bootstrap := t.bootstrap
+		if t.pt != nil {
+			bootstrap = t.pt.bootstrap
+		}
+		if err := bootstrap(ctx, s, adm); err != nil {
 			return fmt.Errorf("table %q (topic %q): %w", t.Name, t.Topic, err)
 		}
 	}
@@ -330,13 +395,18 @@ func (t *globalTable) follow(s *stream) {
 		if fetches.IsClientClosed() || s.pollCtx.Err() != nil {
 			return
 		}
-		fetches.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
-				s.log(fmt.Sprintf("stream %s: table %q: topic %q partition %d: %v", s.h.id, t.Name, topic, p, err))
-			}
-		})
+		t.logFetchErrors(s, fetches)
 		t.apply(fetches.Records())
 	}
+}
+
+// logFetchErrors logs the errors of a follower's fetches.
+func (t *globalTable) logFetchErrors(s *stream, fetches kgo.Fetches) {
+	fetches.EachError(func(topic string, p int32, err error) {
+		if !errors.Is(err, context.Canceled) {
+			s.log(fmt.Sprintf("stream %s: table %q: topic %q partition %d: %v", s.h.id, t.Name, topic, p, err))
+		}
+	})
 }
 
 // apply applies records to the table: each sets its key's value, or
@@ -348,19 +418,7 @@ func (t *globalTable) apply(recs []*kgo.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range recs {
-		if r.Key == nil {
-			continue // no key, no row
-		}
-		old, had := t.rows[string(r.Key)]
-		if had {
-			t.bytes -= int64(len(r.Key) + len(old))
-		}
-		if r.Value == nil {
-			delete(t.rows, string(r.Key))
-			continue
-		}
-		t.rows[string(r.Key)] = r.Value
-		t.bytes += int64(len(r.Key) + len(r.Value))
+		t.put(r.Key, r.Value)
 	}
 	t.updates.Add(int64(len(recs)))
 }
@@ -408,7 +466,14 @@ func Lookup(ctx context.Context, table string, key any) (any, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	raw := t.get(k)
+	var raw []byte
+	if t.pt != nil {
+		if raw, err = t.pt.lookup(k); err != nil {
+			return nil, false, errorf(ErrInvalidArgument, "table %q: key %v: %v", table, key, err)
+		}
+	} else {
+		raw = t.get(k)
+	}
 	if raw == nil {
 		return nil, false, nil
 	}
@@ -416,27 +481,42 @@ func Lookup(ctx context.Context, table string, key any) (any, bool, error) {
 }
 
 // join looks in's key up in the join's table, into in.join (process gives
-// each input of a batch one); false: an inner join drops the input.
-func (s *stream) join(in *Record) bool {
+// each input of a batch one); false: an inner join drops the input. A
+// partitioned table's partition of the input no longer held is
+// errNotHeld.
+func (s *stream) join(in *Record) (bool, error) {
 	j := s.spec.Join
 	t := s.tables[j.Table]
-	*in.join = joined{table: t, raw: t.get(in.KeyBytes())}
-	return in.join.raw != nil || j.Kind == LeftJoin
+	raw, err := t.get(in.KeyBytes()), error(nil)
+	if t.pt != nil {
+		raw, err = t.pt.get(in.Partition(), in.KeyBytes())
+	}
+	*in.join = joined{table: t, raw: raw}
+	return in.join.raw != nil || j.Kind == LeftJoin, err
 }
 
 // TableStatus is a stream's table as this process holds it.
 type TableStatus struct {
 	Name, Topic string
-	Ready       bool  // read to the end it had when the stream started; following its updates
+	Ready       bool  // global: read to the end it had when the stream started; partitioned: every partition held is restored; following its updates
 	Keys        int64 // keys held
 	Bytes       int64 // their keys and values, in bytes
-	Read, Total int64 // the first read's progress, in offsets
-	Updates     int64 // records applied since the stream started
+	Read, Total int64 // the first read's progress, in offsets (partitioned: the restores of the partitions held)
+	Updates     int64 // records applied since the stream started (partitioned: restored ones too)
+
+	Partitioned bool  // co-partitioned with the inputs (see [StreamTable.Partitioned])
+	Partitions  int   // partitioned: partitions held, restored or restoring
+	Restoring   int   // partitioned: partitions being restored
+	Pending     int64 // partitioned: updates fetched (or restored) and not yet applied, waiting for the inputs' time to reach them
 }
 
 func (ts streamTables) status() []TableStatus {
 	var out []TableStatus
 	for _, t := range ts.sorted() {
+		if t.pt != nil {
+			out = append(out, t.pt.status())
+			continue
+		}
 		t.mu.RLock()
 		out = append(out, TableStatus{Name: t.Name, Topic: t.Topic, Ready: t.ready, Keys: int64(len(t.rows)), Bytes: t.bytes,
 			Read: t.read.Load(), Total: t.total.Load(), Updates: t.updates.Load()})
@@ -456,5 +536,11 @@ func (ts *TableStatus) List() *value.List {
 	l.AppendNamed("read", ts.Read)
 	l.AppendNamed("total", ts.Total)
 	l.AppendNamed("updates", ts.Updates)
+	if ts.Partitioned {
+		l.AppendNamed("partitioned", true)
+		l.AppendNamed("partitions", int64(ts.Partitions))
+		l.AppendNamed("restoring", int64(ts.Restoring))
+		l.AppendNamed("pending", ts.Pending)
+	}
 	return l
 }
