@@ -51,6 +51,7 @@ func TestRealKafkaStream(t *testing.T) {
 	tests := map[string]func(*testing.T){
 		"exactly-once, dead letter": func(t *testing.T) { testRealStreamExactlyOnce(t, k.servers) },
 		"at-least-once":             func(t *testing.T) { testRealStreamAtLeastOnce(t, k.servers) },
+		"partitioned table":         func(t *testing.T) { testRealPartitionedTable(t, k.servers) },
 	}
 	for _, g := range []string{"exactly-once", "at-least-once"} {
 		tests["killed and restarted/"+g] = func(t *testing.T) {
