@@ -253,3 +253,40 @@ func TestPartitionedTableErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionedTableStateful joins a stateful stream's inputs with a
+// partitioned table, under each guarantee: a partition's input is fetched
+// only once both its store and its table partition are restored, and
+// each key's count comes with its row.
+func TestPartitionedTableStateful(t *testing.T) {
+	t.Parallel()
+	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
+		t.Run(g.String(), func(t *testing.T) {
+			t.Parallel()
+			servers := newCluster(t, embedded.Topics("ps-in"), embedded.Partitions(2)).Servers()
+			lib := streamLib(t)
+			ctx := testCtx(t)
+			tableTopic(t, lib, servers, "ps-rows", 2, pairs("k0", "r0", "k1", "r1", "k2", "r2", "k3", "r3")...)
+			update := func(ctx context.Context, in *Record, state any) ([]StreamOutput, any, error) {
+				n, _ := state.(int64)
+				n++
+				row, _ := in.Joined()
+				return []StreamOutput{{Message: Message{Key: in.Key(), Value: fmt.Sprintf("%v=%d@%v", in.Key(), n, row)}}}, n, nil
+			}
+			id := must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "ps"}, StreamSpec{
+				From: []string{"ps-in"}, To: "ps-out", Update: update, Store: "counts", Guarantee: g,
+				Tables: []StreamTable{{Name: "rows", Topic: "ps-rows", Partitioned: true}},
+				Join:   &StreamJoin{Table: "rows"},
+			}))
+			sendValues(t, lib, servers, "ps-in", keyed("k0", "k1", "k2", "k3", "kx", "k0", "k3")...)
+			want := "k0=1@r0 k0=2@r0 k1=1@r1 k2=1@r2 k3=1@r3 k3=2@r3"
+			if got := sorted(values(readAll(t, lib, servers, 6, "ps-out"))); got != want {
+				t.Errorf("outputs %q, want %q", got, want)
+			}
+			st := waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 7 })
+			if st.Dropped != 1 || st.Store.Keys != 4 || st.Store.Partitions != 2 || st.Tables[0].Partitions != 2 || st.Tables[0].Keys != 4 {
+				t.Errorf("status %+v, store %+v, table %+v", st, st.Store, st.Tables[0])
+			}
+		})
+	}
+}

@@ -28,15 +28,18 @@ import (
 // latest value per key (a null value deletes its key), for its functions
 // to look up ([Lookup], BPL's kafka-lookup) and for [StreamJoin].
 //
-// The table is global: every instance of the stream (every process of
+// By default the table is global: every instance of the stream (every process of
 // its group) reads all of the topic's partitions, so it suits reference
 // data that fits in memory, such as a device registry. A stream reads its
 // tables to their end (their last stable offset, as it was when the
 // stream started) before it processes any input, then follows their
-// updates as they come. A table's updates are not ordered with the
-// stream's inputs: an input is joined with what the table holds when the
-// input is processed, as in Kafka Streams' global tables. Keys and values
-// are read with the stream's key and value deserializers.
+// updates as they come, on a goroutine of their own. A global table's
+// updates are not ordered with the stream's inputs: an input is joined
+// with what the table holds when the input is processed, as in Kafka
+// Streams' global tables; so an update that races an input by a
+// millisecond may be seen by it or not, whatever their timestamps (a
+// partitioned table orders them). Keys and values are read with the
+// stream's key and value deserializers.
 //
 // The topic must exist when the stream starts (the stream fails
 // otherwise), and should be compacted ("cleanup.policy" "compact"): the
@@ -55,22 +58,37 @@ type StreamTable struct {
 	// each instance holds only the table's partitions whose numbers it is
 	// assigned of its inputs. A partition is restored (read to its last
 	// stable offset) when it is assigned, before any input of that
-	// partition is fetched; dropped when revoked; then kept up to date as
-	// the topic gets updates, in timestamp order with the inputs: before
-	// an input of partition N with timestamp T is processed, the updates
-	// of the table's partition N fetched so far with a timestamp up to T
-	// are applied, in offset order. An update later than every input of
-	// its partition waits for one that reaches it, or for Hold. A join
-	// reads the partition of its input; a [Lookup] must be for a key of a
-	// partition this instance holds. Not with a Rekey. false (the
-	// default): a global table.
+	// partition is fetched; dropped when revoked; then kept up to date by
+	// a follower that fetches the topic's updates (read_committed).
+	//
+	// Updates are applied in timestamp order with the inputs, as Kafka
+	// Streams orders a task's inputs: before an input of partition N with
+	// timestamp T is processed, the updates of the table's partition N
+	// fetched so far (restored or followed) whose timestamps are up to T
+	// are applied, in offset order (an update with a later timestamp holds
+	// back those after it, as in Kafka Streams); the later ones are not.
+	// So an update at T and an input at T+1 ms: the input sees the update
+	// if it was fetched when the input is processed (always when it was
+	// written before the partition was assigned); an input at T and an
+	// update at T+1 ms: the input never sees the update, unless the input
+	// lagged so that the update had waited Hold. A lagging table is not
+	// waited for (Kafka Streams' max.task.idle.ms 0): an update not yet
+	// fetched is applied later. Between batches, the updates the inputs'
+	// time reached, and those that waited Hold, are applied, so that a
+	// table whose inputs are idle is at most Hold behind what was fetched.
+	//
+	// A join reads its input's partition; a [Lookup] must be for a key of
+	// a partition this instance holds restored (Kafka's default
+	// partitioner, murmur2, says which partition a key is in), or it is
+	// an [ErrInvalidArgument] error. Hazard: the updates applied by a
+	// batch that aborts stay applied, so an input read again may see an
+	// update later than itself. Not with a Rekey (its inputs' partitions
+	// are not the table's). false (the default): a global table.
 	Partitioned bool
 	// Hold is how long a partitioned table's update, fetched with a
 	// timestamp later than the inputs of its partition processed so far,
-	// waits for an input that reaches it (the input may lag, or not have
-	// come yet) before it is applied anyway: so an idle input partition's
-	// table is at most Hold behind its topic. 0: 2 s (defaultTableHold).
-	// Ignored for a global table.
+	// waits for an input that reaches it before it is applied anyway.
+	// 0: 2 s. Ignored for a global table.
 	Hold time.Duration
 }
 
