@@ -224,8 +224,9 @@ func TestPartitionedTableRace(t *testing.T) {
 
 // TestPartitionedTableErrors checks a partitioned table's bad forms: a
 // topic not co-partitioned with the input (the stream fails, naming the
-// table, the argument and both counts), a partitioned table with a
-// re-keying stream, a negative hold.
+// table, the argument and both counts), a topic not compacted (a warning
+// in the log, the stream runs), a partitioned table with a re-keying
+// stream, a negative hold.
 func TestPartitionedTableErrors(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Topics("pe-in"), embedded.Partitions(2)).Servers()
@@ -239,6 +240,21 @@ func TestPartitionedTableErrors(t *testing.T) {
 	if !errors.Is(st.LastError, ErrInvalidConfig) || !strings.Contains(st.LastError.Error(),
 		`table "t3" (topic "pe-three"): "partitioned": not co-partitioned with the inputs: the table's topic "pe-three" has 3 partitions and the input "pe-in" has 2`) {
 		t.Errorf("failed with %v", st.LastError)
+	}
+	// A topic that is not compacted: a warning, and the table works.
+	must[map[string]bool](t)(lib.CreateTopics(ctx, servers, []string{"pe-plain"}, TopicOptions{Partitions: 2}))
+	warned := newLib(t)
+	var log syncBuffer
+	warned.SetLogOutput(&log)
+	id = must[string](t)(warned.Stream(ctx, map[string]any{"servers": servers, "group": "pe-plain"}, StreamSpec{
+		From: []string{"pe-in"}, To: "out", Transform: pass, Tables: []StreamTable{{Topic: "pe-plain", Partitioned: true}}}))
+	waitStream(t, warned, id, func(st *StreamStatus) bool { return st.Tables[0].Ready && st.Tables[0].Partitions == 2 })
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(log.String(), `warning: table "pe-plain": its topic "pe-plain" is not compacted`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning in the log:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	rekey := func(ctx context.Context, in *Record) (any, error) { return in.Key(), nil }
 	for _, tt := range []struct {

@@ -82,8 +82,11 @@ type StreamTable struct {
 	// partitioner, murmur2, says which partition a key is in), or it is
 	// an [ErrInvalidArgument] error. Hazard: the updates applied by a
 	// batch that aborts stay applied, so an input read again may see an
-	// update later than itself. Not with a Rekey (its inputs' partitions
-	// are not the table's). false (the default): a global table.
+	// update later than itself; inputs older than the table's rows (old
+	// events replayed against reference data written since) do not see
+	// those rows until they have waited Hold: a global table suits such
+	// data. Not with a Rekey (its inputs' partitions are not the
+	// table's). false (the default): a global table.
 	Partitioned bool
 	// Hold is how long a partitioned table's update, fetched with a
 	// timestamp later than the inputs of its partition processed so far,
