@@ -90,8 +90,9 @@ type StreamTable struct {
 	Partitioned bool
 	// Hold is how long a partitioned table's update, fetched with a
 	// timestamp later than the inputs of its partition processed so far,
-	// waits for an input that reaches it before it is applied anyway.
-	// 0: 2 s. Ignored for a global table.
+	// waits for an input that reaches it before it is applied anyway,
+	// counted from its fetch (a restored one's: from the end of its
+	// partition's restore). 0: 2 s. Ignored for a global table.
 	Hold time.Duration
 }
 
