@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -312,6 +313,9 @@ func (pt *partTable) read(ctx context.Context, part *tablePart) (int64, error) {
 		var err error
 		if bounds, err = pt.t.bounds(ctx, cl, adm); err == nil {
 			break
+		}
+		if errors.Is(err, ErrInvalidConfig) {
+			return 0, err // the topic is gone
 		}
 		if err := wait(ctx); err != nil {
 			return 0, err
