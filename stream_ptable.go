@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -98,14 +99,16 @@ func ofTopics(topics []string, ps []int32) map[string][]int32 {
 	return m
 }
 
-// partitioned returns the partitioned tables, in name order.
+// partitioned returns the partitioned tables, in name order; it
+// allocates nothing when there are none (it runs before every poll).
 func (ts streamTables) partitioned() []*partTable {
 	var pts []*partTable
-	for _, t := range ts.sorted() {
+	for _, t := range ts {
 		if t.pt != nil {
 			pts = append(pts, t.pt)
 		}
 	}
+	slices.SortFunc(pts, func(a, b *partTable) int { return strings.Compare(a.t.Name, b.t.Name) })
 	return pts
 }
 
