@@ -122,11 +122,16 @@
 // A stream can read compacted topics as tables, the latest value per key
 // ([StreamSpec]'s Tables, [StreamTable]): its functions look keys up with
 // [Lookup], and [StreamJoin] joins each input with its key's value, inner
-// (inputs whose key the table lacks are dropped) or left. Tables are
-// global: every process of the stream holds every partition of them, read
-// to their end before the stream's first input and followed after; an
-// input sees what its table holds when it is processed, not what it held
-// at the input's timestamp.
+// (inputs whose key the table lacks are dropped) or left. A table is
+// global by default: every process of the stream holds every partition of
+// it, read to its end before the stream's first input and followed after;
+// an input sees what its table holds when it is processed, not what it
+// held at the input's timestamp. A partitioned table
+// ([StreamTable.Partitioned]) is co-partitioned with the inputs: each
+// process holds the partitions it is assigned, restored before their
+// input is fetched, and its updates are applied in timestamp order with
+// the inputs (an update up to an input's timestamp, fetched, is seen by
+// it; a later one is not), as in Kafka Streams' table joins.
 //
 // # Subscribing is deterministic
 //

@@ -367,7 +367,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s := &stream{h: h, spec: spec, state: StreamRunning, done: make(chan struct{}), log: log}
 	h.stream = s
 	s.pollCtx, s.stopPoll = context.WithCancel(context.Background())
-	s.tables = newTables(cfg, spec.Tables)
+	s.tables = newTables(cfg, spec.Tables, spec.From)
 	s.timers = newTimers(&spec)
 	work := context.Background()
 	if s.tables != nil { // for Lookup
@@ -410,6 +410,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 			s.spec.Transform = s.store.windowedTransform()
 		}
 	}
+	assigned, revoked = s.tables.hooks(s, assigned, revoked) // a partitioned table keeps what is assigned too
 	opts = append(opts, h.group.rebalanceOpts(assigned, revoked, revoked)...)
 	var err error
 	if spec.Guarantee == ExactlyOnce {
@@ -465,7 +466,7 @@ func (s *stream) run() {
 				break
 			}
 		}
-		ctx, cancel := s.pollContext()
+		ctx, cancel := s.tables.pollContext(s.pollContext())
 		var fetches kgo.Fetches
 		size := s.batchSize()
 		if s.sess != nil {
@@ -479,6 +480,7 @@ func (s *stream) run() {
 			break
 		}
 		s.h.group.polled(fetches)
+		s.tables.release(time.Now()) // the partitioned tables' updates due
 		if s.store != nil {
 			// What was revoked since the sync is dropped before the
 			// input in hand is processed (an input of it aborts the

@@ -142,8 +142,13 @@ func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
 		return nil, where(err)
 	}
 	s.rekeying = s.spec.Rekey != nil && in.Topic() != s.store.inputs[0]
-	if s.spec.Join != nil && (s.spec.Rekey == nil || s.rekeying) && !s.join(in) {
-		return nil, nil // an inner join's input whose key the table lacks
+	s.tables.advance(in) // a partitioned table's updates up to in's time come first
+	if s.spec.Join != nil && (s.spec.Rekey == nil || s.rekeying) {
+		if ok, err := s.join(in); err != nil {
+			return nil, where(err)
+		} else if !ok {
+			return nil, nil // an inner join's input whose key the table lacks
+		}
 	}
 	if s.rekeying {
 		r, err := s.rekeyed(in)

@@ -34,7 +34,7 @@ import (
 // before any of their input is fetched; cl is nil in tests that call it
 // themselves.
 func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
-	ps := st.partitions(m)
+	ps := inputPartitions(st.inputs, m)
 	if cl != nil && len(ps) > 0 {
 		cl.PauseFetchPartitions(st.ofInputs(ps))
 	}
@@ -54,7 +54,7 @@ func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]i
 func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for _, id := range st.partitions(m) {
+	for _, id := range inputPartitions(st.inputs, m) {
 		delete(st.assigned, id)
 		if p := st.restoring[id]; p != nil {
 			p.stopRestore()
@@ -63,28 +63,11 @@ func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]i
 	st.wakeLocked() // to drop their state
 }
 
-// partitions returns the store's partitions in an assignment: the input
-// partitions' numbers, each once (a stream of several inputs keeps
-// partition N of each in its store's partition N).
-func (st *kafkaStore) partitions(m map[string][]int32) []int32 {
-	var ps []int32
-	for _, t := range st.inputs {
-		for _, p := range m[t] {
-			if !slices.Contains(ps, p) {
-				ps = append(ps, p)
-			}
-		}
-	}
-	return ps
-}
-
-// ofInputs returns partitions ps of every input, to pause or resume.
+// ofInputs returns partitions ps of every input, to pause or resume. (A
+// stream of several inputs keeps partition N of each in its store's
+// partition N: see inputPartitions.)
 func (st *kafkaStore) ofInputs(ps []int32) map[string][]int32 {
-	m := make(map[string][]int32, len(st.inputs))
-	for _, t := range st.inputs {
-		m[t] = ps
-	}
-	return m
+	return ofTopics(st.inputs, ps)
 }
 
 // forget forgets the whole assignment and ends every restore, for a new
@@ -207,7 +190,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 			return fmt.Errorf("store %q partition %d: %w", st.name, id, err)
 		}
 	}
-	if len(adopted) > 0 {
+	if adopted = s.tables.restored(adopted); len(adopted) > 0 { // a partitioned table's restore resumes the others
 		s.cl.ResumeFetchPartitions(st.ofInputs(adopted))
 	}
 	// New partitions wait for the changelog's check (at the stream's

@@ -275,18 +275,29 @@
 //
 //	(kafka-stream config "from" => topic "to" => topic "transform" => fn
 //	  "tables" => ("devices" => "device-registry" ...)   name => topic; or a topic, or a list of topics
+//	    name => ("topic" => topic                      or a table's settings:
+//	             "partitioned" => true                 co-partitioned with the inputs (default false: global)
+//	             "hold" => ms)                         a partitioned table's update later than its inputs waits that long (2000)
 //	  "join" => "devices"                              each input's "joined" element: the table's value for its key
 //	  "join-kind" => "inner" (default)                 inputs whose key the table lacks are dropped
 //	               | "left")                           ... or joined with null
 //	(kafka-lookup table key)                           from a stream's function: the table's value for key, or null
 //
-// Every process of the stream reads each table whole, to its end, before
-// the stream's first input, then follows its updates; an input is joined
-// with what the table holds when it is processed. The table's topic must
-// exist (the stream fails otherwise) and should be compacted (a warning
-// otherwise). kafka-stream-status adds "tables" => (name => ("name"
-// "topic" "ready" "keys" "bytes" "read" "total" "updates") ...). See
-// [kafkabpl.StreamTable] and [kafkabpl.StreamJoin].
+// Every process of the stream reads each global table whole, to its end,
+// before the stream's first input, then follows its updates; an input is
+// joined with what the table holds when it is processed. A partitioned
+// table has the inputs' partition count (the stream fails otherwise), and
+// each process holds only the partitions it is assigned of its inputs,
+// restored before their input is fetched; an input of partition N with
+// timestamp T sees the updates of the table's partition N fetched so far
+// up to T, and none later (timestamp order, as in Kafka Streams);
+// kafka-lookup of a partitioned table is for a key of a partition the
+// process holds (an error otherwise). The table's topic must exist (the
+// stream fails otherwise) and should be compacted (a warning otherwise).
+// kafka-stream-status adds "tables" => (name => ("name" "topic" "ready"
+// "keys" "bytes" "read" "total" "updates" and, partitioned, "partitioned"
+// "partitions" "restoring" "pending") ...). See [kafkabpl.StreamTable] and
+// [kafkabpl.StreamJoin].
 //
 // Values, configs and their keys, serializers, the schema registry,
 // errors and timeouts are those of package kafkabpl, described there.

@@ -56,6 +56,7 @@ func TestRealKafkaStream(t *testing.T) {
 		"exactly-once, dead letter": func(t *testing.T) { testRealStreamExactlyOnce(t, k.servers) },
 		"at-least-once":             func(t *testing.T) { testRealStreamAtLeastOnce(t, k.servers) },
 		"store queries":             func(t *testing.T) { serveStoreQueries(t, bin, k.servers) }, // two serve processes, one killed
+		"partitioned table":         func(t *testing.T) { testRealPartitionedTable(t, k.servers) },
 	}
 	for _, g := range []string{"exactly-once", "at-least-once"} {
 		tests["killed and restarted/"+g] = func(t *testing.T) {
