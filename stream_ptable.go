@@ -529,7 +529,7 @@ func (pt *partTable) lookup(key []byte) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("the partitioned table is not ready")
 	}
-	p := int32(kgo.StickyKeyPartitioner(nil).ForTopic(pt.t.Topic).Partition(&kgo.Record{Key: key}, pt.n))
+	p := keyPartition(key, pt.n)
 	raw, err := pt.get(p, key)
 	if err != nil {
 		pt.t.mu.RLock()
