@@ -73,6 +73,10 @@ func (k IntervalKind) String() string {
 // last), and, under IntervalLeft and IntervalOuter, one that matched
 // nothing has its result (Joiner with nil for the other side).
 //
+// The store's reads ([Library.StoreGet], [Library.StoreRange]) show a
+// key's buffer: a list of its records, each (side timestamp offset value
+// headers matched), side 0 for the left, 1 for the right.
+//
 // Hazard: a key's records are one state, read and written whole for each
 // of its inputs, so a key with many records within the window costs as
 // many per input. Hazard: a partition's stream time moves only with its
@@ -315,13 +319,13 @@ func entry(in *Record, side int64, matched bool) *value.List {
 		l := &value.List{}
 		for _, h := range in.r.Headers {
 			l.Append(h.Key)
-			l.Append(slices.Clone(h.Value))
+			l.Append(h.Value)
 		}
 		hs = l
 	}
 	var val any
 	if in.r.Value != nil {
-		val = slices.Clone(in.r.Value)
+		val = in.r.Value // encoded into the state at once: not kept
 	}
 	return value.NewList(side, in.r.Timestamp.UnixMilli(), in.r.Offset, val, hs, matched)
 }

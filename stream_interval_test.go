@@ -162,6 +162,12 @@ func TestIntervalJoinExpiry(t *testing.T) {
 	if st.Store.Keys != 1 || st.Store.Bytes > 200 {
 		t.Errorf("store %+v: want the last key only", st.Store)
 	}
+	// A query shows the key's buffer: (side timestamp offset value
+	// headers matched) per record.
+	buf, found := must2(t)(lib.StoreGet(testCtx(t), id, "k39"))
+	if got := fmt.Sprint(buf); !found || got != `((0 3900 39 "lk39" null true) (1 3905 39 "rk39" null true))` {
+		t.Errorf("the buffer of k39: %s, %v", got, found)
+	}
 	lib.Destroy(testCtx(t), id)
 	// The changelog, compacted, ends with a tombstone for each key but
 	// the last.
