@@ -117,6 +117,22 @@
 // timer: give a stream that gains timers a new store (the stream fails on
 // a state written without them).
 //
+// # Interval joins
+//
+// A stream of two co-partitioned topics can join their records of the
+// same key whose timestamps are close ([StreamSpec]'s Interval,
+// [IntervalJoin]: Kafka Streams' stream-stream join): a left record at
+// time t matches the right records from t - Before to t + After. Each
+// record is joined when it is processed with the other side's records
+// buffered in the window, then buffered itself, so each pair is joined
+// once, when its later record comes. The buffers are the store's state
+// (a key's records, both sides, are its state), in its changelog:
+// exactly once, restored on assignment, and expired by the partition's
+// stream time (the latest timestamp buffered) once it passes a record by
+// Before + After + Grace, which keeps the store bounded; left and outer
+// joins then write the records that matched nothing. A record the stream
+// time left behind by more than its window and the grace is late.
+//
 // # Tables and joins
 //
 // A stream can read compacted topics as tables, the latest value per key

@@ -147,6 +147,7 @@ type StreamSpec struct {
 	OnCommit        func(ctx context.Context) error // called after each batch that did something commits, on the stream's goroutine, to tell dashboards; keep it quick; its error is logged
 	Tables          []StreamTable                   // compacted topics read whole, for Lookup and Join
 	Join            *StreamJoin                     // joins each input with a table's value for its key; nil: none
+	Interval        *IntervalJoin                   // an interval join of From's two topics (left, right); with Store; nil: none
 }
 
 // StreamState is where a stream is in its life.
@@ -406,6 +407,8 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 				update = s.timers.update(update)
 			}
 			s.spec.Transform = s.store.keyedTransform(update)
+		} else if spec.Interval != nil {
+			s.spec.Transform = s.store.intervalTransform()
 		} else {
 			s.spec.Transform = s.store.windowedTransform()
 		}

@@ -97,7 +97,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 			}
 			b.repartitioned += int64(len(outs))
 		case err == nil:
-			if len(outs) == 0 && s.spec.Window == nil { // a window's results come later
+			if len(outs) == 0 && s.spec.Window == nil && s.spec.Interval == nil { // a window's (or join's) results come later
 				b.dropped++
 			}
 			for _, o := range outs {
@@ -108,7 +108,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 			b.notHeld = true // not ours to process: the new owner reads it
 			continue
 		case errors.Is(err, ErrLate):
-			if s.spec.Window.Late == DeadLetterLate {
+			if s.spec.lateRecords() == DeadLetterLate {
 				write(s.deadLetter(kr, err))
 				b.deadLettered++
 			}

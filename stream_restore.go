@@ -153,6 +153,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 			delete(st.parts, id)
 			st.state.Drop(id)
 			s.timers.drop(id)
+			st.interval.drop(id)
 		}
 	}
 	var adopted []int32
@@ -186,7 +187,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 		return failed
 	}
 	for _, id := range adopted {
-		if err := s.timers.rebuild(st.state, id); err != nil {
+		if err := cmp.Or(s.timers.rebuild(st.state, id), st.interval.rebuild(st.state, id)); err != nil {
 			return fmt.Errorf("store %q partition %d: %w", st.name, id, err)
 		}
 	}

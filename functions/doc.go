@@ -268,6 +268,28 @@
 // runs the stream fires once one does. [kafkabpl.SetTimer] and
 // [kafkabpl.OnTimer] say the rest.
 //
+// # Interval joins
+//
+// A stream of two co-partitioned topics can join their records of the
+// same key that come within a time window of each other:
+//
+//	(kafka-stream config "from" => (left-topic right-topic) "to" => topic "store" => name
+//	  "interval-join" => ("before" => ms "after" => ms)   a left record at t matches right ones from t - before to t + after
+//	  "transform" => (function (left right) ...))       the two records; returns outputs as a transform does,
+//	                                                    keyed by the records' key unless they say otherwise
+//	    interval-join: "window" => ms                   as far before as after (instead of "before" and "after")
+//	                   "grace" => ms (default 0)        how far out of order records may come
+//	                   "kind" => "inner" (default)      pairs only
+//	                           | "left"                 ... and each left record that matched none, with null
+//	                                                    for right, when it expires
+//	                           | "outer"                ... and each right record that matched none, with null for left
+//	                   "late" => "drop" (default) | "dead-letter"   records the stream time left behind
+//
+// Each pair is joined once, when its later record is processed. Both
+// sides' records wait in the store (a key's records are its state, in
+// the changelog) until the stream time passes them by before + after +
+// grace; then they expire. See [kafkabpl.IntervalJoin].
+//
 // # Tables and joins
 //
 // A stream, stateless or stateful, can read compacted topics as tables,
