@@ -25,12 +25,11 @@ func polledRecords(n int) []Record {
 	return recs
 }
 
-func TestFillMessagesMatchesRecords(t *testing.T) {
+func TestMessageListMatchesRecords(t *testing.T) {
 	recs := polledRecords(50)
-	l := &value.List{}
-	fillMessages(l, recs)
+	l := messageList(recs)
 	if got, want := value.Format(l), value.Format(messagesListSlow(recs)); got != want {
-		t.Fatalf("messagesList:\n%s\nwant:\n%s", got, want)
+		t.Fatalf("messageList:\n%s\nwant:\n%s", got, want)
 	}
 	if l.Len() != len(recs) {
 		t.Fatalf("%d messages, want %d", l.Len(), len(recs))
@@ -45,7 +44,7 @@ func TestFillMessagesMatchesRecords(t *testing.T) {
 			t.Fatalf("message %d: %q => %#v, want %q => %#v", i, l.Name(i), l.At(i), wantName, r.Value())
 		}
 	}
-	// The list owns its text: the fetched bytes may go or change.
+	// The list owns its text once read: the fetched bytes may go or change.
 	recs[0].r.Value[0], recs[0].r.Key[0] = 'X', 'X'
 	if l.At(0) != "v0" || l.Name(0) != "k0" {
 		t.Fatalf("message 0 changed with the fetched bytes: %q => %v", l.Name(0), l.At(0))
@@ -68,12 +67,26 @@ func messagesListSlow(recs []Record) *value.List {
 
 func TestPollListAllocs(t *testing.T) {
 	recs := polledRecords(1000)
-	p := &Polled{Topics: []TopicRecords{{Topic: "t", Records: recs}}}
-	allocs := testing.AllocsPerRun(20, func() { p.List() })
-	// The lists, the values, the text buffer and the strings: the same
-	// for 1,000 messages as for one.
-	if allocs > 4 {
-		t.Fatalf("a poll of %d records made a list in %.0f allocations, want at most 4", len(recs), allocs)
+	lists := &pollLists{}
+	p := &Polled{Topics: []TopicRecords{{Topic: "t", Records: recs}}, lists: lists}
+	allocs := testing.AllocsPerRun(20, func() { p.List(); lists.lists = lists.lists[:0] })
+	// The topics' list, the messages' list with its values, names and
+	// flags, and its source: the same for 1,000 messages as for one,
+	// since nothing is read.
+	if allocs > 6 {
+		t.Fatalf("a poll of %d records made a list in %.0f allocations, want at most 6", len(recs), allocs)
+	}
+	// Reading every message: one allocation each (its key and value
+	// together), but for the tombstone's key alone and the unkeyed value.
+	allocs = testing.AllocsPerRun(20, func() {
+		msgs, _ := p.List().Get("t")
+		for _, v := range msgs.(*value.List).Values() {
+			_ = v
+		}
+		lists.lists = lists.lists[:0]
+	})
+	if allocs > 6+float64(len(recs)) {
+		t.Fatalf("a poll of %d records read whole in %.0f allocations, want at most %d", len(recs), allocs, 6+len(recs))
 	}
 	if got := value.Format(p.List()); got != "(\"t\" => "+value.Format(messagesListSlow(recs))+")" {
 		t.Fatalf("poll list: %.200s", got)
