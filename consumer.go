@@ -187,6 +187,10 @@ func (r *Record) decoded(s *serde.Serde, b []byte) any {
 	if r.Err() != nil {
 		return b
 	}
+	if s == serde.String { // the default, and a stream's every input: one allocation, not two
+		_, v := box.OwnText(nil, b)
+		return v
+	}
 	v, err := s.Decode(context.Background(), r.r.Topic, b, "")
 	if err != nil { // cannot happen: Err checked b with s
 		return b
@@ -384,9 +388,14 @@ func keyName(k any) string {
 	return value.Format(k)
 }
 
+// inlineText is the room for a record list's key and value kept in the
+// list's own allocation: a small message's list is one allocation.
+const inlineText = 128
+
 // List returns the record in its BPL records form (see [Polled.List]).
-// A stream's BPL transform gets one per input, so it is built in two
-// allocations, the text and the rest, not one per element (see
+// A stream's BPL transform gets one per input, so it is built in one
+// allocation when key and value together have at most 128 bytes of text,
+// else two, the text and the rest, not one per element (see
 // box.InPlace); headers, rare, take their own.
 func (r *Record) List() *value.List {
 	one := &struct {
@@ -395,6 +404,7 @@ func (r *Record) List() *value.List {
 		names      [8]string
 		ints       [3]int64  // partition, offset, timestamp
 		texts      [3]string // topic, key, value
+		text       [inlineText]byte
 	}{}
 	l := &one.l
 	vals, names := one.values[:0], one.names[:0]
@@ -410,7 +420,10 @@ func (r *Record) List() *value.List {
 	if r.cfg.valDeser == serde.String {
 		size += len(r.r.Value)
 	}
-	arena := box.NewTextArena(size)
+	arena := box.TextArenaOn(one.text[:])
+	if size > len(one.text) {
+		arena = box.NewTextArena(size)
+	}
 	failed := r.Err() != nil
 	// text appends name => the text of b, as the String deserializer
 	// reads it (and not when the record failed: its raw bytes then).

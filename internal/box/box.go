@@ -54,6 +54,11 @@ func (a *TextArena) Text(b []byte) string {
 	return unsafe.String(&a.buf[start], len(b))
 }
 
+// TextArenaOn returns an arena whose room is buf's capacity, for a caller
+// that has the room inside an allocation it makes anyway. The strings
+// keep that allocation alive.
+func TextArenaOn(buf []byte) TextArena { return TextArena{buf[:0]} }
+
 // textHeader is the size of a string header, which OwnText keeps in front
 // of the text it boxes.
 const textHeader = int(unsafe.Sizeof(""))
