@@ -4,7 +4,9 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/serde"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -167,5 +169,76 @@ func TestLazyMessagesConcurrentReads(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+}
+
+// TestPolledListsFinished polls a real (in-process) cluster, keeps the
+// lists of a poll unread, and checks that the next poll, and a destroy,
+// copy them whole: the fetched bytes may change afterwards.
+func TestPolledListsFinished(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t")).Servers()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}))
+	h, err := lib.acquire(c, Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.calls.Done()
+	held := func() int {
+		h.polled.mu.Lock()
+		defer h.polled.mu.Unlock()
+		return len(h.polled.lists)
+	}
+	// pollList sends three messages, polls until they come (in one
+	// batch: one send), and returns the poll and its messages' list,
+	// unread.
+	pollList := func(tag string) (*Polled, *value.List) {
+		must[int](t)(lib.Send(ctx, p, []string{"t"}, []Message{{Key: "a", Value: tag + "1"}, {Key: "b", Value: tag + "2"}, {Value: tag + "3"}}))
+		for {
+			res := must[*Polled](t)(lib.Poll(ctx, c, 5*time.Second))
+			if res.Len() > 0 {
+				msgs, _ := res.List().Get("t")
+				return res, msgs.(*value.List)
+			}
+		}
+	}
+	scribble := func(res *Polled) {
+		for _, r := range res.Topics[0].Records {
+			for i := range r.r.Value {
+				r.r.Value[i] = '#'
+			}
+		}
+	}
+	want := func(tag string) string {
+		return `("a" => "` + tag + `1" "b" => "` + tag + `2" "` + tag + `3")`
+	}
+	res, l := pollList("x")
+	if held() != 1 {
+		t.Fatalf("%d lists held after a poll's List, want 1", held())
+	}
+	if res.Len() != 3 {
+		t.Fatalf("%d records in the poll, want 3 (one batch)", res.Len())
+	}
+	must[*Polled](t)(lib.Poll(ctx, c, 0))
+	if held() != 0 {
+		t.Fatalf("%d lists held after the next poll", held())
+	}
+	scribble(res)
+	if got := value.Format(l); got != want("x") {
+		t.Fatalf("after the next poll: %s, want %s", got, want("x"))
+	}
+	res, l = pollList("y")
+	if _, err := lib.Destroy(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if held() != 0 {
+		t.Fatalf("%d lists held after destroy", held())
+	}
+	scribble(res)
+	if got := value.Format(l); got != want("y") {
+		t.Fatalf("after destroy: %s, want %s", got, want("y"))
 	}
 }
