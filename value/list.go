@@ -39,7 +39,7 @@ type List struct {
 	tagged bool
 
 	// lazy is set for a list built as its elements are first read (see
-	// Lazy): every method reads an element only after making it.
+	// LazyList): every method reads an element only after making it.
 	lazy *lazyState
 }
 
