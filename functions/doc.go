@@ -112,6 +112,13 @@
 //
 //	("sensors" => ("s1" => "21.5" "s1" => "21.7" "no key"))
 //
+// A message is built when the script first reads it (by index, by name,
+// by walking or printing the list): its key and value are copied out of
+// the fetched records then, into memory of its own, so a message a script
+// keeps costs only itself. What is not read by the consumer's next poll,
+// or its destroy, is copied then: a list kept past that never holds the
+// fetched batch. Nothing else about the list differs from one built whole.
+//
 // With the consumer config "poll-format" => "records", each message is
 //
 //	("topic" => "sensors" "partition" => 0 "offset" => 7 "timestamp" => 1700000000123

@@ -236,7 +236,12 @@ func (a *args) oneOf(v any, what string, choices ...string) (int, error) {
 // a record list and returns null (no output), a kafka-output or
 // kafka-outputs value, or any other value, which is one output to the
 // stream's "to" with the input's key.
+//
+// The slice of one output it returns is reused by its next call, which
+// the stream makes only after writing the outputs of this one (the
+// transforms of a stream run one at a time): an input costs no slice.
 func bplTransform(fn value.Callable) kafkabpl.Transform {
+	var one [1]kafkabpl.StreamOutput
 	return func(ctx context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
@@ -244,7 +249,7 @@ func bplTransform(fn value.Callable) kafkabpl.Transform {
 		if err != nil {
 			return nil, err
 		}
-		return outputsOf(v, key)
+		return outputsInto(one[:0], v, key)
 	}
 }
 
@@ -252,6 +257,11 @@ func bplTransform(fn value.Callable) kafkabpl.Transform {
 // kafka-output or kafka-outputs value, or any other value, which is one
 // output to the stream's "to"; outputs that set no key get key.
 func outputsOf(v, key any) ([]kafkabpl.StreamOutput, error) {
+	return outputsInto(nil, v, key)
+}
+
+// outputsInto is outputsOf appending one output (the usual case) to buf.
+func outputsInto(buf []kafkabpl.StreamOutput, v, key any) ([]kafkabpl.StreamOutput, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
@@ -278,7 +288,7 @@ func outputsOf(v, key any) ([]kafkabpl.StreamOutput, error) {
 			return nil, invalidf("the function returned a list that contains itself, which no message can hold")
 		}
 	}
-	return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: key, Value: v}}}, nil
+	return append(buf, kafkabpl.StreamOutput{Message: kafkabpl.Message{Key: key, Value: v}}), nil
 }
 
 // streamOutputs is what kafka-output and kafka-outputs return: messages a
