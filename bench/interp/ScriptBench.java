@@ -1,4 +1,5 @@
 import java.io.StringReader;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.Map;
@@ -13,7 +14,9 @@ import org.brain4it.lib.CoreLibrary;
 // file evaluates to a function, which is set as the global "bench" and
 // called as (bench ARG), WARMUP times unmeasured (the JIT's warm-up),
 // then ROUNDS times, timed. It prints the last value, to be checked
-// against the Go benchmark's, and the mean time per call.
+// against the Go benchmark's, and the mean wall time and process CPU time
+// (every thread's: the JIT compiler's and the collector's included) per
+// call, as main.go does for kafkabpl's.
 //
 // Usage: java -cp BRAIN4IT_CLASSES:. ScriptBench FILE ARG WARMUP ROUNDS
 public class ScriptBench {
@@ -35,12 +38,16 @@ public class ScriptBench {
     for (int i = 0; i < warmup; i++) {
       value = context.evaluate(call);
     }
+    com.sun.management.OperatingSystemMXBean os =
+      (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    long cpu = os.getProcessCpuTime();
     long start = System.nanoTime();
     for (int i = 0; i < rounds; i++) {
       value = context.evaluate(call);
     }
     long perCall = (System.nanoTime() - start) / rounds;
-    System.out.println(args[0] + " value=" + value + " ns/op=" + perCall);
+    long cpuPerCall = (os.getProcessCpuTime() - cpu) / rounds;
+    System.out.println(args[0] + " value=" + value + " ns/op=" + perCall + " cpu-ns/op=" + cpuPerCall);
     System.exit(0); // the core library's timer thread would keep the JVM up
   }
 }
