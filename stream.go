@@ -147,6 +147,7 @@ type StreamSpec struct {
 	OnCommit        func(ctx context.Context) error // called after each batch that did something commits, on the stream's goroutine, to tell dashboards; keep it quick; its error is logged
 	Tables          []StreamTable                   // compacted topics read whole, for Lookup and Join
 	Join            *StreamJoin                     // joins each input with a table's value for its key; nil: none
+	Standbys        int                             // a stateful stream's standby copies of each store partition, kept by other members of the group (see stream_standby.go); 0: none
 }
 
 // StreamState is where a stream is in its life.
@@ -302,6 +303,9 @@ func (spec *StreamSpec) check() error {
 	if spec.Rekey != nil && spec.Transform != nil {
 		return errorf(ErrInvalidArgument, `"rekey": a new key is a stateful stream's, for its state (a "store" with a "transform" of the input and its state, or a "window"); a stateless one sets its outputs' keys itself`)
 	}
+	if spec.Standbys < 0 || spec.Standbys > 0 && spec.Transform != nil {
+		return errorf(ErrInvalidArgument, `"standbys" %d: want 0 or more, and a stateful stream's (a stateless one keeps no state to copy)`, spec.Standbys)
+	}
 	if spec.Guarantee != ExactlyOnce && spec.Guarantee != AtLeastOnce {
 		return errorf(ErrInvalidArgument, "guarantee %d: want ExactlyOnce or AtLeastOnce", spec.Guarantee)
 	}
@@ -401,6 +405,9 @@ func (s *stream) run() {
 			s.fail(err)
 		}
 		s.stopPoll() // no input is processed without its tables
+	}
+	if s.store != nil && s.store.standby != nil {
+		s.followers.Go(s.keepStandbys)
 	}
 	lost := 0 // producers lost since the last commit
 	for s.pollCtx.Err() == nil {

@@ -15,6 +15,9 @@ type StoreEntry struct {
 	Key       any   // as the stream's key deserializer reads it
 	Partition int32 // the input partition that holds it
 	State     any
+	Standby   bool  // read from a standby copy (StoreStandbyGet, StoreStandbyRange); false: from a partition this process holds
+	Lag       int64 // a standby copy's changelog offsets not applied yet; 0 otherwise
+	Stale     bool  // Lag > 0: the owner's state may be ahead of this one
 }
 
 // StoreWindow is a committed window of a windowed stream's store.
