@@ -225,10 +225,16 @@
 //	                                           w is ("key" "start" "end" "value" "final")
 //	                                           (default: ("start" => ms "end" => ms "value" => acc),
 //	                                           keyed by the window's key)
+//	    "standbys" => n (default 0)           each store partition's warm copies on n other members of the
+//	                                           group, which follow its changelog: a takeover reads only its tail
 //
 // kafka-stream-status adds "store" => ("name" "changelog" "partitions"
 // "keys" "windows" "bytes" "restoring" "restore-read" "restore-total"
-// "restored" "late" "timers" "fired"). How the store keeps state, and when
+// "restored" "late" "timers" "fired"), and with "standbys" ("standbys-wanted"
+// "member" "takeovers" "standbys" => (("partition" "position" "end" "lag"
+// "keys" "error") ...) "placement" => (("partition" "owner" "standbys") ...)):
+// the copies this process keeps and how far behind each is, and each
+// partition's owner and standbys (see [kafkabpl.StreamSpec] Standbys). How the store keeps state, and when
 // windows close, is said in package kafkabpl's documentation (Stateful
 // streams).
 //

@@ -14,7 +14,7 @@ import (
 // The BPL side of streams: kafka-stream, kafka-stream-status, and the
 // values a transform returns, kafka-output and kafka-outputs.
 
-const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "tables" => (name => topic ...) "join" => name "join-kind" => "inner"|"left" "config-key" => value ...)`
+const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] ["standbys" => n] "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "tables" => (name => topic ...) "join" => name "join-kind" => "inner"|"left" "config-key" => value ...)`
 
 // streamNames are kafka-stream's own named arguments; any other is a config
 // key.
