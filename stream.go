@@ -131,6 +131,24 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // balances its group with the cooperative-sticky strategy unless the
 // config's "assignment-strategy" says otherwise, so that a rebalance moves
 // only the partitions it must (each moved partition is restored).
+//
+// Standbys > 0 has the group's members keep warm copies of each other's
+// store partitions, as Kafka Streams' num.standby.replicas does: the
+// members learn the group's assignment from its coordinator after each
+// rebalance and, in member-id order, the Standbys members after a
+// partition's owner (at most all the others) each follow its changelog,
+// read_committed, into a copy of its state. A member assigned a partition
+// it keeps a copy of restores it from the copy's position to the
+// changelog's end, not from its start: a takeover reads only the tail
+// (StoreStatus.Takeovers counts them, Restored the records read), and the
+// state, timers included, is what a full restore gives. A copy costs its
+// member the partition's memory and a fetch of its changelog; it is read
+// with [Library.StoreStandbyGet] and [Library.StoreStandbyRange], marked
+// with its lag. Under the "consumer" group protocol, whose assignment the
+// coordinator does not describe to members, each member follows every
+// partition it does not hold. A copy is made afresh from offset 0 when a
+// member starts following a partition (its own state, once revoked, is
+// dropped as without standbys).
 type StreamSpec struct {
 	From            []string                        // the input topics; at least one (co-partitioned for a stateful stream)
 	To              string                          // the output topic of outputs that name none

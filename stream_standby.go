@@ -302,6 +302,13 @@ func (s *stream) followChangelog(ctx context.Context, cl *kgo.Client, sp *standb
 		}, rp, decompressor, nil)
 		err = fp.Err
 		for recs := fp.Records; err == nil && len(recs) > 0; {
+			if ctx.Err() != nil {
+				// Stopped amid a fetch's records (a response
+				// holds up to 32 MB of them): the copy is as
+				// far as they were applied.
+				next = recs[0].Offset
+				break
+			}
 			chunk := recs[:min(len(recs), applyChunk)]
 			recs = recs[len(chunk):]
 			var k int

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/value"
@@ -156,4 +158,53 @@ func TestStandbySpec(t *testing.T) {
 	if !e.Standby || !e.Stale || e.Lag != 3 || e.Partition != 2 {
 		t.Errorf("entry %+v", e)
 	}
+}
+
+// TestStandbyTimers sets a stream-time timer on a key of each partition
+// of a stream with "standbys" 1 on two members; one member goes before
+// its timer is due, and the other, taking its partition over from its
+// standby copy, fires it once the partition's time reaches it, as after
+// a full restore: each timer fires once.
+func TestStandbyTimers(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(2)).Servers()
+	ctx := testCtx(t)
+	lib := streamLib(t)
+	cfg := map[string]any{"servers": servers, "group": "sbt"}
+	spec := alarmSpec(0)
+	spec.Standbys = 1
+	zero, one := int32(0), int32(1)
+	t0 := time.Now().Add(-time.Hour).UnixMilli()
+	timed := func(key string, p *int32, ms int64, v string) Message {
+		m := at(key, ms, v)
+		m.Partition = p
+		return m
+	}
+	a := must[string](t)(lib.Stream(ctx, cfg, spec))
+	waitStream(t, lib, a, func(st *StreamStatus) bool { return st.Store.Partitions == 2 && st.Store.Restoring == 0 })
+	b := must[string](t)(lib.Stream(ctx, cfg, spec))
+	sendValues(t, lib, servers, "in", timed("a", &zero, t0, "stream"), timed("b", &one, t0, "stream"))
+	caughtUp := func(st *StreamStatus) bool {
+		ss := st.Store
+		return ss.Partitions == 1 && ss.Restoring == 0 && len(ss.Standbys) == 1 && ss.Standbys[0].Lag == 0 && ss.Standbys[0].Keys == 1
+	}
+	waitStream(t, lib, a, caughtUp)
+	waitStream(t, lib, b, caughtUp)
+	if _, err := lib.Destroy(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStream(t, lib, b, func(st *StreamStatus) bool {
+		return st.Store.Partitions == 2 && st.Store.Restoring == 0 && st.Store.Takeovers == 1
+	})
+	if st.Store.Timers != 2 {
+		t.Errorf("timers held after the takeover: %d, want 2", st.Store.Timers)
+	}
+	sendValues(t, lib, servers, "in", timed("x", &zero, t0+1000, "v"), timed("y", &one, t0+1000, "v"))
+	got := strings.Split(values(readAll(t, lib, servers, 2, "out")), " ")
+	slices.Sort(got)
+	if strings.Join(got, " ") != "1 1 a b stream-time stream-time" {
+		t.Errorf("timer outputs %q, want a's and b's once each", got)
+	}
+	waitStream(t, lib, b, func(st *StreamStatus) bool { return st.Store.Fired == 2 && st.Store.Timers == 0 })
+	lib.Destroy(ctx, b)
 }

@@ -249,7 +249,15 @@
 //
 // They read what the stream's last committed transaction left, of the
 // partitions this process holds and has restored; see
-// [kafkabpl.Library.StoreGet].
+// [kafkabpl.Library.StoreGet]. A stream with "standbys" reads its
+// standby copies of the partitions other members hold too:
+//
+//	(kafka-store-standby-get id key)         ("state" => s "partition" => n "lag" => n "stale" => bool), or null
+//	(kafka-store-standby-range id [from to]) (key => ("state" "partition" "lag" "stale") ...)
+//
+// "lag" is the changelog offsets the copy has not applied yet, as its
+// last fetch saw them; "stale" is true when that is not 0: the owner's
+// state may be ahead. See [kafkabpl.Library.StoreStandbyGet].
 //
 // # Timers
 //

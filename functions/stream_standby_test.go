@@ -2,10 +2,13 @@ package functions
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
 )
@@ -37,4 +40,76 @@ func TestBPLStreamStandbys(t *testing.T) {
 		}
 	}
 	mustCall(t, lib, "kafka-destroy", s)
+}
+
+// TestBPLStoreStandby runs two members of one stream group in one
+// library, each with "standbys" => 1, and reads each one's standby copy
+// with kafka-store-standby-get and -range: the keys of the partition the
+// other holds, with their partition, lag and staleness, and none of its
+// own partition's.
+func TestBPLStoreStandby(t *testing.T) {
+	t.Parallel()
+	servers := testkit.NewCluster(t, embedded.Topics("in"), embedded.Partitions(2)).Servers()
+	lib := newLib(t)
+	lib.SetLogOutput(t.Output())
+	p := mustCall(t, lib, "kafka-create", "producer", servers)
+	var msgs []any
+	for i := range 10 {
+		msgs = append(msgs, nv{fmt.Sprintf("k%d", i), "v"})
+	}
+	mustCall(t, lib, "kafka-send", p, "in", bplList(t, msgs...))
+	count := goFunc(func(_ context.Context, args *value.List) (any, error) {
+		n, _ := args.At(1).(int64)
+		return mustCall(t, lib, "kafka-state", n+1), nil
+	})
+	var ids []string
+	for range 2 {
+		ids = append(ids, mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"store", "s"}, nv{"transform", count}, nv{"standbys", int64(1)}).(string))
+	}
+	status := func(id string) *kafkabpl.StreamStatus {
+		return testkit.Must[*kafkabpl.StreamStatus](t)(lib.StreamStatus(testkit.Ctx(t), id))
+	}
+	testkit.WaitFor(t, "both members' copies caught up", func() bool {
+		keys := int64(0)
+		for _, id := range ids {
+			ss := status(id).Store
+			if ss.Partitions != 1 || ss.Restoring != 0 || len(ss.Standbys) != 1 || ss.Standbys[0].Lag != 0 || ss.Standbys[0].Position == 0 {
+				return false
+			}
+			keys += ss.Standbys[0].Keys
+		}
+		return keys == 10
+	})
+	seen := 0
+	for _, id := range ids {
+		copied := status(id).Store.Standbys[0].Partition
+		r := mustCall(t, lib, "kafka-store-standby-range", id).(*value.List)
+		seen += r.Len()
+		for i := range r.Len() {
+			got := value.Format(r.At(i))
+			if want := fmt.Sprintf(`("state" => 1 "partition" => %d "lag" => 0 "stale" => false)`, copied); got != want {
+				t.Errorf("%s: standby entry %s, want %s", id, got, want)
+			}
+			key := r.Name(i)
+			if g := value.Format(mustCall(t, lib, "kafka-store-standby-get", id, key)); g != got {
+				t.Errorf("kafka-store-standby-get %s: %s, want %s", key, g, got)
+			}
+			if v := mustCall(t, lib, "kafka-store-get", id, key); v != nil {
+				t.Errorf("kafka-store-get %s on the member without its partition: %v", key, v)
+			}
+		}
+	}
+	if seen != 10 {
+		t.Errorf("the copies hold %d keys, want 10", seen)
+	}
+	if v := mustCall(t, lib, "kafka-store-standby-get", ids[0], "nope"); v != nil {
+		t.Errorf("a missing key: %v", v)
+	}
+	stateless := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g2"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", count}).(string)
+	if _, err := call(t, lib, "kafka-store-standby-range", stateless); !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(err), "kafka-store-standby-range: stream "+stateless+" is stateless") {
+		t.Errorf("a stateless stream's standbys: %v", err)
+	}
+	for _, id := range append(ids, stateless) {
+		mustCall(t, lib, "kafka-destroy", id)
+	}
 }
