@@ -36,12 +36,41 @@ func countedKeys(keys, n int) []Message {
 // member goes, the other takes its partition over from its copy's
 // position (its restore reads only the changelog's tail, not the whole),
 // and the counts go on exactly. A third member's full restore of the
-// whole changelog gives the very same state.
+// whole changelog gives the very same state. The member goes cleanly
+// (Destroy: it leaves the group), or crashes: its client stops without a
+// word to the brokers, and the group's coordinator expels it once its
+// session times out.
 func TestStandbyTakeover(t *testing.T) {
 	t.Parallel()
+	for _, crash := range []bool{false, true} {
+		name := "destroy"
+		if crash {
+			name = "crash"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			standbyTakeover(t, crash)
+		})
+	}
+}
+
+// crashStream stops stream id as a crash would: its goroutines end and
+// its client stops, leaving no group and committing nothing.
+func crashStream(t *testing.T, lib *Library, id string) {
+	h := must[*handle](t)(lib.acquire(id, Stream))
+	h.calls.Done()
+	s := h.stream
+	s.stopPoll()
+	s.cancelWork()
+	<-s.done
+	s.followers.Wait()
+	h.stopClient()
+}
+
+func standbyTakeover(t *testing.T, crash bool) {
 	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(2)).Servers()
 	ctx := testCtx(t)
-	cfg := map[string]any{"servers": servers, "group": "sbg"}
+	cfg := map[string]any{"servers": servers, "group": "sbg", "session-timeout": 6000, "heartbeat-interval": 500}
 	spec := StreamSpec{From: []string{"in"}, To: "out", Update: countUpdate, Store: "s", Standbys: 1}
 	const keys = 40
 	libA, libB := streamLib(t), streamLib(t)
@@ -99,7 +128,9 @@ func TestStandbyTakeover(t *testing.T) {
 	restoredBefore := stB.Store.Restored
 
 	// A goes: B takes its partition over from the copy.
-	if _, err := libA.Destroy(ctx, a); err != nil {
+	if crash {
+		crashStream(t, libA, a)
+	} else if _, err := libA.Destroy(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	stB = waitStream(t, libB, b, func(st *StreamStatus) bool {
