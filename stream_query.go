@@ -73,16 +73,9 @@ func (lib *Library) StoreRange(ctx context.Context, id string, from, to any) ([]
 	if err != nil {
 		return nil, err
 	}
-	var lo, hi []byte
-	if from != nil {
-		if lo, err = st.encodeKey(ctx, from); err != nil {
-			return nil, newError(fn, err)
-		}
-	}
-	if to != nil {
-		if hi, err = st.encodeKey(ctx, to); err != nil {
-			return nil, newError(fn, err)
-		}
+	lo, hi, err := st.encodeBounds(ctx, from, to)
+	if err != nil {
+		return nil, newError(fn, err)
 	}
 	var out []StoreEntry
 	var derr error

@@ -461,16 +461,9 @@ func (lib *Library) StoreStandbyRange(ctx context.Context, id string, from, to a
 	if err != nil {
 		return nil, err
 	}
-	var lo, hi []byte
-	if from != nil {
-		if lo, err = st.encodeKey(ctx, from); err != nil {
-			return nil, newError(fn, err)
-		}
-	}
-	if to != nil {
-		if hi, err = st.encodeKey(ctx, to); err != nil {
-			return nil, newError(fn, err)
-		}
+	lo, hi, err := st.encodeBounds(ctx, from, to)
+	if err != nil {
+		return nil, newError(fn, err)
 	}
 	var out []StoreEntry
 	var derr error
@@ -489,6 +482,22 @@ func (lib *Library) StoreStandbyRange(ctx context.Context, id string, from, to a
 		}
 	}
 	return out, nil
+}
+
+// encodeBounds is a range's bounds as the store keys them (nil: no
+// bound), for StoreRange and StoreStandbyRange.
+func (st *kafkaStore) encodeBounds(ctx context.Context, from, to any) (lo, hi []byte, err error) {
+	if from != nil {
+		if lo, err = st.encodeKey(ctx, from); err != nil {
+			return nil, nil, err
+		}
+	}
+	if to != nil {
+		if hi, err = st.encodeKey(ctx, to); err != nil {
+			return nil, nil, err
+		}
+	}
+	return lo, hi, nil
 }
 
 // standbyEntry is a key's state read from a standby copy.

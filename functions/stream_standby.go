@@ -34,13 +34,7 @@ func (lib table) bplStoreStandbyRange(ctx context.Context, l *value.List) (any, 
 	if err != nil {
 		return nil, err
 	}
-	var from, to any
-	if len(a.pos) > 1 {
-		from = a.pos[1]
-	}
-	if len(a.pos) > 2 {
-		to = a.pos[2]
-	}
+	from, to := a.rangeBounds()
 	entries, err := lib.StoreStandbyRange(ctx, id, from, to)
 	if err != nil {
 		return nil, err
@@ -50,6 +44,18 @@ func (lib table) bplStoreStandbyRange(ctx context.Context, l *value.List) (any, 
 		out.AppendNamed(keyName(e.Key), standbyEntry(e))
 	}
 	return out, nil
+}
+
+// rangeBounds is the optional from and to after a store range's id (nil
+// when not given), for kafka-store-range and kafka-store-standby-range.
+func (a *args) rangeBounds() (from, to any) {
+	if len(a.pos) > 1 {
+		from = a.pos[1]
+	}
+	if len(a.pos) > 2 {
+		to = a.pos[2]
+	}
+	return from, to
 }
 
 // standbyEntry is a standby copy's entry as the BPL functions return it.
