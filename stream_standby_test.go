@@ -39,17 +39,19 @@ func countedKeys(keys, n int) []Message {
 // whole changelog gives the very same state. The member goes cleanly
 // (Destroy: it leaves the group), or crashes: its client stops without a
 // word to the brokers, and the group's coordinator expels it once its
-// session times out.
+// session times out. Under the "consumer" group protocol, whose
+// assignment members cannot read, each member follows every partition it
+// does not hold: the other's, here.
 func TestStandbyTakeover(t *testing.T) {
 	t.Parallel()
-	for _, crash := range []bool{false, true} {
-		name := "destroy"
-		if crash {
-			name = "crash"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		crash    bool
+		protocol string
+	}{{"destroy", false, "classic"}, {"crash", true, "classic"}, {"consumer protocol", false, "consumer"}} {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			standbyTakeover(t, crash)
+			standbyTakeover(t, tt.crash, tt.protocol)
 		})
 	}
 }
@@ -67,10 +69,13 @@ func crashStream(t *testing.T, lib *Library, id string) {
 	h.stopClient()
 }
 
-func standbyTakeover(t *testing.T, crash bool) {
+func standbyTakeover(t *testing.T, crash bool, protocol string) {
 	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(2)).Servers()
 	ctx := testCtx(t)
-	cfg := map[string]any{"servers": servers, "group": "sbg", "session-timeout": 6000, "heartbeat-interval": 500}
+	cfg := map[string]any{"servers": servers, "group": "sbg", "group-protocol": protocol}
+	if protocol == "classic" {
+		cfg["session-timeout"], cfg["heartbeat-interval"] = 6000, 500
+	}
 	spec := StreamSpec{From: []string{"in"}, To: "out", Update: countUpdate, Store: "s", Standbys: 1}
 	const keys = 40
 	libA, libB := streamLib(t), streamLib(t)
@@ -82,7 +87,7 @@ func standbyTakeover(t *testing.T, crash bool) {
 	caughtUp := func(st *StreamStatus) bool {
 		ss := st.Store
 		return ss.Partitions == 1 && ss.Restoring == 0 && len(ss.Standbys) == 1 && ss.Standbys[0].Lag == 0 &&
-			ss.Standbys[0].Position > 0 && len(ss.Placement) == 2
+			ss.Standbys[0].Position > 0 && (len(ss.Placement) == 2) == (protocol == "classic")
 	}
 	stA := waitStream(t, libA, a, caughtUp)
 	stB := waitStream(t, libB, b, caughtUp)
@@ -133,8 +138,9 @@ func standbyTakeover(t *testing.T, crash bool) {
 	} else if _, err := libA.Destroy(ctx, a); err != nil {
 		t.Fatal(err)
 	}
+	takeovers := stB.Store.Takeovers + 1 // under the consumer protocol, B's first partition was one too: it followed both before its assignment
 	stB = waitStream(t, libB, b, func(st *StreamStatus) bool {
-		return st.Store.Partitions == 2 && st.Store.Restoring == 0 && st.Store.Takeovers == 1
+		return st.Store.Partitions == 2 && st.Store.Restoring == 0 && st.Store.Takeovers == takeovers
 	})
 	total := stB.Store.Keys
 	if stB.Store.Restored-restoredBefore >= 2*keys/2 { // the copy was caught up: the tail is A's last batch at most
