@@ -105,7 +105,8 @@ func TestBPLStoreStandby(t *testing.T) {
 	if v := mustCall(t, lib, "kafka-store-standby-get", ids[0], "nope"); v != nil {
 		t.Errorf("a missing key: %v", v)
 	}
-	stateless := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g2"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", count}).(string)
+	none := goFunc(func(context.Context, *value.List) (any, error) { return nil, nil })
+	stateless := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g2"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", none}).(string)
 	if _, err := call(t, lib, "kafka-store-standby-range", stateless); !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(err), "kafka-store-standby-range: stream "+stateless+" is stateless") {
 		t.Errorf("a stateless stream's standbys: %v", err)
 	}
