@@ -69,13 +69,9 @@ func (lib *Library) StoreGet(ctx context.Context, id string, key any) (any, bool
 // holds, by partition then key. See StoreGet for the consistency.
 func (lib *Library) StoreRange(ctx context.Context, id string, from, to any) ([]StoreEntry, error) {
 	const fn = "kafka-store-range"
-	st, err := lib.queryStore(fn, id, false)
+	st, lo, hi, err := lib.rangeStore(ctx, fn, id, from, to)
 	if err != nil {
 		return nil, err
-	}
-	lo, hi, err := st.encodeBounds(ctx, from, to)
-	if err != nil {
-		return nil, newError(fn, err)
 	}
 	var out []StoreEntry
 	var derr error

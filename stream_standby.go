@@ -457,13 +457,9 @@ func (lib *Library) StoreStandbyGet(ctx context.Context, id string, key any) (St
 // marked as StoreStandbyGet marks it.
 func (lib *Library) StoreStandbyRange(ctx context.Context, id string, from, to any) ([]StoreEntry, error) {
 	const fn = "kafka-store-standby-range"
-	st, err := lib.queryStore(fn, id, false)
+	st, lo, hi, err := lib.rangeStore(ctx, fn, id, from, to)
 	if err != nil {
 		return nil, err
-	}
-	lo, hi, err := st.encodeBounds(ctx, from, to)
-	if err != nil {
-		return nil, newError(fn, err)
 	}
 	var out []StoreEntry
 	var derr error
@@ -484,20 +480,24 @@ func (lib *Library) StoreStandbyRange(ctx context.Context, id string, from, to a
 	return out, nil
 }
 
-// encodeBounds is a range's bounds as the store keys them (nil: no
-// bound), for StoreRange and StoreStandbyRange.
-func (st *kafkaStore) encodeBounds(ctx context.Context, from, to any) (lo, hi []byte, err error) {
+// rangeStore returns stream id's per-key store and a range's bounds as
+// it keys them (nil: no bound), for StoreRange and StoreStandbyRange
+// (fn); its errors name fn.
+func (lib *Library) rangeStore(ctx context.Context, fn, id string, from, to any) (st *kafkaStore, lo, hi []byte, err error) {
+	if st, err = lib.queryStore(fn, id, false); err != nil {
+		return nil, nil, nil, err
+	}
 	if from != nil {
 		if lo, err = st.encodeKey(ctx, from); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, newError(fn, err)
 		}
 	}
 	if to != nil {
 		if hi, err = st.encodeKey(ctx, to); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, newError(fn, err)
 		}
 	}
-	return lo, hi, nil
+	return st, lo, hi, nil
 }
 
 // standbyEntry is a key's state read from a standby copy.
