@@ -55,6 +55,7 @@ type config struct {
 
 	// stream
 	transactionTimeout time.Duration
+	queryEndpoint      string // a stateful stream's, advertised in its group membership (stream_owner.go)
 
 	// every kind
 	given           map[string]bool // the keys the user gave, by canonical name
@@ -278,6 +279,13 @@ var configKeys = []configKey{
 	}},
 	{"transaction-timeout", []string{"transaction.timeout.ms"}, func(c *config, r valueReader) (err error) {
 		c.transactionTimeout, err = r.millis(1000)
+		return err
+	}},
+	{"query-endpoint", nil, func(c *config, r valueReader) (err error) {
+		c.queryEndpoint, err = r.string()
+		if err == nil {
+			err = checkEndpoint(c.queryEndpoint)
+		}
 		return err
 	}},
 	{"request-timeout", []string{"request.timeout.ms"}, func(c *config, r valueReader) (err error) {

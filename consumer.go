@@ -187,6 +187,10 @@ func (r *Record) decoded(s *serde.Serde, b []byte) any {
 	if r.Err() != nil {
 		return b
 	}
+	if s == serde.String { // the default, and a stream's every input: one allocation, not two
+		_, v := box.OwnText(nil, b)
+		return v
+	}
 	v, err := s.Decode(context.Background(), r.r.Topic, b, "")
 	if err != nil { // cannot happen: Err checked b with s
 		return b
@@ -205,6 +209,9 @@ type TopicRecords struct {
 // with its new records (none when nothing came).
 type Polled struct {
 	Topics []TopicRecords
+
+	lists *pollLists // the consumer's, which finishes List's lists at its next poll
+	poll  uint64     // the number of the poll, in lists
 }
 
 // Len returns the number of records in all topics.
@@ -330,88 +337,44 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 // is always in the records form, with its raw key and value and an
 // "error" element saying why.
 //
-// Keys and values read as text are copies, made in one buffer per topic:
-// a message kept after the poll holds its own text (and its neighbours'
-// in that buffer), never the fetched batch, which can be megabytes.
+// Each topic's messages are built as they are first read (see
+// [value.LazyList]): a message's key and value are copied out of the
+// fetched records then, into an allocation of the message's own, so a
+// message kept after the poll holds only its own text, never its
+// neighbours' or the fetched batch, which can be megabytes. The messages
+// not read by the time the consumer polls again, or is destroyed, are
+// copied then: after that the lists hold nothing of the fetched batches.
+// Calling List again builds new lists.
 func (p *Polled) List() *value.List {
 	if len(p.Topics) == 1 {
-		// The usual poll, one topic: its lists take one allocation.
+		// The usual poll, one topic: its list of topics takes one allocation.
 		one := &struct {
-			out, msgs value.List
-			value     [1]any
-			name      [1]string
+			out   value.List
+			value [1]any
+			name  [1]string
 		}{}
-		fillMessages(&one.msgs, p.Topics[0].Records)
-		one.value[0], one.name[0] = &one.msgs, p.Topics[0].Topic
+		msgs := p.messageList(p.Topics[0].Records)
+		one.value[0], one.name[0] = msgs, p.Topics[0].Topic
 		one.out.Reset(one.value[:], one.name[:])
 		return &one.out
 	}
 	vals, names := make([]any, len(p.Topics)), make([]string, len(p.Topics))
 	for i, t := range p.Topics {
-		msgs := &value.List{}
-		fillMessages(msgs, t.Records)
-		vals[i], names[i] = msgs, t.Topic
+		vals[i], names[i] = p.messageList(t.Records), t.Topic
 	}
 	return value.ListOf(vals, names)
 }
 
-// fillMessages makes msgs, an empty list, one topic's records as
-// kafka-poll gives them. Keys and values read by the String deserializer
-// (the default) are copied into one buffer, and the values' interfaces
-// point into one slice of strings (see box.InPlace), so that a poll of n
-// such messages makes four allocations rather than four per message.
-// Other deserializers, and the records form, decode each record on its
-// own.
-func fillMessages(msgs *value.List, recs []Record) {
-	vals := make([]any, len(recs))
-	var names []string // nil until a record has a key
-	size := 0
-	for i := range recs {
-		r := &recs[i]
-		if r.cfg.pollRecords {
-			continue // in the records form: Record.List copies its own
-		}
-		if r.cfg.keyDeser == serde.String {
-			size += len(r.r.Key)
-		}
-		if r.cfg.valDeser == serde.String {
-			size += len(r.r.Value)
-		}
+// messageList is one topic's list, kept by the consumer to be finished at
+// its next poll; finished at once when p is not a consumer's.
+func (p *Polled) messageList(recs []Record) *value.List {
+	l := messageList(recs)
+	if p.lists != nil {
+		p.lists.keep(p.poll, l)
+	} else {
+		l.Load()
 	}
-	arena := box.NewTextArena(size)
-	// texts holds the names, then the String values (boxed in place).
-	var texts []string
-	for i := range recs {
-		r := &recs[i]
-		if r.cfg.pollRecords || r.Err() != nil {
-			vals[i] = r.List()
-			continue
-		}
-		if texts == nil {
-			texts = make([]string, 2*len(recs))
-		}
-		switch {
-		case r.r.Value == nil:
-		case r.cfg.valDeser == serde.String:
-			v := &texts[len(recs)+i]
-			*v = arena.Text(r.r.Value)
-			box.InPlace(&vals[i], v)
-		default:
-			vals[i] = r.Value()
-		}
-		if r.r.Key == nil {
-			continue
-		}
-		if names == nil {
-			names = texts[:len(recs):len(recs)]
-		}
-		if r.cfg.keyDeser == serde.String {
-			names[i] = arena.Text(r.r.Key)
-		} else {
-			names[i] = keyName(r.Key())
-		}
-	}
-	msgs.Reset(vals, names)
+	return l
 }
 
 // keyName is the text a key names its message with.
@@ -425,9 +388,14 @@ func keyName(k any) string {
 	return value.Format(k)
 }
 
+// inlineText is the room for a record list's key and value kept in the
+// list's own allocation: a small message's list is one allocation.
+const inlineText = 128
+
 // List returns the record in its BPL records form (see [Polled.List]).
-// A stream's BPL transform gets one per input, so it is built in two
-// allocations, the text and the rest, not one per element (see
+// A stream's BPL transform gets one per input, so it is built in one
+// allocation when key and value together have at most 128 bytes of text,
+// else two, the text and the rest, not one per element (see
 // box.InPlace); headers, rare, take their own.
 func (r *Record) List() *value.List {
 	one := &struct {
@@ -436,6 +404,7 @@ func (r *Record) List() *value.List {
 		names      [8]string
 		ints       [3]int64  // partition, offset, timestamp
 		texts      [3]string // topic, key, value
+		text       [inlineText]byte
 	}{}
 	l := &one.l
 	vals, names := one.values[:0], one.names[:0]
@@ -451,7 +420,10 @@ func (r *Record) List() *value.List {
 	if r.cfg.valDeser == serde.String {
 		size += len(r.r.Value)
 	}
-	arena := box.NewTextArena(size)
+	arena := box.TextArenaOn(one.text[:])
+	if size > len(one.text) {
+		arena = box.NewTextArena(size)
+	}
 	failed := r.Err() != nil
 	// text appends name => the text of b, as the String deserializer
 	// reads it (and not when the record failed: its raw bytes then).

@@ -3,6 +3,7 @@ package kafkabpl
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,12 +26,11 @@ func polledRecords(n int) []Record {
 	return recs
 }
 
-func TestFillMessagesMatchesRecords(t *testing.T) {
+func TestMessageListMatchesRecords(t *testing.T) {
 	recs := polledRecords(50)
-	l := &value.List{}
-	fillMessages(l, recs)
+	l := messageList(recs)
 	if got, want := value.Format(l), value.Format(messagesListSlow(recs)); got != want {
-		t.Fatalf("messagesList:\n%s\nwant:\n%s", got, want)
+		t.Fatalf("messageList:\n%s\nwant:\n%s", got, want)
 	}
 	if l.Len() != len(recs) {
 		t.Fatalf("%d messages, want %d", l.Len(), len(recs))
@@ -45,7 +45,7 @@ func TestFillMessagesMatchesRecords(t *testing.T) {
 			t.Fatalf("message %d: %q => %#v, want %q => %#v", i, l.Name(i), l.At(i), wantName, r.Value())
 		}
 	}
-	// The list owns its text: the fetched bytes may go or change.
+	// The list owns its text once read: the fetched bytes may go or change.
 	recs[0].r.Value[0], recs[0].r.Key[0] = 'X', 'X'
 	if l.At(0) != "v0" || l.Name(0) != "k0" {
 		t.Fatalf("message 0 changed with the fetched bytes: %q => %v", l.Name(0), l.At(0))
@@ -68,12 +68,26 @@ func messagesListSlow(recs []Record) *value.List {
 
 func TestPollListAllocs(t *testing.T) {
 	recs := polledRecords(1000)
-	p := &Polled{Topics: []TopicRecords{{Topic: "t", Records: recs}}}
-	allocs := testing.AllocsPerRun(20, func() { p.List() })
-	// The lists, the values, the text buffer and the strings: the same
-	// for 1,000 messages as for one.
-	if allocs > 4 {
-		t.Fatalf("a poll of %d records made a list in %.0f allocations, want at most 4", len(recs), allocs)
+	lists := &pollLists{}
+	p := &Polled{Topics: []TopicRecords{{Topic: "t", Records: recs}}, lists: lists}
+	allocs := testing.AllocsPerRun(20, func() { p.List(); lists.lists = lists.lists[:0] })
+	// The topics' list, the messages' list with its values, names and
+	// flags, and its source: the same for 1,000 messages as for one,
+	// since nothing is read.
+	if allocs > 6 {
+		t.Fatalf("a poll of %d records made a list in %.0f allocations, want at most 6", len(recs), allocs)
+	}
+	// Reading every message: one allocation each (its key and value
+	// together), but for the tombstone's key alone and the unkeyed value.
+	allocs = testing.AllocsPerRun(20, func() {
+		msgs, _ := p.List().Get("t")
+		for _, v := range msgs.(*value.List).Values() {
+			_ = v
+		}
+		lists.lists = lists.lists[:0]
+	})
+	if allocs > 6+float64(len(recs)) {
+		t.Fatalf("a poll of %d records read whole in %.0f allocations, want at most %d", len(recs), allocs, 6+len(recs))
 	}
 	if got := value.Format(p.List()); got != "(\"t\" => "+value.Format(messagesListSlow(recs))+")" {
 		t.Fatalf("poll list: %.200s", got)
@@ -101,7 +115,14 @@ func TestRecordList(t *testing.T) {
 		t.Errorf("null key: %#v", v)
 	}
 	plain := &Record{r: &kgo.Record{Topic: "t", Key: []byte("k"), Value: []byte("v")}, cfg: cfg}
-	if allocs := testing.AllocsPerRun(100, func() { plain.List() }); allocs > 2 {
-		t.Errorf("Record.List: %.0f allocations, want at most 2", allocs)
+	if allocs := testing.AllocsPerRun(100, func() { plain.List() }); allocs > 1 {
+		t.Errorf("Record.List: %.0f allocations, want 1 (the text inside the list's own)", allocs)
+	}
+	big := &Record{r: &kgo.Record{Topic: "t", Key: []byte("k"), Value: bytes.Repeat([]byte("v"), 200)}, cfg: cfg}
+	if allocs := testing.AllocsPerRun(100, func() { big.List() }); allocs > 2 {
+		t.Errorf("Record.List of a 200-byte value: %.0f allocations, want at most 2", allocs)
+	}
+	if v, _ := big.List().Get("value"); v != strings.Repeat("v", 200) {
+		t.Errorf("200-byte value read as %v", v)
 	}
 }

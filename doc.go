@@ -101,6 +101,17 @@
 // [StoreStatus] shows each partition's owner and standbys and each copy's
 // lag.
 //
+// [Library.StoreGet], [Library.StoreRange] and [Library.StoreWindows] read
+// a store's committed state while its stream runs. Several processes of a
+// stream's group answer every key together: each advertises the config's
+// "query-endpoint" (or [Library.SetQueryEndpoint]'s) in its group
+// membership, and a query for a key of a partition held elsewhere is sent
+// to the owner through [Library.SetStoreForwarder]'s forwarder, where
+// [Library.AnswerStoreQuery] answers it (package server does both over
+// HTTP). A key of a partition being restored, or of a group that is
+// rebalancing, gives [ErrNotReady]; one held where it cannot be asked,
+// [ErrNotHeld].
+//
 // # Timers
 //
 // A per-key stateful stream can have a key called at a time rather than
@@ -115,16 +126,37 @@
 // timer: give a stream that gains timers a new store (the stream fails on
 // a state written without them).
 //
+// # Interval joins
+//
+// A stream of two co-partitioned topics can join their records of the
+// same key whose timestamps are close ([StreamSpec]'s Interval,
+// [IntervalJoin]: Kafka Streams' stream-stream join): a left record at
+// time t matches the right records from t - Before to t + After. Each
+// record is joined when it is processed with the other side's records
+// buffered in the window, then buffered itself, so each pair is joined
+// once, when its later record comes. The buffers are the store's state
+// (a key's records, both sides, are its state), in its changelog:
+// exactly once, restored on assignment, and expired by the partition's
+// stream time (the latest timestamp buffered) once it passes a record by
+// Before + After + Grace, which keeps the store bounded; left and outer
+// joins then write the records that matched nothing. A record the stream
+// time left behind by more than its window and the grace is late.
+//
 // # Tables and joins
 //
 // A stream can read compacted topics as tables, the latest value per key
 // ([StreamSpec]'s Tables, [StreamTable]): its functions look keys up with
 // [Lookup], and [StreamJoin] joins each input with its key's value, inner
-// (inputs whose key the table lacks are dropped) or left. Tables are
-// global: every process of the stream holds every partition of them, read
-// to their end before the stream's first input and followed after; an
-// input sees what its table holds when it is processed, not what it held
-// at the input's timestamp.
+// (inputs whose key the table lacks are dropped) or left. A table is
+// global by default: every process of the stream holds every partition of
+// it, read to its end before the stream's first input and followed after;
+// an input sees what its table holds when it is processed, not what it
+// held at the input's timestamp. A partitioned table
+// ([StreamTable.Partitioned]) is co-partitioned with the inputs: each
+// process holds the partitions it is assigned, restored before their
+// input is fetched, and its updates are applied in timestamp order with
+// the inputs (an update up to an input's timestamp, fetched, is seen by
+// it; a later one is not), as in Kafka Streams' table joins.
 //
 // # Subscribing is deterministic
 //
@@ -244,6 +276,7 @@
 //	retry-backoff                100                                        ms before the first retry of a failed request, fetch or produce
 //	retry-backoff-max            500                                        ms; the wait doubles up to it (±20% jitter); Java's default is 1000
 //	transaction-timeout          30000                                      ms; exactly-once streams: a batch must finish within it, and it must outlast a broker failover
+//	query-endpoint               none                                       stateful streams: the URL ("http://host:port/module") other processes of the group forward store queries to; kafkabpl serve sets its own (see Library.SetQueryEndpoint)
 //	log-level                    "none"                                     "error", "warn", "info", "debug": franz-go's own log of the client, to the Library's log output
 //	tls                          off                                        true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
 //	sasl                         off                                        ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")
@@ -375,7 +408,8 @@
 // its deserializer cannot read carries an error wrapping
 // [ErrDeserialization] (see [Record.Err]). A commit that cannot cover what was polled, because a
 // rebalance took the partitions first, wraps [ErrNotCommitted] (BPL type
-// KafkaError). No call blocks past its timeout when the brokers are down: it
+// KafkaError). A store query refused for now wraps [ErrNotReady] (BPL type
+// NotReady), one that cannot be answered here [ErrNotHeld] (NotHeld). No call blocks past its timeout when the brokers are down: it
 // fails with an ErrTimeout error naming the servers. A password never
 // appears in an error. Every handle is safe for concurrent use.
 //

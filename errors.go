@@ -70,6 +70,19 @@ var (
 	// closed; what such a stream dead-letters wraps it (see
 	// [DeadLetterLate]). Its BPL type is "LateRecord".
 	ErrLate = store.ErrLate
+	// ErrNotReady: a store query's key is in a partition that is being
+	// restored from its changelog, or whose owner the group is still
+	// settling (a rebalance, or a member that left and whose session has
+	// not ended yet): asked again later, it is answered. The message names
+	// the store and the partition. Its BPL type is "NotReady".
+	ErrNotReady = errors.New("not ready")
+	// ErrNotHeld: a store query's key is in a partition that another
+	// process of the stream's group holds, and this one cannot ask it:
+	// no forwarder is set (see [Library.SetStoreForwarder]; kafkabpl
+	// serve sets one), or the owner advertises no query endpoint. The
+	// message names the partition and its owner. Its BPL type is
+	// "NotHeld".
+	ErrNotHeld = errors.New("not held here")
 )
 
 // exceptionTypes is each sentinel's BPL exception type, in the order
@@ -89,6 +102,8 @@ var exceptionTypes = []struct {
 	{context.DeadlineExceeded, "Timeout"}, // a schema registry that did not answer too
 	{ErrSchemaRegistry, "SchemaRegistryError"},
 	{ErrLate, "LateRecord"},
+	{ErrNotReady, "NotReady"},
+	{ErrNotHeld, "NotHeld"},
 	{context.Canceled, "Interrupted"},
 }
 
@@ -122,7 +137,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrorType returns the BPL exception type of err: "UnknownHandle",
 // "WrongKind", "InvalidConfig", "InvalidArgument", "Timeout" (a deadline
 // passed too), "Closed", "DeserializationError", "NotSubscribed",
-// "SchemaRegistryError", "LateRecord", "Interrupted" (the call's context
+// "SchemaRegistryError", "LateRecord", "NotReady", "NotHeld", "Interrupted" (the call's context
 // was cancelled), or "KafkaError" for anything the brokers or the client
 // reported, ErrNotCommitted among them. An error inside err that has an
 // ExceptionType() string method (a BPL runtime's exception, raised by a

@@ -74,10 +74,14 @@ type handle struct {
 	// replaces it with its client.
 	stopClient context.CancelFunc
 
-	cons   *consumerState // consumers only
-	group  *groupStats    // consumers' and streams' only
-	share  *shareState    // share consumers only
-	stream *stream        // streams only
+	cons  *consumerState // consumers only
+	group *groupStats    // consumers' and streams' only
+	share *shareState    // share consumers only
+
+	// polled holds the lists made of the latest poll's records, which
+	// the next poll or the destroy finishes (consumers only).
+	polled pollLists
+	stream *stream // streams only
 
 	// bg is the library's, for what outlives a call on the handle (its
 	// close during a rebalance, say); nil for an admin call's own

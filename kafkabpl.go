@@ -33,6 +33,9 @@ type Library struct {
 
 	hooks atomic.Pointer[ClientHooks] // nil: none
 	dial  atomic.Pointer[Dialer]      // nil: the default
+
+	endpoint  atomic.Pointer[string]         // the streams' default query endpoint; nil: none
+	forwarder atomic.Pointer[StoreForwarder] // nil: store queries are not forwarded
 }
 
 // ClientHooks gives the franz-go hooks of a client the Library makes, for
@@ -344,6 +347,7 @@ func (h *handle) close(ctx context.Context) error {
 	h.cancel()
 	h.calls.Wait()
 	defer h.cfg.reg.Close()
+	h.polled.next() // the lists of the last poll let go of its records
 	var err error
 	switch h.kind {
 	case Producer:

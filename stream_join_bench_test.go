@@ -22,7 +22,8 @@ import (
 // records of bench-join-in (benchJoinKeys keys, four partitions) with
 // bench-join-table (benchJoinKeys keys, compacted) into a new output
 // topic in a new group, the table's read included, and ends when the
-// group has committed every input (runStreamBench's watcher). Its
+// group has committed every input (runStreamBench's watcher);
+// "kafkabpl-partitioned" is the join with the table partitioned. Its
 // allocations per record are exact where bench/clients' are the
 // process's; bench/clients has the sizes and a BPL side. See
 // BENCHMARKS.md.
@@ -84,6 +85,16 @@ func BenchmarkStreamJoin(b *testing.B) {
 	b.Run("kgo", func(b *testing.B) {
 		runStreamBench(b, adm, servers, benchJoinIn, kgoJoin)
 	})
+	b.Run("kafkabpl-partitioned", func(b *testing.B) {
+		runStreamBench(b, adm, servers, benchJoinIn, kafkabplPartitionedJoin)
+	})
+}
+
+// kafkabplPartitionedJoin is kafkabplJoin with the table partitioned: the
+// topics are co-partitioned (four partitions each, keyed alike).
+func kafkabplPartitionedJoin(ctx context.Context, servers, group, out string) (func() (int64, error), error) {
+	return kafkabplStreamSpec(ctx, servers, group, StreamSpec{From: []string{benchJoinIn}, To: out, Transform: joinTransform,
+		Tables: []StreamTable{{Name: "t", Topic: benchJoinTable, Partitioned: true}}, Join: &StreamJoin{Table: "t"}})
 }
 
 // kafkabplJoin runs Library.Stream joining bench-join-in with the table.

@@ -2,6 +2,7 @@ package kafkabpl
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/brain4it/kafkabpl/internal/store"
@@ -34,44 +35,95 @@ type StoreWindow struct {
 // stream's inputs keyed their state.
 //
 // Consistency: a query reads what the stream's last committed batch left,
-// never a batch in hand that may still abort, and only partitions this
-// process holds and has restored: a partition being restored, or held by
-// another process of the stream's group, has no key here (StoreGet reports
-// it as not found). The state of an input that a batch processed is seen
-// once its transaction committed.
+// never a batch in hand that may still abort. The key's partition is the
+// one Kafka's default partitioner gives it (murmur2 of the encoded key,
+// as kafkabpl's and Java's producers place keyed records; see Hazard).
+// When this process holds that partition, restored, the key is read here.
+// When it is restoring it, or the group has not assigned it here yet, the
+// error wraps [ErrNotReady], naming the store and the partition: never a
+// half-restored state, nor a "not found" for a key that is there. When
+// another process of the stream's group holds it, the query is forwarded
+// to that process's query endpoint (see [Library.SetStoreForwarder] and
+// the config's "query-endpoint"; kafkabpl serve does both), which answers
+// it from its own committed state; the owner is read from the group's
+// description, cached, and read again after a rebalance or a miss. A
+// group that is rebalancing, or an owner that does not answer, gives
+// [ErrNotReady] once a fresh description was tried; an owner that
+// advertises no endpoint, or a library without forwarder, gives
+// [ErrNotHeld]. The state of an input that a batch processed is seen once
+// its transaction committed.
+//
+// Hazard: a key that its producer placed by another partitioner
+// ("round-robin", "manual", a custom one) is found only when this process
+// holds the partition it is in.
 func (lib *Library) StoreGet(ctx context.Context, id string, key any) (any, bool, error) {
 	const fn = "kafka-store-get"
-	st, err := lib.queryStore(fn, id, false)
+	s, err := lib.queryStream(fn, id, false)
 	if err != nil {
 		return nil, false, err
 	}
+	st := s.store
 	k, err := st.encodeKey(ctx, key)
 	if err != nil {
 		return nil, false, newError(fn, err)
 	}
-	for _, p := range st.state.Partitions() {
-		raw, found, err := st.state.Get(p, k)
-		if err != nil || !found {
-			continue // revoked since Partitions: not held
-		}
-		state, err := st.decodeState(raw)
+	p, err := s.keyPartition(ctx, k)
+	if err != nil {
+		return nil, false, newError(fn, err)
+	}
+	raw, found, local := st.getLocal(p, k)
+	if !local && !found {
+		a, err := lib.forward(ctx, s, &storeQuery{Op: opGet, Partition: p, Key: k})
 		if err != nil {
 			return nil, false, newError(fn, err)
 		}
-		return state, true, nil
+		raw, found = a.State, a.Found
 	}
-	return nil, false, nil
+	if !found {
+		return nil, false, nil
+	}
+	state, err := st.decodeState(raw)
+	if err != nil {
+		return nil, false, newError(fn, err)
+	}
+	return state, true, nil
+}
+
+// getLocal reads key k from partition p when this process holds it
+// restored (local), else from any partition it holds (a key placed by
+// another partitioner than murmur2).
+func (st *kafkaStore) getLocal(p int32, k []byte) (raw []byte, found, local bool) {
+	held := st.state.Partitions()
+	local = slices.Contains(held, p)
+	if local {
+		if raw, found, err := st.state.Get(p, k); err == nil {
+			return raw, found, true
+		}
+		local = false // revoked since Partitions
+	}
+	for _, q := range held {
+		if raw, found, err := st.state.Get(q, k); err == nil && found {
+			return raw, true, q == p
+		}
+	}
+	return nil, false, local
 }
 
 // StoreRange returns the committed states of the keys of stream id's store
 // (a per-key store's) from from to to, both included, comparing the keys'
 // encodings bytewise (nil: no bound), of every partition this process
-// holds, by partition then key. See StoreGet for the consistency.
+// holds, by partition then key: a range is not forwarded to the group's
+// other processes. While a partition assigned to this process is being
+// restored, the error wraps [ErrNotReady] (the range would miss its keys).
+// See StoreGet for the consistency.
 func (lib *Library) StoreRange(ctx context.Context, id string, from, to any) ([]StoreEntry, error) {
 	const fn = "kafka-store-range"
 	st, lo, hi, err := lib.rangeStore(ctx, fn, id, from, to)
 	if err != nil {
 		return nil, err
+	}
+	if err := st.restoringAny(); err != nil {
+		return nil, newError(fn, err)
 	}
 	var out []StoreEntry
 	var derr error
@@ -95,39 +147,57 @@ func (lib *Library) StoreRange(ctx context.Context, id string, from, to any) ([]
 // StoreWindows returns the committed open windows of key in stream id's
 // store (a windowed store's) that start from since to until, both
 // included, in start order: a window that closed is gone from the store,
-// its result written to the stream's output. See StoreGet for the
-// consistency.
+// its result written to the stream's output. A key of a partition another
+// process holds is forwarded to it, and one of a partition being restored
+// here is refused, as StoreGet does.
 func (lib *Library) StoreWindows(ctx context.Context, id string, key any, since, until time.Time) ([]StoreWindow, error) {
 	const fn = "kafka-store-windows"
-	st, err := lib.queryStore(fn, id, true)
+	s, err := lib.queryStream(fn, id, true)
 	if err != nil {
 		return nil, err
 	}
+	st := s.store
 	k, err := st.encodeKey(ctx, key)
 	if err != nil {
 		return nil, newError(fn, err)
 	}
-	var out []StoreWindow
-	var derr error
-	for _, p := range st.state.Partitions() {
-		st.state.Windows(p, k, k, since.UnixMilli(), until.UnixMilli(), func(_ []byte, start, end int64, raw []byte) bool {
-			v, err := store.Decode(raw)
-			if err != nil {
-				derr = err
-				return false
-			}
-			out = append(out, StoreWindow{Key: key, Partition: p, Start: time.UnixMilli(start), End: time.UnixMilli(end), Value: v})
-			return true
-		})
-		if derr != nil {
-			return nil, newError(fn, derr)
+	p, err := s.keyPartition(ctx, k)
+	if err != nil {
+		return nil, newError(fn, err)
+	}
+	q := &storeQuery{Op: opWindows, Partition: p, Key: k, Since: since.UnixMilli(), Until: until.UnixMilli()}
+	ws, local := st.windowsLocal(q)
+	if !local {
+		a, err := lib.forward(ctx, s, q)
+		if err != nil {
+			return nil, newError(fn, err)
 		}
+		ws = a.Windows
+	}
+	out := make([]StoreWindow, 0, len(ws))
+	for _, w := range ws {
+		v, err := store.Decode(w.Value)
+		if err != nil {
+			return nil, newError(fn, err)
+		}
+		out = append(out, StoreWindow{Key: key, Partition: p, Start: time.UnixMilli(w.Start), End: time.UnixMilli(w.End), Value: v})
 	}
 	return out, nil
 }
 
-// queryStore returns stream id's store, of the kind the query reads.
-func (lib *Library) queryStore(fn, id string, windowed bool) (*kafkaStore, error) {
+// windowsLocal reads q's windows from its partition, when this process
+// holds it restored (local).
+func (st *kafkaStore) windowsLocal(q *storeQuery) (ws []rawWindow, local bool) {
+	err := st.state.Windows(q.Partition, q.Key, q.Key, q.Since, q.Until, func(_ []byte, start, end int64, raw []byte) bool {
+		ws = append(ws, rawWindow{Start: start, End: end, Value: raw}) // a copy already
+		return true
+	})
+	return ws, err == nil
+}
+
+// queryStream returns stream id, whose store is of the kind the query
+// reads.
+func (lib *Library) queryStream(fn, id string, windowed bool) (*stream, error) {
 	h, err := lib.acquire(id, Stream)
 	if err != nil {
 		return nil, newError(fn, err)
@@ -142,7 +212,7 @@ func (lib *Library) queryStore(fn, id string, windowed bool) (*kafkaStore, error
 	case !windowed && st.win != nil:
 		return nil, newError(fn, errorf(ErrInvalidArgument, "store %q is windowed: query its windows with kafka-store-windows", st.name))
 	}
-	return st, nil
+	return h.stream, nil
 }
 
 // encodeKey is key as the store keys it: encoded by the stream's key

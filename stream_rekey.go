@@ -26,13 +26,18 @@ func (spec *StreamSpec) repartitionTopic(cfg *config) string {
 	return cfg.group + "-" + spec.Store + "-repartition"
 }
 
-// subscribeRepartition adds the repartition topic to what the client
-// reads, once the stream has created it (or found it): subscribed from the
-// start, the client's metadata requests would have the brokers create it
-// with their default partition count.
+// subscribeRepartition subscribes a re-keying stream's client to its
+// inputs and its repartition topic together, once the stream has created
+// that (or found it): subscribed from the start, the client's metadata
+// requests would have the brokers create it with their default partition
+// count. Until then the client reads nothing and is in no group. Adding
+// the repartition topic later, to a group already processing the inputs,
+// rebalanced it while a transaction held offsets for the group, and the
+// new partition's offset fetch then met UNSTABLE_OFFSET_COMMIT, which kgo
+// retries after a second: the re-keyed records waited that second.
 func (s *stream) subscribeRepartition() {
 	if s.spec.Rekey != nil {
-		s.cl.AddConsumeTopics(s.store.inputs[0])
+		s.cl.AddConsumeTopics(append([]string{s.store.inputs[0]}, s.spec.From...)...)
 	}
 }
 

@@ -34,7 +34,7 @@ import (
 // before any of their input is fetched; cl is nil in tests that call it
 // themselves.
 func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]int32) {
-	ps := st.partitions(m)
+	ps := inputPartitions(st.inputs, m)
 	if cl != nil && len(ps) > 0 {
 		cl.PauseFetchPartitions(st.ofInputs(ps))
 	}
@@ -55,7 +55,7 @@ func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]i
 func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for _, id := range st.partitions(m) {
+	for _, id := range inputPartitions(st.inputs, m) {
 		delete(st.assigned, id)
 		if p := st.restoring[id]; p != nil {
 			p.stopRestore()
@@ -65,28 +65,11 @@ func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]i
 	st.standby.poke()
 }
 
-// partitions returns the store's partitions in an assignment: the input
-// partitions' numbers, each once (a stream of several inputs keeps
-// partition N of each in its store's partition N).
-func (st *kafkaStore) partitions(m map[string][]int32) []int32 {
-	var ps []int32
-	for _, t := range st.inputs {
-		for _, p := range m[t] {
-			if !slices.Contains(ps, p) {
-				ps = append(ps, p)
-			}
-		}
-	}
-	return ps
-}
-
-// ofInputs returns partitions ps of every input, to pause or resume.
+// ofInputs returns partitions ps of every input, to pause or resume. (A
+// stream of several inputs keeps partition N of each in its store's
+// partition N: see inputPartitions.)
 func (st *kafkaStore) ofInputs(ps []int32) map[string][]int32 {
-	m := make(map[string][]int32, len(st.inputs))
-	for _, t := range st.inputs {
-		m[t] = ps
-	}
-	return m
+	return ofTopics(st.inputs, ps)
 }
 
 // forget forgets the whole assignment and ends every restore, for a new
@@ -151,6 +134,16 @@ func (s *stream) syncStore(ctx context.Context) error {
 			return err
 		}
 	}
+	// A re-keying stream's client reads nothing until its topics are
+	// checked (see subscribeRepartition): a poll would wait for ever.
+	for wait := retryWait(); s.spec.Rekey != nil && !st.checked; {
+		if err := wait(ctx); err != nil {
+			return nil // the stream stops
+		}
+		if err := s.checkChangelog(ctx); err != nil {
+			return err
+		}
+	}
 	st.mu.Lock()
 	st.pending = false
 	current := func(p *storePart) bool {
@@ -162,6 +155,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 			delete(st.parts, id)
 			st.state.Drop(id)
 			s.timers.drop(id)
+			st.interval.drop(id)
 		}
 	}
 	var adopted []int32
@@ -195,11 +189,11 @@ func (s *stream) syncStore(ctx context.Context) error {
 		return failed
 	}
 	for _, id := range adopted {
-		if err := s.timers.rebuild(st.state, id); err != nil {
+		if err := cmp.Or(s.timers.rebuild(st.state, id), st.interval.rebuild(st.state, id)); err != nil {
 			return fmt.Errorf("store %q partition %d: %w", st.name, id, err)
 		}
 	}
-	if len(adopted) > 0 {
+	if adopted = s.tables.restored(adopted); len(adopted) > 0 { // a partitioned table's restore resumes the others
 		s.cl.ResumeFetchPartitions(st.ofInputs(adopted))
 	}
 	// New partitions wait for the changelog's check (at the stream's

@@ -425,13 +425,14 @@ func (sb *standbys) copies() ([]*store.Part, []StandbyStatus) {
 // The entry's Standby is true, its Lag the changelog offsets its copy has
 // not applied yet, and Stale is true when that is not 0: the state may be
 // behind the owner's. A key of a partition this process holds, or keeps
-// no copy of, is not found (read it with StoreGet, or from its owner).
+// no copy of, is not found (StoreGet reads it, from its owner if need be).
 func (lib *Library) StoreStandbyGet(ctx context.Context, id string, key any) (StoreEntry, bool, error) {
 	const fn = "kafka-store-standby-get"
-	st, err := lib.queryStore(fn, id, false)
+	s, err := lib.queryStream(fn, id, false)
 	if err != nil {
 		return StoreEntry{}, false, err
 	}
+	st := s.store
 	k, err := st.encodeKey(ctx, key)
 	if err != nil {
 		return StoreEntry{}, false, newError(fn, err)
@@ -484,9 +485,11 @@ func (lib *Library) StoreStandbyRange(ctx context.Context, id string, from, to a
 // it keys them (nil: no bound), for StoreRange and StoreStandbyRange
 // (fn); its errors name fn.
 func (lib *Library) rangeStore(ctx context.Context, fn, id string, from, to any) (st *kafkaStore, lo, hi []byte, err error) {
-	if st, err = lib.queryStore(fn, id, false); err != nil {
+	s, err := lib.queryStream(fn, id, false)
+	if err != nil {
 		return nil, nil, nil, err
 	}
+	st = s.store
 	if from != nil {
 		if lo, err = st.encodeKey(ctx, from); err != nil {
 			return nil, nil, nil, newError(fn, err)

@@ -129,8 +129,8 @@ func standbyTakeover(t *testing.T, crash bool, protocol string) {
 	if err != nil || !found || e.State == nil || !e.Standby {
 		t.Errorf("standby get %v: %+v %v %v", entries[0].Key, e, found, err)
 	}
-	if _, found, _ := libB.StoreGet(ctx, b, entries[0].Key); found {
-		t.Errorf("StoreGet found %v, a key of a partition B does not hold", entries[0].Key)
+	if _, found, err := libB.StoreGet(ctx, b, entries[0].Key); found || !errors.Is(err, ErrNotHeld) {
+		t.Errorf("StoreGet %v, a key of a partition B does not hold (A has no query endpoint): %v, %v; want ErrNotHeld", entries[0].Key, found, err)
 	}
 	restoredBefore := stB.Store.Restored
 

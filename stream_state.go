@@ -90,6 +90,7 @@ type kafkaStore struct {
 	reads     chan struct{}      // a slot per restore reading (restoreReads)
 
 	late, restored, repartitioned atomic.Int64
+	interval                      *intervals // an interval join's expiry index; nil: none
 }
 
 // storePart is an input partition of the store: its state, and how it
@@ -115,7 +116,7 @@ func newStore(cfg *config, spec *StreamSpec) *kafkaStore {
 	st := &kafkaStore{
 		name: spec.Store, topic: cfg.group + "-" + spec.Store + "-changelog", inputs: spec.stateInputs(cfg), rekeys: spec.Rekey != nil, timed: spec.OnTimer != nil,
 		win: spec.Window, cfg: cfg, parts: map[int32]*storePart{}, restoring: map[int32]*storePart{}, assigned: map[int32]uint64{},
-		reads: make(chan struct{}, restoreReads),
+		reads: make(chan struct{}, restoreReads), interval: newIntervals(spec, cfg),
 	}
 	st.state = store.New(store.Config{Windows: spec.Window.spec()})
 	st.standby = newStandbys(spec.Standbys)
@@ -298,16 +299,16 @@ func (st *kafkaStore) keyedTransform(update Update) Transform {
 // checkStore validates a stateful spec's store fields.
 func (spec *StreamSpec) checkStore() error {
 	set := 0
-	for _, given := range []bool{spec.Transform != nil, spec.Update != nil, spec.Window != nil} {
+	for _, given := range []bool{spec.Transform != nil, spec.Update != nil, spec.Window != nil, spec.Interval != nil} {
 		if given {
 			set++
 		}
 	}
 	switch {
 	case set == 0:
-		return errorf(ErrInvalidArgument, `"transform": want a function of the input; or, for a stateful stream, an update (of the input and its key's state) or a window (with an aggregate)`)
+		return errorf(ErrInvalidArgument, `"transform": want a function of the input; or, for a stateful stream, an update (of the input and its key's state), a window (with an aggregate) or an interval join`)
 	case set > 1:
-		return errorf(ErrInvalidArgument, "want one of a transform, an update or a window, got %d of them", set)
+		return errorf(ErrInvalidArgument, "want one of a transform, an update, a window or an interval join, got %d of them", set)
 	}
 	if spec.Transform != nil {
 		if spec.Store != "" {
@@ -323,6 +324,9 @@ func (spec *StreamSpec) checkStore() error {
 	}
 	if spec.Window != nil {
 		return spec.Window.check()
+	}
+	if spec.Interval != nil {
+		return spec.checkInterval()
 	}
 	return nil
 }

@@ -257,7 +257,7 @@ func TestStatefulSpecErrors(t *testing.T) {
 		want string
 	}{
 		{StreamSpec{From: []string{"a"}, To: "o", Update: countUpdate}, `"store": a stateful stream needs a store name`},
-		{StreamSpec{From: []string{"a"}, To: "o", Update: countUpdate, Transform: poisonTransform, Store: "s"}, "want one of a transform, an update or a window, got 2"},
+		{StreamSpec{From: []string{"a"}, To: "o", Update: countUpdate, Transform: poisonTransform, Store: "s"}, "want one of a transform, an update, a window or an interval join, got 2"},
 		{StreamSpec{From: []string{"a"}, To: "o", Transform: poisonTransform, Store: "s"}, "keeps no store"},
 		{StreamSpec{From: []string{"a"}, To: "o", Store: "s", Window: &Window{Aggregate: agg}}, `"size" 0s`},
 		{StreamSpec{From: []string{"a"}, To: "o", Store: "s", Window: &Window{Kind: Session, Gap: time.Second, Aggregate: agg}}, `"merge"`},

@@ -28,23 +28,72 @@ import (
 // latest value per key (a null value deletes its key), for its functions
 // to look up ([Lookup], BPL's kafka-lookup) and for [StreamJoin].
 //
-// The table is global: every instance of the stream (every process of
+// By default the table is global: every instance of the stream (every process of
 // its group) reads all of the topic's partitions, so it suits reference
 // data that fits in memory, such as a device registry. A stream reads its
 // tables to their end (their last stable offset, as it was when the
 // stream started) before it processes any input, then follows their
-// updates as they come. A table's updates are not ordered with the
-// stream's inputs: an input is joined with what the table holds when the
-// input is processed, as in Kafka Streams' global tables. Keys and values
-// are read with the stream's key and value deserializers.
+// updates as they come, on a goroutine of their own. A global table's
+// updates are not ordered with the stream's inputs: an input is joined
+// with what the table holds when the input is processed, as in Kafka
+// Streams' global tables; so an update that races an input by a
+// millisecond may be seen by it or not, whatever their timestamps (a
+// partitioned table orders them). Keys and values are read with the
+// stream's key and value deserializers.
 //
 // The topic must exist when the stream starts (the stream fails
 // otherwise), and should be compacted ("cleanup.policy" "compact"): the
 // stream logs a warning for one that is not, whose old records the
 // brokers may delete while the table still needs them.
+//
+// A table marked Partitioned is co-partitioned with the stream's inputs
+// instead (Kafka Streams' KTable): see [StreamTable.Partitioned].
 type StreamTable struct {
 	Name  string // the name functions and joins use; the topic when empty
 	Topic string
+
+	// Partitioned makes the table co-partitioned with the stream's
+	// inputs: the topic has their partition count (checked when the
+	// stream starts: the stream fails otherwise) and is keyed alike, and
+	// each instance holds only the table's partitions whose numbers it is
+	// assigned of its inputs. A partition is restored (read to its last
+	// stable offset) when it is assigned, before any input of that
+	// partition is fetched; dropped when revoked; then kept up to date by
+	// a follower that fetches the topic's updates (read_committed).
+	//
+	// Updates are applied in timestamp order with the inputs, as Kafka
+	// Streams orders a task's inputs: before an input of partition N with
+	// timestamp T is processed, the updates of the table's partition N
+	// fetched so far (restored or followed) whose timestamps are up to T
+	// are applied, in offset order (an update with a later timestamp holds
+	// back those after it, as in Kafka Streams); the later ones are not.
+	// So an update at T and an input at T+1 ms: the input sees the update
+	// if it was fetched when the input is processed (always when it was
+	// written before the partition was assigned); an input at T and an
+	// update at T+1 ms: the input never sees the update, unless the input
+	// lagged so that the update had waited Hold. A lagging table is not
+	// waited for (Kafka Streams' max.task.idle.ms 0): an update not yet
+	// fetched is applied later. Between batches, the updates the inputs'
+	// time reached, and those that waited Hold, are applied, so that a
+	// table whose inputs are idle is at most Hold behind what was fetched.
+	//
+	// A join reads its input's partition; a [Lookup] must be for a key of
+	// a partition this instance holds restored (Kafka's default
+	// partitioner, murmur2, says which partition a key is in), or it is
+	// an [ErrInvalidArgument] error. Hazard: the updates applied by a
+	// batch that aborts stay applied, so an input read again may see an
+	// update later than itself; inputs older than the table's rows (old
+	// events replayed against reference data written since) do not see
+	// those rows until they have waited Hold: a global table suits such
+	// data. Not with a Rekey (its inputs' partitions are not the
+	// table's). false (the default): a global table.
+	Partitioned bool
+	// Hold is how long a partitioned table's update, fetched with a
+	// timestamp later than the inputs of its partition processed so far,
+	// waits for an input that reaches it before it is applied anyway,
+	// counted from its fetch (a restored one's: from the end of its
+	// partition's restore). 0: 2 s. Ignored for a global table.
+	Hold time.Duration
 }
 
 // JoinKind is how a stream joins its inputs with a table.
@@ -104,16 +153,40 @@ type joined struct {
 	raw   []byte
 }
 
-// globalTable is a table a stream holds whole.
+// rowSet is a table's rows: the latest value of each key, and their size.
+type rowSet struct {
+	rows  map[string][]byte
+	bytes int64
+}
+
+// put sets key's value; a nil value deletes key, a nil key is no row.
+func (rs *rowSet) put(key, val []byte) {
+	if key == nil {
+		return
+	}
+	old, had := rs.rows[string(key)]
+	if had {
+		rs.bytes -= int64(len(key) + len(old))
+	}
+	if val == nil {
+		delete(rs.rows, string(key))
+		return
+	}
+	rs.rows[string(key)] = val
+	rs.bytes += int64(len(key) + len(val))
+}
+
+// globalTable is a table a stream holds: whole, or the partitions it is
+// assigned (pt non-nil: see stream_ptable.go).
 type globalTable struct {
 	StreamTable
 	cfg *config
 	cl  *kgo.Client // follows the topic once the bootstrap read it
 	net *reachability
+	pt  *partTable // a partitioned table's partitions; nil: a global table
 
-	mu    sync.RWMutex
-	rows  map[string][]byte
-	bytes int64
+	mu sync.RWMutex
+	rowSet
 	ready bool
 
 	read, total atomic.Int64 // the bootstrap's progress, in offsets
@@ -141,6 +214,12 @@ func (spec *StreamSpec) checkTables() error {
 		if names[name] {
 			return errorf(ErrInvalidArgument, `"tables": %q names two tables`, name)
 		}
+		if t.Partitioned && spec.Rekey != nil {
+			return errorf(ErrInvalidArgument, `"tables": %q is partitioned, and the stream re-keys its inputs ("rekey"): a partitioned table is co-partitioned with the inputs as they are; use a global table`, name)
+		}
+		if t.Hold < 0 {
+			return errorf(ErrInvalidArgument, `"tables": %q: hold %v is negative`, name, t.Hold)
+		}
 		if slices.Contains(spec.From, t.Topic) {
 			return errorf(ErrInvalidArgument, `"tables": %q is an input topic too; a table is read whole, not as an input`, t.Topic)
 		}
@@ -158,7 +237,7 @@ func (spec *StreamSpec) checkTables() error {
 }
 
 // newTables returns a stream's tables, empty; nil for none.
-func newTables(cfg *config, specs []StreamTable) streamTables {
+func newTables(cfg *config, specs []StreamTable, inputs []string) streamTables {
 	if len(specs) == 0 {
 		return nil
 	}
@@ -167,7 +246,11 @@ func newTables(cfg *config, specs []StreamTable) streamTables {
 		if spec.Name == "" {
 			spec.Name = spec.Topic
 		}
-		ts[spec.Name] = &globalTable{StreamTable: spec, cfg: cfg, rows: map[string][]byte{}, net: &reachability{servers: joinServers(cfg.servers)}}
+		t := &globalTable{StreamTable: spec, cfg: cfg, rowSet: rowSet{rows: map[string][]byte{}}, net: &reachability{servers: joinServers(cfg.servers)}}
+		if spec.Partitioned {
+			t.pt = newPartTable(t, inputs)
+		}
+		ts[spec.Name] = t
 	}
 	return ts
 }
@@ -181,7 +264,11 @@ func (ts streamTables) bootstrap(ctx context.Context, s *stream) error {
 	}
 	adm := kadm.NewClient(s.cl) // the run goroutine's, as s.cl is
 	for _, t := range ts.sorted() {
-		if err := t.bootstrap(ctx, s, adm); err != nil {
+		bootstrap := t.bootstrap
+		if t.pt != nil {
+			bootstrap = t.pt.bootstrap
+		}
+		if err := bootstrap(ctx, s, adm); err != nil {
 			return fmt.Errorf("table %q (topic %q): %w", t.Name, t.Topic, err)
 		}
 	}
@@ -330,13 +417,18 @@ func (t *globalTable) follow(s *stream) {
 		if fetches.IsClientClosed() || s.pollCtx.Err() != nil {
 			return
 		}
-		fetches.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
-				s.log(fmt.Sprintf("stream %s: table %q: topic %q partition %d: %v", s.h.id, t.Name, topic, p, err))
-			}
-		})
+		t.logFetchErrors(s, fetches)
 		t.apply(fetches.Records())
 	}
+}
+
+// logFetchErrors logs the errors of a follower's fetches.
+func (t *globalTable) logFetchErrors(s *stream, fetches kgo.Fetches) {
+	fetches.EachError(func(topic string, p int32, err error) {
+		if !errors.Is(err, context.Canceled) {
+			s.log(fmt.Sprintf("stream %s: table %q: topic %q partition %d: %v", s.h.id, t.Name, topic, p, err))
+		}
+	})
 }
 
 // apply applies records to the table: each sets its key's value, or
@@ -348,19 +440,7 @@ func (t *globalTable) apply(recs []*kgo.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range recs {
-		if r.Key == nil {
-			continue // no key, no row
-		}
-		old, had := t.rows[string(r.Key)]
-		if had {
-			t.bytes -= int64(len(r.Key) + len(old))
-		}
-		if r.Value == nil {
-			delete(t.rows, string(r.Key))
-			continue
-		}
-		t.rows[string(r.Key)] = r.Value
-		t.bytes += int64(len(r.Key) + len(r.Value))
+		t.put(r.Key, r.Value)
 	}
 	t.updates.Add(int64(len(recs)))
 }
@@ -408,7 +488,14 @@ func Lookup(ctx context.Context, table string, key any) (any, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	raw := t.get(k)
+	var raw []byte
+	if t.pt != nil {
+		if raw, err = t.pt.lookup(k); err != nil {
+			return nil, false, errorf(ErrInvalidArgument, "table %q: key %v: %v", table, key, err)
+		}
+	} else {
+		raw = t.get(k)
+	}
 	if raw == nil {
 		return nil, false, nil
 	}
@@ -416,27 +503,42 @@ func Lookup(ctx context.Context, table string, key any) (any, bool, error) {
 }
 
 // join looks in's key up in the join's table, into in.join (process gives
-// each input of a batch one); false: an inner join drops the input.
-func (s *stream) join(in *Record) bool {
+// each input of a batch one); false: an inner join drops the input. A
+// partitioned table's partition of the input no longer held is
+// errNotHeld.
+func (s *stream) join(in *Record) (bool, error) {
 	j := s.spec.Join
 	t := s.tables[j.Table]
-	*in.join = joined{table: t, raw: t.get(in.KeyBytes())}
-	return in.join.raw != nil || j.Kind == LeftJoin
+	raw, err := t.get(in.KeyBytes()), error(nil)
+	if t.pt != nil {
+		raw, err = t.pt.get(in.Partition(), in.KeyBytes())
+	}
+	*in.join = joined{table: t, raw: raw}
+	return in.join.raw != nil || j.Kind == LeftJoin, err
 }
 
 // TableStatus is a stream's table as this process holds it.
 type TableStatus struct {
 	Name, Topic string
-	Ready       bool  // read to the end it had when the stream started; following its updates
+	Ready       bool  // global: read to the end it had when the stream started; partitioned: every partition held is restored; following its updates
 	Keys        int64 // keys held
 	Bytes       int64 // their keys and values, in bytes
-	Read, Total int64 // the first read's progress, in offsets
-	Updates     int64 // records applied since the stream started
+	Read, Total int64 // the first read's progress, in offsets (partitioned: the restores of the partitions held)
+	Updates     int64 // records applied since the stream started (partitioned: restored ones too)
+
+	Partitioned bool  // co-partitioned with the inputs (see [StreamTable.Partitioned])
+	Partitions  int   // partitioned: partitions held, restored or restoring
+	Restoring   int   // partitioned: partitions being restored
+	Pending     int64 // partitioned: updates fetched (or restored) and not yet applied, waiting for the inputs' time to reach them
 }
 
 func (ts streamTables) status() []TableStatus {
 	var out []TableStatus
 	for _, t := range ts.sorted() {
+		if t.pt != nil {
+			out = append(out, t.pt.status())
+			continue
+		}
 		t.mu.RLock()
 		out = append(out, TableStatus{Name: t.Name, Topic: t.Topic, Ready: t.ready, Keys: int64(len(t.rows)), Bytes: t.bytes,
 			Read: t.read.Load(), Total: t.total.Load(), Updates: t.updates.Load()})
@@ -456,5 +558,11 @@ func (ts *TableStatus) List() *value.List {
 	l.AppendNamed("read", ts.Read)
 	l.AppendNamed("total", ts.Total)
 	l.AppendNamed("updates", ts.Updates)
+	if ts.Partitioned {
+		l.AppendNamed("partitioned", true)
+		l.AppendNamed("partitions", int64(ts.Partitions))
+		l.AppendNamed("restoring", int64(ts.Restoring))
+		l.AppendNamed("pending", ts.Pending)
+	}
 	return l
 }

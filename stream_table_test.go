@@ -84,7 +84,7 @@ func TestStreamTableJoin(t *testing.T) {
 			}
 			// d1 moves, d2 is deleted: later inputs see it.
 			send(t, lib, p, []string{"devices"}, Message{Key: "d1", Value: "site-c"}, Message{Key: "d2"})
-			waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Tables[0].Updates == 5 })
+			waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Tables[0].Updates == 5 && st.Tables[1].Updates == 5 }) // both tables: each follows on its own
 			send(t, lib, p, []string{"readings"}, pairs("d1", "23", "d2", "24")...)
 			want += " 23@site-c"
 			if kind == LeftJoin {

@@ -330,3 +330,35 @@ func TestStreamTransactionTimedOut(t *testing.T) {
 		t.Errorf("destroy: %v %v", ok, err)
 	}
 }
+
+// TestStreamBatchAdapts checks the batch size's rule (see batchFirst):
+// full quick batches double it up to batchMost, a slow one halves it down
+// to 1, a short one or one between leaves it, and a configured
+// "max-poll-records" is kept whatever the batches take.
+func TestStreamBatchAdapts(t *testing.T) {
+	s := &stream{h: &handle{cfg: &config{given: map[string]bool{}}}}
+	want := func(n int, what string) {
+		t.Helper()
+		if got := s.batchSize(); got != n {
+			t.Fatalf("%s: batch size %d, want %d", what, got, n)
+		}
+	}
+	want(batchFirst, "at first")
+	s.batchTook(batchFirst, time.Millisecond)
+	want(2*batchFirst, "after a full quick batch")
+	s.batchTook(10, time.Millisecond)
+	want(2*batchFirst, "after a short batch")
+	s.batchTook(2*batchFirst, batchQuick+time.Millisecond)
+	want(2*batchFirst, "after a full batch between quick and slow")
+	for range 10 {
+		s.batchTook(s.batchSize(), time.Millisecond)
+	}
+	want(batchMost, "after many full quick batches")
+	for range 20 {
+		s.batchTook(3, batchSlow+time.Millisecond)
+	}
+	want(1, "after many slow batches")
+	s.h.cfg.given["max-poll-records"], s.h.cfg.maxPollRecords = true, 7
+	s.batchTook(1, time.Millisecond)
+	want(7, "with max-poll-records given")
+}

@@ -352,6 +352,9 @@ func (ts *timers) anyDue() bool {
 // partitions, in the batch in hand, handing each output to write.
 func (s *stream) fireDue(b *batchCounts, write func(o StreamOutput) error) error {
 	ts, st := s.timers, s.store
+	if err := s.expireIntervals(b, write); err != nil {
+		return err
+	}
 	if ts == nil {
 		return nil
 	}
@@ -388,6 +391,11 @@ func (s *stream) fireDue(b *batchCounts, write func(o StreamOutput) error) error
 // of a key first seen in the batch, once and for all, since its later
 // inputs find it noted.
 func (s *stream) rebuildStale() error {
+	if s.store != nil {
+		if err := s.store.interval.rebuildStale(s.store.state); err != nil {
+			return err
+		}
+	}
 	ts := s.timers
 	if ts == nil || !ts.stale {
 		return nil
@@ -457,15 +465,15 @@ func (s *stream) fireOne(p *store.Part, pt *partTimers, id int32, d due, streamT
 	return nil
 }
 
-// writeOutput returns the function that serializes a timer's output and
-// hands it to write.
+// writeOutput returns the function that serializes an output of no input
+// (a timer's, an interval join's expiry's) and hands it to write.
 func (s *stream) writeOutput(write func(*kgo.Record)) func(StreamOutput) error {
 	n := 0
 	return func(o StreamOutput) error {
 		n++
 		r, err := s.record(o, n)
 		if err != nil {
-			return fmt.Errorf("a timer's output: %w", err)
+			return fmt.Errorf("an output of no input (a timer's, or an interval join's unmatched record's): %w", err)
 		}
 		write(r)
 		return nil
@@ -478,6 +486,9 @@ func (s *stream) abortState() {
 	s.store.abort()
 	if s.timers != nil {
 		s.timers.stale = true
+	}
+	if s.store != nil && s.store.interval != nil {
+		s.store.interval.stale = true
 	}
 }
 
@@ -499,6 +510,8 @@ func (spec *StreamSpec) kind() string {
 	switch {
 	case spec.Window != nil:
 		return "windowed"
+	case spec.Interval != nil:
+		return "interval join"
 	case spec.Update != nil:
 		return "stateful"
 	}

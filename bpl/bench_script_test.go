@@ -3,6 +3,8 @@ package bpl
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/brain4it/kafkabpl/value"
@@ -105,4 +107,19 @@ func BenchmarkEvalOnce(b *testing.B) {
 	in.SetGlobal("x", mustParse(b, `("a" => 1 "b" => 2)`))
 	evalBench(b, in, `(do (set y (list (+ 1 2) (get x "a") (concat "k" (string 5))))
   (if (> (size y) 2) (get y 0) null))`, func(v any) bool { return v == int64(3) })
+}
+
+// TestScriptFilesMatch checks that bench/interp's scripts, which
+// brain4it's own interpreter runs for the comparison in BENCHMARKS.md, are
+// the ones BenchmarkScript runs.
+func TestScriptFilesMatch(t *testing.T) {
+	for name, src := range map[string]string{"arith": scriptArith, "strings": scriptStrings, "lists": scriptLists, "fib": scriptFib} {
+		b, err := os.ReadFile(filepath.Join("..", "bench", "interp", name+".bpl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != src {
+			t.Errorf("bench/interp/%s.bpl differs from BenchmarkScript's script:\n%s\nwant:\n%s", name, b, src)
+		}
+	}
 }

@@ -112,6 +112,13 @@
 //
 //	("sensors" => ("s1" => "21.5" "s1" => "21.7" "no key"))
 //
+// A message is built when the script first reads it (by index, by name,
+// by walking or printing the list): its key and value are copied out of
+// the fetched records then, into memory of its own, so a message a script
+// keeps costs only itself. What is not read by the consumer's next poll,
+// or its destroy, is copied then: a list kept past that never holds the
+// fetched batch. Nothing else about the list differs from one built whole.
+//
 // With the consumer config "poll-format" => "records", each message is
 //
 //	("topic" => "sensors" "partition" => 0 "offset" => 7 "timestamp" => 1700000000123
@@ -247,10 +254,15 @@
 //	(kafka-store-windows id key [since until]) a windowed store's open windows of key starting from
 //	                                         since to until (ms): (("start" => ms "end" => ms "value" => v) ...)
 //
-// They read what the stream's last committed transaction left, of the
-// partitions this process holds and has restored; see
-// [kafkabpl.Library.StoreGet]. A stream with "standbys" reads its
-// standby copies of the partitions other members hold too:
+// They read what the stream's last committed transaction left. A key
+// whose partition is being restored here raises NotReady; a key whose
+// partition another process of the group holds is asked of it, at the
+// query endpoint it advertises (config "query-endpoint"; kafkabpl serve
+// sets it, and forwards), and raises NotReady while the group settles,
+// NotHeld when it cannot be asked. kafka-store-range reads this process's
+// partitions only. See [kafkabpl.Library.StoreGet].
+// A stream with "standbys" reads its standby copies of the partitions
+// other members hold too:
 //
 //	(kafka-store-standby-get id key)         ("state" => s "partition" => n "lag" => n "stale" => bool), or null
 //	(kafka-store-standby-range id [from to]) (key => ("state" "partition" "lag" "stale") ...)
@@ -278,6 +290,28 @@
 // runs the stream fires once one does. [kafkabpl.SetTimer] and
 // [kafkabpl.OnTimer] say the rest.
 //
+// # Interval joins
+//
+// A stream of two co-partitioned topics can join their records of the
+// same key that come within a time window of each other:
+//
+//	(kafka-stream config "from" => (left-topic right-topic) "to" => topic "store" => name
+//	  "interval-join" => ("before" => ms "after" => ms)   a left record at t matches right ones from t - before to t + after
+//	  "transform" => (function (left right) ...))       the two records; returns outputs as a transform does,
+//	                                                    keyed by the records' key unless they say otherwise
+//	    interval-join: "window" => ms                   as far before as after (instead of "before" and "after")
+//	                   "grace" => ms (default 0)        how far out of order records may come
+//	                   "kind" => "inner" (default)      pairs only
+//	                           | "left"                 ... and each left record that matched none, with null
+//	                                                    for right, when it expires
+//	                           | "outer"                ... and each right record that matched none, with null for left
+//	                   "late" => "drop" (default) | "dead-letter"   records the stream time left behind
+//
+// Each pair is joined once, when its later record is processed. Both
+// sides' records wait in the store (a key's records are its state, in
+// the changelog) until the stream time passes them by before + after +
+// grace; then they expire. See [kafkabpl.IntervalJoin].
+//
 // # Tables and joins
 //
 // A stream, stateless or stateful, can read compacted topics as tables,
@@ -285,18 +319,29 @@
 //
 //	(kafka-stream config "from" => topic "to" => topic "transform" => fn
 //	  "tables" => ("devices" => "device-registry" ...)   name => topic; or a topic, or a list of topics
+//	    name => ("topic" => topic                      or a table's settings:
+//	             "partitioned" => true                 co-partitioned with the inputs (default false: global)
+//	             "hold" => ms)                         a partitioned table's update later than its inputs waits that long (2000)
 //	  "join" => "devices"                              each input's "joined" element: the table's value for its key
 //	  "join-kind" => "inner" (default)                 inputs whose key the table lacks are dropped
 //	               | "left")                           ... or joined with null
 //	(kafka-lookup table key)                           from a stream's function: the table's value for key, or null
 //
-// Every process of the stream reads each table whole, to its end, before
-// the stream's first input, then follows its updates; an input is joined
-// with what the table holds when it is processed. The table's topic must
-// exist (the stream fails otherwise) and should be compacted (a warning
-// otherwise). kafka-stream-status adds "tables" => (name => ("name"
-// "topic" "ready" "keys" "bytes" "read" "total" "updates") ...). See
-// [kafkabpl.StreamTable] and [kafkabpl.StreamJoin].
+// Every process of the stream reads each global table whole, to its end,
+// before the stream's first input, then follows its updates; an input is
+// joined with what the table holds when it is processed. A partitioned
+// table has the inputs' partition count (the stream fails otherwise), and
+// each process holds only the partitions it is assigned of its inputs,
+// restored before their input is fetched; an input of partition N with
+// timestamp T sees the updates of the table's partition N fetched so far
+// up to T, and none later (timestamp order, as in Kafka Streams);
+// kafka-lookup of a partitioned table is for a key of a partition the
+// process holds (an error otherwise). The table's topic must exist (the
+// stream fails otherwise) and should be compacted (a warning otherwise).
+// kafka-stream-status adds "tables" => (name => ("name" "topic" "ready"
+// "keys" "bytes" "read" "total" "updates" and, partitioned, "partitioned"
+// "partitions" "restoring" "pending") ...). See [kafkabpl.StreamTable] and
+// [kafkabpl.StreamJoin].
 //
 // Values, configs and their keys, serializers, the schema registry,
 // errors and timeouts are those of package kafkabpl, described there.

@@ -104,7 +104,7 @@ func returning(v any) goFunc {
 // from a cluster of the test's own with the default (String)
 // deserializers: topic "in", partition 0, offset 0, key "k", value "v",
 // no headers.
-func inputRecord(t *testing.T) *kafkabpl.Record {
+func inputRecord(t testing.TB) *kafkabpl.Record {
 	t.Helper()
 	servers := testkit.NewCluster(t).Servers()
 	lib := newLib(t)

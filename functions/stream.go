@@ -3,9 +3,11 @@ package functions
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/value"
@@ -14,7 +16,7 @@ import (
 // The BPL side of streams: kafka-stream, kafka-stream-status, and the
 // values a transform returns, kafka-output and kafka-outputs.
 
-const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] ["standbys" => n] "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "tables" => (name => topic ...) "join" => name "join-kind" => "inner"|"left" "config-key" => value ...)`
+const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] ["standbys" => n] | "store" => name "interval-join" => (...) "transform" => (function (left right) ...) "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "tables" => (name => topic|("topic" => topic "partitioned" => true "hold" => ms) ...) "join" => name "join-kind" => "inner"|"left" "config-key" => value ...)`
 
 // streamNames are kafka-stream's own named arguments; any other is a config
 // key.
@@ -114,8 +116,9 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 	return lib.Stream(ctx, kafkabpl.Config{Base: a.pos[0], Keys: config}, spec)
 }
 
-// tables reads "tables": a topic, a list of topics, or (name => topic
-// ...); a table without a name is named by its topic.
+// tables reads "tables": a topic, a list of topics, or (name => table
+// ...), where a table is its topic or (tableUsage); a table without a name
+// is named by its topic.
 func (a *args) tables(v any) ([]kafkabpl.StreamTable, error) {
 	if s, ok := v.(string); ok {
 		return []kafkabpl.StreamTable{{Topic: s}}, nil
@@ -126,13 +129,55 @@ func (a *args) tables(v any) ([]kafkabpl.StreamTable, error) {
 	}
 	var ts []kafkabpl.StreamTable
 	for name, e := range l.All() {
-		topic, ok := e.(string)
-		if !ok {
-			return nil, a.errorf(`"tables": want topic names, got %s in %s`, value.Describe(e), value.Describe(v))
+		switch e := e.(type) {
+		case string:
+			ts = append(ts, kafkabpl.StreamTable{Name: name, Topic: e})
+		case *value.List:
+			t, err := a.table(name, e)
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, t)
+		default:
+			return nil, a.errorf(`"tables": want topic names or %s, got %s in %s`, tableUsage, value.Describe(e), value.Describe(v))
 		}
-		ts = append(ts, kafkabpl.StreamTable{Name: name, Topic: topic})
 	}
 	return ts, nil
+}
+
+// tableUsage is the form of a table's settings in "tables".
+const tableUsage = `("topic" => topic "partitioned" => true|false "hold" => ms)`
+
+// table reads a table's settings, (tableUsage).
+func (a *args) table(name string, l *value.List) (kafkabpl.StreamTable, error) {
+	t := kafkabpl.StreamTable{Name: name}
+	what := fmt.Sprintf(`"tables" %q`, name)
+	for key, v := range l.All() {
+		var err error
+		switch key {
+		case "topic":
+			t.Topic, err = a.strValue(v, what+` "topic"`)
+		case "partitioned":
+			b, ok := v.(bool)
+			if !ok {
+				err = a.errorf(`%s "partitioned": want true or false, got %s`, what, value.Describe(v))
+			}
+			t.Partitioned = b
+		case "hold":
+			var ms int64
+			ms, err = a.int(v, what+` "hold" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))
+			t.Hold = time.Duration(ms) * time.Millisecond
+		default:
+			err = a.errorf(`%s: unknown setting %q; want %s`, what, key, tableUsage)
+		}
+		if err != nil {
+			return t, err
+		}
+	}
+	if t.Topic == "" {
+		return t, a.errorf(`%s: want a "topic": %s`, what, tableUsage)
+	}
+	return t, nil
 }
 
 // bplLookup is (kafka-lookup table key): the value a stream's table holds
@@ -191,7 +236,12 @@ func (a *args) oneOf(v any, what string, choices ...string) (int, error) {
 // a record list and returns null (no output), a kafka-output or
 // kafka-outputs value, or any other value, which is one output to the
 // stream's "to" with the input's key.
+//
+// The slice of one output it returns is reused by its next call, which
+// the stream makes only after writing the outputs of this one (the
+// transforms of a stream run one at a time): an input costs no slice.
 func bplTransform(fn value.Callable) kafkabpl.Transform {
+	var one [1]kafkabpl.StreamOutput
 	return func(ctx context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
@@ -199,7 +249,7 @@ func bplTransform(fn value.Callable) kafkabpl.Transform {
 		if err != nil {
 			return nil, err
 		}
-		return outputsOf(v, key)
+		return outputsInto(one[:0], v, key)
 	}
 }
 
@@ -207,6 +257,11 @@ func bplTransform(fn value.Callable) kafkabpl.Transform {
 // kafka-output or kafka-outputs value, or any other value, which is one
 // output to the stream's "to"; outputs that set no key get key.
 func outputsOf(v, key any) ([]kafkabpl.StreamOutput, error) {
+	return outputsInto(nil, v, key)
+}
+
+// outputsInto is outputsOf appending one output (the usual case) to buf.
+func outputsInto(buf []kafkabpl.StreamOutput, v, key any) ([]kafkabpl.StreamOutput, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
@@ -233,7 +288,7 @@ func outputsOf(v, key any) ([]kafkabpl.StreamOutput, error) {
 			return nil, invalidf("the function returned a list that contains itself, which no message can hold")
 		}
 	}
-	return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: key, Value: v}}}, nil
+	return append(buf, kafkabpl.StreamOutput{Message: kafkabpl.Message{Key: key, Value: v}}), nil
 }
 
 // streamOutputs is what kafka-output and kafka-outputs return: messages a

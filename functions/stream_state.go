@@ -51,7 +51,7 @@ func bplState(ctx context.Context, l *value.List) (any, error) {
 }
 
 // stateNames are kafka-stream's named arguments of stateful streams.
-var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on-timer", "silence", "rekey", "standbys"}
+var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on-timer", "silence", "rekey", "interval-join", "standbys"}
 
 // readStateArgs reads the named arguments of a stateful stream into spec;
 // transform is the "transform" function, nil if none was given.
@@ -62,6 +62,9 @@ func (a *args) readStateArgs(spec *kafkabpl.StreamSpec, named map[string]any, tr
 			return err
 		}
 		spec.Store = s
+	}
+	if v, ok := named["interval-join"]; ok {
+		return a.readIntervalJoin(spec, v, named, transform)
 	}
 	fn := func(name, shape string) (value.Callable, error) {
 		v, ok := named[name]

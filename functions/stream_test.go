@@ -92,6 +92,28 @@ func TestBPLOutputPrints(t *testing.T) {
 	}
 }
 
+// TestBPLPartitionedTable checks the per-table form of "tables": a
+// partitioned table and a global one side by side, as
+// kafka-stream-status shows them (the stream needs no broker to start).
+func TestBPLPartitionedTable(t *testing.T) {
+	t.Parallel()
+	lib := kafkabpl.New()
+	fn := goFunc(func(context.Context, *value.List) (any, error) { return nil, nil })
+	id := mustCall(t, lib, "kafka-stream", "127.0.0.1:1", nv{"group", "g"}, nv{"from", "orders"}, nv{"to", "out"}, nv{"transform", fn},
+		nv{"tables", bplList(t, nv{"customers", bplList(t, nv{"topic", "customer-table"}, nv{"partitioned", true}, nv{"hold", 500})}, nv{"sites", "site-table"})},
+		nv{"join", "customers"})
+	defer mustCall(t, lib, "kafka-destroy", id)
+	st := value.Format(mustCall(t, lib, "kafka-stream-status", id))
+	for _, want := range []string{
+		`"customers" => ("name" => "customers" "topic" => "customer-table" "ready" => false "keys" => 0 "bytes" => 0 "read" => 0 "total" => 0 "updates" => 0 "partitioned" => true "partitions" => 0 "restoring" => 0 "pending" => 0)`,
+		`"sites" => ("name" => "sites" "topic" => "site-table" "ready" => false "keys" => 0 "bytes" => 0 "read" => 0 "total" => 0 "updates" => 0)`,
+	} {
+		if !strings.Contains(st, want) {
+			t.Errorf("status %s: want %s", st, want)
+		}
+	}
+}
+
 // TestBPLStreamArgs checks kafka-stream's and kafka-output's bad inputs.
 func TestBPLStreamArgs(t *testing.T) {
 	t.Parallel()
@@ -114,7 +136,11 @@ func TestBPLStreamArgs(t *testing.T) {
 		{"no group", "kafka-stream", []any{servers, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}}, kafkabpl.ErrInvalidConfig, `a stream needs a "group"`},
 		{"output's bad field", "kafka-output", []any{"v", nv{"partitions", 1}}, kafkabpl.ErrInvalidArgument, `unknown named argument "partitions" (did you mean "partition"?)`},
 		{"output's bad topic", "kafka-output", []any{"v", nv{"topic", 1}}, kafkabpl.ErrInvalidArgument, `"topic": want a string, got 1`},
-		{"bad tables", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", bplList(t, nv{"devices", 5})}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "tables": want topic names, got 5`},
+		{"bad tables", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", bplList(t, nv{"devices", 5})}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "tables": want topic names or ("topic" => topic "partitioned" => true|false "hold" => ms), got 5`},
+		{"table's unknown setting", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", bplList(t, nv{"c", bplList(t, nv{"topic", "c"}, nv{"partitoned", true})})}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "tables" "c": unknown setting "partitoned"; want ("topic" => topic "partitioned" => true|false "hold" => ms)`},
+		{"table without a topic", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", bplList(t, nv{"c", bplList(t, nv{"partitioned", true})})}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "tables" "c": want a "topic"`},
+		{"table's partitioned not a bool", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", bplList(t, nv{"c", bplList(t, nv{"topic", "c"}, nv{"partitioned", "yes"})})}}, kafkabpl.ErrInvalidArgument, `"tables" "c" "partitioned": want true or false, got the string "yes"`},
+		{"table's bad hold", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", bplList(t, nv{"c", bplList(t, nv{"topic", "c"}, nv{"hold", -1})})}}, kafkabpl.ErrInvalidArgument, `"tables" "c" "hold" (ms)`},
 		{"join of no table", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", "registry"}, nv{"join", "devices"}}, kafkabpl.ErrInvalidArgument, `kafka-stream: "join" "devices": not a table of the stream (its "tables" name [registry])`},
 		{"join-kind alone", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"join-kind", "left"}}, kafkabpl.ErrInvalidArgument, `"join-kind": want "join" => table too`},
 		{"bad join-kind", "kafka-stream", []any{servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", fn}, nv{"tables", "t"}, nv{"join", "t"}, nv{"join-kind", "outer"}}, kafkabpl.ErrInvalidArgument, `"join-kind": want "inner" or "left", got the string "outer"`},

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -276,9 +278,9 @@ func TestErrorsAsBrain4its(t *testing.T) {
 }
 
 // TestCyclicLists: (put r "me" r) builds a list that contains itself, as
-// on brain4it's server; it is answered and saved with brain4it's tags,
-// and what cannot hold it (JSON, XML) is an error, not a request that
-// never ends.
+// on brain4it's server; it is answered, watched and saved with brain4it's tags,
+// and what cannot hold it (JSON, XML, a library function's argument) is
+// an error, not a request that never ends.
 func TestCyclicLists(t *testing.T) {
 	dir := t.TempDir()
 	srv, c := newTestServer(t, Config{Store: DirStore{Dir: dir}})
@@ -298,6 +300,25 @@ func TestCyclicLists(t *testing.T) {
 	}
 	c.fails("POST", "/m/@json", "", "InvalidArgument", "contains itself")
 	c.fails("POST", "/m/@xml", "", "InvalidArgument", "contains itself")
+	// the whole scope, and a monitor's line, which is compared with the
+	// last one sent before it is sent
+	if got := c.ok("GET", "/m", ""); !strings.Contains(got, `"r" => `+want) {
+		t.Errorf("GET /m: %s", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mon := c.watch(ctx, "m", 0, "@bpl")
+	if ch := mon.next(t, 10*time.Second); ch.fn != "@bpl" || ch.text != want {
+		t.Errorf("monitor of @bpl: %+v", ch)
+	}
+	c.ok("POST", "/m", `(do (push r 2) (module-notify "@bpl"))`)
+	if ch := mon.next(t, 10*time.Second); ch.text != `(<#1> 1 "me" => <@1> 2)` {
+		t.Errorf("monitor of @bpl after a change: %+v", ch)
+	}
+	c.ok("POST", "/m", `(remove r 2)`)
+	// a library function, kafka's among them, refuses it rather than
+	// serialize it without end
+	c.fails("POST", "/m", `(kafka-producer "127.0.0.1:1" "client-id" => r)`, "InvalidArgument", "contains itself")
 	// saved and loaded again as the same cycle
 	if err := srv.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -305,5 +326,34 @@ func TestCyclicLists(t *testing.T) {
 	_, c2 := newTestServer(t, Config{Store: DirStore{Dir: dir}})
 	if got := c2.ok("POST", "/m", `(=== r (get r "me"))`); got != "true" {
 		t.Errorf("after a restart r is no longer its own element: %s", got)
+	}
+}
+
+// TestServeExamplesPortable: each examples/serve/*.bpl is one expression
+// (brain4it's server evaluates one a request) whose start and stop are
+// code, which both servers evaluate; a function there would be called by
+// neither, and the module would do nothing on brain4it's server.
+func TestServeExamplesPortable(t *testing.T) {
+	files, err := filepath.Glob("../examples/serve/*.bpl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no serve examples: %v", err)
+	}
+	_, c := newTestServer(t, Config{})
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exprs, err := value.Parse(string(src)); err != nil || len(exprs) != 1 {
+			t.Errorf("%s: %d expressions (%v), want one", f, len(exprs), err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".bpl")
+		c.ok("PUT", "/"+name, "")
+		c.ok("POST", "/"+name, string(src))
+		for _, v := range []string{"start", "stop"} {
+			if got := c.ok("GET", "/"+name+"/"+v, ""); !strings.HasPrefix(got, "(do ") {
+				t.Errorf("%s: %s is %.60s..., want code, (do ...)", f, v, got)
+			}
+		}
 	}
 }

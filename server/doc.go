@@ -49,4 +49,13 @@
 // /module/module-metadata need no key. A module created with PUT and a key
 // keeps that key as its access-key. Without Config.AccessKey every request
 // is allowed: serve such a server on loopback only.
+//
+// Several servers may run one module whose stateful stream shares a
+// group, each holding part of the store's partitions. With Config.URL
+// set, each module's streams advertise URL/MODULE as their query
+// endpoint, and kafka-store-get or kafka-store-windows of a key another
+// server holds is forwarded there (POST /MODULE with the header
+// kafka-store-query, which needs the module's or the server's key, and
+// carries the module's access-key, else the server's): see
+// store_query.go.
 package server

@@ -85,6 +85,7 @@ func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
 	for name, f := range functions.Table(lib) {
 		in.Define(name, f)
 	}
+	m.routeStoreQueries(lib)
 	return lib
 }
 

@@ -8,15 +8,16 @@ import (
 // The kinds of request an Observer is told of, one per call of
 // brain4it's protocol (see [Server.ServeHTTP]).
 const (
-	RequestList     = "list"     // GET /: the modules
-	RequestGet      = "get"      // GET /module, GET /module/path
-	RequestPut      = "put"      // PUT: create a module, replace its scope, set an element
-	RequestDelete   = "delete"   // DELETE: destroy a module, remove an element
-	RequestEvaluate = "evaluate" // POST /module: evaluate the body
-	RequestExterior = "exterior" // POST /module/@fn: call an exterior function
-	RequestMonitor  = "monitor"  // POST with a monitor header: start a monitor stream, or end one
-	RequestOptions  = "options"  // OPTIONS: a CORS preflight
-	RequestOther    = "other"    // any other method, answered 405
+	RequestList     = "list"        // GET /: the modules
+	RequestGet      = "get"         // GET /module, GET /module/path
+	RequestPut      = "put"         // PUT: create a module, replace its scope, set an element
+	RequestDelete   = "delete"      // DELETE: destroy a module, remove an element
+	RequestEvaluate = "evaluate"    // POST /module: evaluate the body
+	RequestExterior = "exterior"    // POST /module/@fn: call an exterior function
+	RequestMonitor  = "monitor"     // POST with a monitor header: start a monitor stream, or end one
+	RequestStore    = "store-query" // POST with a kafka-store-query header: a store query another process forwarded
+	RequestOptions  = "options"     // OPTIONS: a CORS preflight
+	RequestOther    = "other"       // any other method, answered 405
 )
 
 // The kinds of evaluation an Observer is told of.
@@ -80,6 +81,8 @@ func (s *Server) requestKind(r *http.Request) (module, kind string) {
 		switch {
 		case r.Header.Get(MonitorHeader) != "":
 			return module, RequestMonitor
+		case r.Header.Get(StoreQueryHeader) != "":
+			return module, RequestStore
 		case t.Path == "":
 			return module, RequestEvaluate
 		}

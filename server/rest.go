@@ -305,6 +305,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r.Header.Get(StoreQueryHeader) != "" {
+		return s.storeQuery(w, r, t) // store_query.go
+	}
 	monitor := r.Header.Get(MonitorHeader)
 	if monitor == "" {
 		if t.Module == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -60,6 +61,13 @@ type Config struct {
 	// module is made or loaded, and when its scope is replaced): how
 	// kafkabpl serve --metrics counts the modules' clients and streams.
 	OnLibrary func(module string, lib *kafkabpl.Library)
+	// URL, when not "", is where other processes reach this server, such
+	// as "http://127.0.0.1:9999": each module's stateful streams advertise
+	// URL/MODULE as their query endpoint (kafkabpl.Library's
+	// SetQueryEndpoint), so that another server running the module in the
+	// same group forwards them the store queries of the keys they hold
+	// (see store_query.go). "" advertises none.
+	URL string
 	// Observer, when set, is told of every request, evaluation and
 	// monitor stream: how kafkabpl serve --metrics counts them per
 	// module (see Observer).
@@ -78,7 +86,8 @@ type Server struct {
 	closing  bool
 	done     chan struct{} // closed by CloseMonitors: ends monitor streams
 	monOnce  sync.Once
-	sessions sync.Map // monitor session id -> *session
+	sessions sync.Map     // monitor session id -> *session
+	forwards *http.Client // forwards store queries (store_query.go)
 }
 
 // New returns a server with no modules.
@@ -98,7 +107,7 @@ func New(cfg Config) *Server {
 	if cfg.PingInterval <= 0 {
 		cfg.PingInterval = DefaultPingInterval
 	}
-	return &Server{cfg: cfg, modules: map[string]*Module{}, done: make(chan struct{})}
+	return &Server{cfg: cfg, modules: map[string]*Module{}, done: make(chan struct{}), forwards: newForwardClient()}
 }
 
 // logWriter is the writer of a module's (or the server's) log lines.

@@ -37,6 +37,10 @@ type List struct {
 	// declaration tags, or MarkShared marked it (see tags.go): it is
 	// shared on purpose, and may contain itself.
 	tagged bool
+
+	// lazy is set for a list built as its elements are first read (see
+	// LazyList): every method reads an element only after making it.
+	lazy *lazyState
 }
 
 // indexFrom is the length from which Put indexes a list's names: below
@@ -76,6 +80,7 @@ func (l *List) Reset(values []any, names []string) {
 // Grow makes room for n more elements, so that the next n appends do not
 // allocate.
 func (l *List) Grow(n int) {
+	l.Load()
 	l.values = slices.Grow(l.values, n)
 	if l.names != nil {
 		l.names = slices.Grow(l.names, n)
@@ -98,11 +103,15 @@ func (l *List) Len() int {
 
 // At returns the element at index i. It panics if i is out of range, like
 // a slice index.
-func (l *List) At(i int) any { return l.values[i] }
+func (l *List) At(i int) any {
+	l.load(i)
+	return l.values[i]
+}
 
 // Name returns the name of the element at index i, or "" when it has none.
 func (l *List) Name(i int) string {
 	if l != nil && i < len(l.names) {
+		l.load(i)
 		return l.names[i]
 	}
 	return ""
@@ -111,7 +120,7 @@ func (l *List) Name(i int) string {
 // Get returns the value of the first element named name.
 func (l *List) Get(name string) (any, bool) {
 	if i := l.Index(name); i >= 0 {
-		return l.values[i], true
+		return l.values[i], true // Index made it
 	}
 	return nil, false
 }
@@ -127,8 +136,9 @@ func (l *List) Index(name string) int {
 		}
 		return -1
 	}
-	for i, n := range l.names {
-		if n == name {
+	for i := range l.names {
+		l.load(i)
+		if l.names[i] == name {
 			return i
 		}
 	}
@@ -137,6 +147,7 @@ func (l *List) Index(name string) int {
 
 // Append adds an unnamed element and returns l.
 func (l *List) Append(v any) *List {
+	l.Load()
 	l.values = append(l.values, v)
 	if l.names != nil {
 		l.names = append(l.names, "")
@@ -147,6 +158,7 @@ func (l *List) Append(v any) *List {
 // AppendNamed adds an element named name (unnamed when name is "") and
 // returns l. An element with the same name that is already there stays.
 func (l *List) AppendNamed(name string, v any) *List {
+	l.Load()
 	if name != "" && l.names == nil {
 		l.names = make([]string, len(l.values), cap(l.values))
 	}
@@ -164,11 +176,15 @@ func (l *List) AppendNamed(name string, v any) *List {
 
 // Set replaces the value at index i, keeping its name. It panics if i is
 // out of range.
-func (l *List) Set(i int, v any) { l.values[i] = v }
+func (l *List) Set(i int, v any) {
+	l.Load()
+	l.values[i] = v
+}
 
 // Put sets the value of the first element named name, appending a named
 // element when there is none.
 func (l *List) Put(name string, v any) {
+	l.Load()
 	if l.byName == nil && len(l.names) > indexFrom {
 		l.byName = make(map[string]int, len(l.names))
 		for i, n := range l.names {
@@ -188,6 +204,7 @@ func (l *List) Put(name string, v any) {
 // moving the elements from i on one place up; i == Len() appends. It panics
 // if i is out of range, like a slice index.
 func (l *List) Insert(i int, name string, v any) {
+	l.Load()
 	if i == len(l.values) {
 		l.AppendNamed(name, v)
 		return
@@ -206,6 +223,7 @@ func (l *List) Insert(i int, name string, v any) {
 // Remove deletes the element at index i, moving the later ones one place
 // down. It panics if i is out of range.
 func (l *List) Remove(i int) {
+	l.Load()
 	l.values = slices.Delete(l.values, i, i+1)
 	l.byName = nil
 	if l.names != nil {
@@ -216,6 +234,7 @@ func (l *List) Remove(i int) {
 // SetName names the element at index i ("" makes it unnamed). It panics if
 // i is out of range.
 func (l *List) SetName(i int, name string) {
+	l.Load()
 	_ = l.values[i]
 	l.byName = nil
 	if l.names == nil {
@@ -229,6 +248,7 @@ func (l *List) SetName(i int, name string) {
 
 // Clear removes every element.
 func (l *List) Clear() {
+	l.Load()
 	clear(l.values)
 	l.values, l.names, l.byName = l.values[:0], nil, nil
 }
@@ -238,8 +258,8 @@ func (l *List) Named() bool {
 	if l == nil {
 		return false
 	}
-	for _, n := range l.names {
-		if n != "" {
+	for i := range l.names {
+		if l.Name(i) != "" {
 			return true
 		}
 	}
@@ -251,7 +271,7 @@ func (l *List) Named() bool {
 func (l *List) All() iter.Seq2[string, any] {
 	return func(yield func(string, any) bool) {
 		for i := range l.Len() {
-			if !yield(l.Name(i), l.values[i]) {
+			if !yield(l.Name(i), l.At(i)) {
 				return
 			}
 		}
@@ -264,6 +284,7 @@ func (l *List) Values() []any {
 	if l == nil {
 		return nil
 	}
+	l.Load()
 	return l.values
 }
 
@@ -274,6 +295,7 @@ func (l *List) Names() []string {
 	if l == nil {
 		return nil
 	}
+	l.Load()
 	return l.names
 }
 
@@ -305,7 +327,7 @@ func (l *List) equal(o *List, seen map[pair]bool) bool {
 		seen[pair{l, o}] = true
 	}
 	for i := range l.Len() {
-		if l.Name(i) != o.Name(i) || !equalValues(l.values[i], o.values[i], seen) {
+		if l.Name(i) != o.Name(i) || !equalValues(l.At(i), o.At(i), seen) {
 			return false
 		}
 	}

@@ -28,6 +28,10 @@ package main
 //     transaction holds back read_committed readers of the output until
 //     the broker aborts it, at the client's transaction timeout (franz-go's
 //     default 40 s, which streams keep) plus up to Kafka's 10 s sweep.
+//   - store queries: TestServeStoreQueries on the real broker: two
+//     kafkabpl serve processes of one group answer every key, each
+//     forwarding the keys the other holds (the endpoint read back from
+//     the broker's description of the group), then one is killed.
 
 import (
 	"context"
@@ -51,6 +55,8 @@ func TestRealKafkaStream(t *testing.T) {
 	tests := map[string]func(*testing.T){
 		"exactly-once, dead letter": func(t *testing.T) { testRealStreamExactlyOnce(t, k.servers) },
 		"at-least-once":             func(t *testing.T) { testRealStreamAtLeastOnce(t, k.servers) },
+		"store queries":             func(t *testing.T) { serveStoreQueries(t, bin, k.servers) }, // two serve processes, one killed
+		"partitioned table":         func(t *testing.T) { testRealPartitionedTable(t, k.servers) },
 	}
 	for _, g := range []string{"exactly-once", "at-least-once"} {
 		tests["killed and restarted/"+g] = func(t *testing.T) {

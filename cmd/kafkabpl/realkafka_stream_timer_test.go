@@ -9,8 +9,9 @@ package main
 // watchdog with one killed while keys are silent-pending, with a silence
 // of 10 s rather than 5 (a loaded machine's first transaction on a real
 // broker may take seconds, and the first scenario's kill must come
-// before the silences are due); and TestStreamRekeyKill's counts per site
-// killed mid-flow and restarted. After a kill, the restore of the killed
+// before the silences are due); TestStreamRekeyKill's counts per site
+// killed mid-flow and restarted; and TestStreamJoinKill's restart of a
+// count joined with a global table. After a kill, the restore of the killed
 // process's partitions and read_committed readers wait for the broker to
 // abort its open transaction: the scripts' 10 s transaction timeout plus
 // up to Kafka's 10 s sweep. Without java or the jars it skips, saying how
@@ -40,6 +41,13 @@ func TestRealKafkaStreamTimers(t *testing.T) {
 			r := newTimerRig(t, bin, addrs, "timer-two-", 40)
 			r.silence = realTimerSilence
 			timerTwoOneKilled(t, r)
+		},
+		"join/restart": func(t *testing.T) {
+			start := time.Now()
+			r := seedJoinRig(t, bin, addrs, "join-")
+			stateRestart(t, r)
+			checkJoinedCounts(t, r)
+			t.Logf("took %v", time.Since(start).Round(time.Millisecond))
 		},
 		"rekey/restart": func(t *testing.T) {
 			start := time.Now()

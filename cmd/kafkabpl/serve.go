@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 )
 
 var serveUsage = usage{
-	synopsis: "serve [--port 9999] [--listen ADDR --access-key KEY] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR] [--metrics ADDR]",
+	synopsis: "serve [--port 9999] [--listen ADDR --access-key KEY] [--advertise URL] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR] [--metrics ADDR]",
 	about: `Runs a brain4it server: brain4it's manager (desktop, Android, web) and
 its dashboards connect to http://localhost:PORT and run BPL modules,
 each with the kafka-* functions and brain4it's module functions. It
@@ -31,7 +32,10 @@ schema-registry-url are set in every module as for run (--servers, else
 --embedded's cluster and its schema registry, on port 8081 or a free one,
 else $KAFKA_SERVERS and $SCHEMA_REGISTRY_URL). It prints "listening on ADDR" once it accepts requests;
 SIGINT or SIGTERM stops it cleanly: monitors end, modules run their stop
-and are saved.`,
+and are saved. Each module's stateful streams advertise URL/MODULE
+(--advertise, else http://ADDR where it listens) in their group, and a
+store query for a key that another serve process of the group holds is
+forwarded there, with the module's access key.`,
 }
 
 // serveFlags are serve's own flags; the cluster flags are clusterFlags'
@@ -41,6 +45,7 @@ type serveFlags struct {
 	listen    string
 	accessKey string
 	dataDir   string
+	advertise string
 	cluster   clusterFlags
 }
 
@@ -50,6 +55,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&sf.port, "port", 9999, "the HTTP `PORT` (0 picks a free one)")
 	fs.StringVar(&sf.listen, "listen", "", "listen on `ADDR` (host or host:port) instead of 127.0.0.1; needs --access-key")
 	fs.StringVar(&sf.accessKey, "access-key", "", "the server's access `KEY` (brain4it's access-key header); default $KAFKABPL_ACCESS_KEY")
+	fs.StringVar(&sf.advertise, "advertise", "", "the `URL` other serve processes forward store queries to (default http://ADDR where it listens)")
 	fs.StringVar(&sf.dataDir, "data-dir", "", "keep the modules' snapshots in `DIR` (default: in memory, lost at exit)")
 	cf := &sf.cluster
 	fs.StringVar(&cf.servers, "servers", "", "Kafka bootstrap servers, `LIST` of host:port joined by commas (default $KAFKA_SERVERS)")
@@ -100,12 +106,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.OnLibrary = func(_ string, lib *kafkabpl.Library) { m.Watch(lib) }
 		cfg.Observer = m
 	}
-	srv := server.New(cfg)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kafkabpl serve: %v\n", err)
 		return exitFail
 	}
+	cfg.URL = sf.advertise
+	if cfg.URL == "" {
+		cfg.URL = "http://" + ln.Addr().String()
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+			fmt.Fprintf(stderr, "kafkabpl serve: warning: its streams advertise %s, which other hosts cannot reach: give --advertise with the address they can\n", cfg.URL)
+		}
+	}
+	srv := server.New(cfg)
 	if err := srv.Start(ctx); err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "kafkabpl serve: %v\n", err)
@@ -146,6 +159,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func (sf *serveFlags) check(fs *flag.FlagSet) error {
 	if sf.listen != "" && sf.accessKey == "" {
 		return fmt.Errorf("%w: --listen exposes the server beyond this machine and needs --access-key", errUsage)
+	}
+	if u, err := url.Parse(sf.advertise); sf.advertise != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return fmt.Errorf("%w: --advertise %q: want an http or https URL with a host, such as http://10.0.0.5:9999", errUsage, sf.advertise)
 	}
 	if sf.port < 0 || sf.port > 65535 {
 		return fmt.Errorf("%w: --port %d: want 0 to 65535", errUsage, sf.port)

@@ -21,8 +21,12 @@ func TestServeFlags(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "--brokers only apply with --embedded") {
 		t.Errorf("--brokers without --embedded: exit %d, stderr %q", code, stderr)
 	}
+	code, _, stderr = runT(t, "serve", "--advertise", "127.0.0.1:9999")
+	if code != exitUsage || !strings.Contains(stderr, "--advertise") {
+		t.Errorf("--advertise without a scheme: exit %d, stderr %q", code, stderr)
+	}
 	code, stdout, _ := runT(t, "serve", "--help")
-	if code != exitOK || !strings.Contains(stdout, "--data-dir") || !strings.Contains(stdout, "--broker-port") {
+	if code != exitOK || !strings.Contains(stdout, "--data-dir") || !strings.Contains(stdout, "--broker-port") || !strings.Contains(stdout, "--advertise") {
 		t.Errorf("--help: exit %d, %q", code, stdout)
 	}
 }

@@ -51,13 +51,15 @@
        "polling-interval" => 0)))
 
   (### "start: two streams over the readings. Their windows stay open for an")
-  (### "hour (the grace), so the graph's history is the last hour's.")
+  (### "hour (the grace), so the graph's history is the last hour's. @points")
+  (### "reads the sensors from latest's store, so latest's commits tell its")
+  (### "watchers too: the two streams commit apart, in either order.")
   (set start (quote (do
     (set config (list "servers" => kafka-servers "value-deserializer" => "JSON" "value-serializer" => "JSON"))
     (set latest (kafka-stream (concat config (list "group" => "dashboard-latest"))
       "from" => "temperatures" "to" => "temperatures-latest" "store" => "latest"
       "transform" => (function (in last) (kafka-state (get in "value")))
-      "on-commit" => (function () (module-notify "@latest"))))
+      "on-commit" => (function () (module-notify "@latest" "@points"))))
     (set averages (kafka-stream (concat config (list "group" => "dashboard-averages"))
       "from" => "temperatures" "to" => "temperatures-per-minute" "store" => "per-minute"
       "window" => ("type" => "tumbling" "size" => 60000 "grace" => 3600000)

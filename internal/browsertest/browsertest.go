@@ -10,6 +10,11 @@
 // /module/@fn), follows a monitor stream until a watched function's change
 // arrives, unwatches and destroys the module. The page reports every step
 // back to its origin.
+//
+// Open opens any loopback page and lets a test read it from outside
+// through the DevTools protocol (Eval, WaitFor); Dashboard opens one that
+// draws a module's dashboard (its @dashboards, display and graph widgets,
+// a monitor stream), so that a test can check what the page shows.
 package browsertest
 
 import (
@@ -19,16 +24,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -119,12 +121,9 @@ var Flags = []string{
 // ErrNoChromium. It never skips: callers use Require first.
 func Run(ctx context.Context, t testing.TB, serverURL string) error {
 	t.Helper()
-	u, err := url.Parse(serverURL)
-	if err != nil || u.Scheme != "http" {
-		return fmt.Errorf("browsertest.Run: server URL %q is not an http URL", serverURL)
-	}
-	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("browsertest.Run: server URL %q: %w", serverURL, ErrNotLoopback)
+	u, err := loopbackURL("browsertest.Run", serverURL)
+	if err != nil {
+		return err
 	}
 	bin, err := Chromium()
 	if err != nil {
@@ -153,31 +152,11 @@ func Run(ctx context.Context, t testing.TB, serverURL string) error {
 	defer origin.Close()
 	pageURL := origin.URL + "/?server=" + url.QueryEscape(strings.TrimRight(serverURL, "/"))
 
-	profile, err := os.MkdirTemp("", "browsertest-")
+	proc, err := startChromium(bin, u.Hostname(), pageURL, nil)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(profile)
-	rules := "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1, EXCLUDE " + u.Hostname()
-	args := append(append([]string{}, Flags...), "--host-resolver-rules="+rules,
-		"--user-data-dir="+filepath.Join(profile, "profile"), pageURL)
-	cmd := exec.Command(bin, args...)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("browsertest.Run: starting %s: %w", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		// End chromium and every process it started (its own group).
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-		}
-	}()
+	defer proc.stop()
 	t.Logf("browsertest: chromium %s opened %s", bin, pageURL)
 
 	select {
@@ -186,13 +165,13 @@ func Run(ctx context.Context, t testing.TB, serverURL string) error {
 			t.Logf("browser: %s", s)
 		}
 		if !res.OK {
-			return fmt.Errorf("%w: %s\nchromium's output:\n%s", ErrPage, res.Error, out.tail())
+			return fmt.Errorf("%w: %s\nchromium's output:\n%s", ErrPage, res.Error, proc.out.tail())
 		}
 		return nil
-	case err := <-exited:
-		return fmt.Errorf("%w: chromium exited (%v) before the page reported\nchromium's output:\n%s", ErrPage, err, out.tail())
+	case err := <-proc.exited:
+		return fmt.Errorf("%w: chromium exited (%v) before the page reported\nchromium's output:\n%s", ErrPage, err, proc.out.tail())
 	case <-ctx.Done():
-		return fmt.Errorf("%w: no report from the page: %v\nchromium's output:\n%s", ErrPage, ctx.Err(), out.tail())
+		return fmt.Errorf("%w: no report from the page: %v\nchromium's output:\n%s", ErrPage, ctx.Err(), proc.out.tail())
 	}
 }
 

@@ -1,0 +1,8 @@
+(function (n)
+  (local i sum)
+  (set i 0)
+  (set sum 0)
+  (while (< i n)
+    (set sum (+ sum (* i 3) (mod i 7)))
+    (set i (+ i 1)))
+  sum)

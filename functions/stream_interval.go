@@ -1,0 +1,106 @@
+package functions
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/words"
+	"github.com/brain4it/kafkabpl/value"
+)
+
+// The BPL side of interval joins: kafka-stream's "interval-join", with a
+// "transform" of the left and the right record.
+
+const intervalUsage = `("window" => ms | "before" => ms "after" => ms "grace" => ms "kind" => "inner"|"left"|"outer" "late" => "drop"|"dead-letter")`
+
+var intervalNames = []string{"window", "before", "after", "grace", "kind", "late"}
+
+// readIntervalJoin reads "interval-join" into spec; transform is the
+// joiner, (function (left right) ...).
+func (a *args) readIntervalJoin(spec *kafkabpl.StreamSpec, v any, named map[string]any, transform value.Callable) error {
+	for _, name := range []string{"window", "aggregate", "merge", "result", "on-timer", "silence", "rekey"} {
+		if _, ok := named[name]; ok {
+			return a.errorf(`%q: an interval join takes none; its window is the "interval-join" list's`, name)
+		}
+	}
+	if transform == nil {
+		return a.errorf(`"transform": an interval join needs one, of the two records, such as (function (left right) (list (get left "value") (get right "value")))`)
+	}
+	l, ok := v.(*value.List)
+	if !ok {
+		return a.errorf(`"interval-join": want a list %s, got %s`, intervalUsage, value.Describe(v))
+	}
+	j := &kafkabpl.IntervalJoin{Joiner: bplJoiner(transform)}
+	windowed, sided := false, false
+	for name, v := range l.All() {
+		var err error
+		switch name {
+		case "kind":
+			var k int
+			k, err = a.oneOf(v, `"interval-join" "kind"`, "inner", "left", "outer")
+			j.Kind = kafkabpl.IntervalKind(k)
+		case "late":
+			var k int
+			k, err = a.oneOf(v, `"interval-join" "late"`, "drop", "dead-letter")
+			j.Late = kafkabpl.LateRecords(k)
+		case "window", "before", "after", "grace":
+			var ms int64
+			ms, err = a.int(v, `"interval-join" "`+name+`" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))
+			d := time.Duration(ms) * time.Millisecond
+			switch name {
+			case "window":
+				j.Before, j.After, windowed = d, d, true
+			case "before":
+				j.Before, sided = d, true
+			case "after":
+				j.After, sided = d, true
+			case "grace":
+				j.Grace = d
+			}
+		case "":
+			err = a.errorf(`"interval-join": want named settings %s, got the unnamed %s`, intervalUsage, value.Describe(v))
+		default:
+			err = a.errorf(`"interval-join": unknown setting %q%s; want %s`, name, words.Suggest(name, intervalNames), intervalUsage)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case windowed && sided:
+		return a.errorf(`"interval-join": want a "window" (as far before as after) or "before" and "after", not both`)
+	case !windowed && !sided:
+		return a.errorf(`"interval-join": want a "window" => ms, or "before" and "after": %s`, intervalUsage)
+	}
+	spec.Interval = j
+	return nil
+}
+
+// bplJoiner adapts a BPL function (left right) to an interval join's
+// joiner: it gets the two records as record lists (null for the side an
+// unmatched record lacks) and returns outputs as a transform does, keyed
+// by the records' key unless they say otherwise.
+func bplJoiner(fn value.Callable) func(ctx context.Context, left, right *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+	return func(ctx context.Context, left, right *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+		var l, r any
+		var key any
+		if left != nil {
+			rec := left.List()
+			l, key = rec, inputKey(left, rec)
+		}
+		if right != nil {
+			rec := right.List()
+			r = rec
+			if left == nil {
+				key = inputKey(right, rec)
+			}
+		}
+		v, err := callFn(ctx, fn, l, r, 2)
+		if err != nil {
+			return nil, err
+		}
+		return outputsOf(v, key)
+	}
+}
