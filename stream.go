@@ -132,23 +132,12 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // config's "assignment-strategy" says otherwise, so that a rebalance moves
 // only the partitions it must (each moved partition is restored).
 //
-// Standbys > 0 has the group's members keep warm copies of each other's
-// store partitions, as Kafka Streams' num.standby.replicas does: the
-// members learn the group's assignment from its coordinator after each
-// rebalance and, in member-id order, the Standbys members after a
-// partition's owner (at most all the others) each follow its changelog,
-// read_committed, into a copy of its state. A member assigned a partition
-// it keeps a copy of restores it from the copy's position to the
-// changelog's end, not from its start: a takeover reads only the tail
-// (StoreStatus.Takeovers counts them, Restored the records read), and the
-// state, timers included, is what a full restore gives. A copy costs its
-// member the partition's memory and a fetch of its changelog; it is read
-// with [Library.StoreStandbyGet] and [Library.StoreStandbyRange], marked
-// with its lag. Under the "consumer" group protocol, whose assignment the
-// coordinator does not describe to members, each member follows every
-// partition it does not hold. A copy is made afresh from offset 0 when a
-// member starts following a partition (its own state, once revoked, is
-// dropped as without standbys).
+// Standbys > 0 has other members of the group keep warm copies of each
+// store partition by following its changelog (Kafka Streams'
+// num.standby.replicas): a member assigned a partition it keeps a copy of
+// restores only the changelog's tail, to the state, timers included, that
+// a full restore gives. Which members keep which copies, and what they
+// cost: [StorePlacement]; their queries: [Library.StoreStandbyGet].
 type StreamSpec struct {
 	From            []string                        // the input topics; at least one (co-partitioned for a stateful stream)
 	To              string                          // the output topic of outputs that name none
@@ -166,7 +155,7 @@ type StreamSpec struct {
 	Tables          []StreamTable                   // compacted topics read whole, for Lookup and Join
 	Join            *StreamJoin                     // joins each input with a table's value for its key; nil: none
 	Interval        *IntervalJoin                   // an interval join of From's two topics (left, right); with Store; nil: none
-	Standbys        int                             // a stateful stream's standby copies of each store partition, kept by other members of the group (see stream_standby.go); 0: none
+	Standbys        int                             // a stateful stream's warm copies of each store partition on other members of its group (see above); 0: none
 }
 
 // StreamState is where a stream is in its life.

@@ -50,7 +50,23 @@ type StandbyStatus struct {
 	Err       error // why it stopped following (its copy is then not used); nil while it follows
 }
 
-// StorePlacement is where a store partition is kept in the stream's group.
+// StorePlacement is where a store partition is kept in the stream's group
+// (see [StreamSpec] Standbys).
+//
+// The members learn the group's assignment from its coordinator after
+// each rebalance (and every few seconds) and, in member-id order, the
+// Standbys members after a partition's owner (at most all the others)
+// each follow its changelog, read_committed, into a copy of its state. A
+// member assigned a partition it keeps a copy of restores it from the
+// copy's position to the changelog's end, not from its start
+// ([StoreStatus] Takeovers counts these; Restored, the records read). A
+// copy costs its member the partition's memory and a fetch of its
+// changelog. Under the "consumer" group protocol, whose assignment the
+// coordinator does not describe to members, each member follows every
+// partition it does not hold, so that a member that joins warm-starts its
+// first partitions too. A copy is made afresh from offset 0 when a member
+// starts following a partition (its own state, once revoked, is dropped
+// as without standbys).
 type StorePlacement struct {
 	Partition int32
 	Owner     string   // the member id that holds it and processes its input

@@ -54,7 +54,7 @@ type StoreStatus struct {
 	Timers        int64  // due times held for timers and silences (an entry a later input or SetTimer moved counts until its time comes)
 	Fired         int64  // timer and silence calls committed, since the stream started
 
-	// Standbys (StreamSpec.Standbys; all zero without): see stream_standby.go.
+	// Standbys (StreamSpec.Standbys; all zero without): see StorePlacement.
 	StandbysWanted int              // StreamSpec.Standbys
 	Member         string           // this process's member id in the group, at the last placement
 	Takeovers      int64            // restores that went on from a standby copy's position rather than the changelog's start, since the stream started
