@@ -92,6 +92,15 @@
 // repartition topic, "<group>-<store>-repartition", and keeps state from
 // that topic, each step exactly once (Kafka Streams' groupBy).
 //
+// A stateful stream with Standbys ([StreamSpec]) has other members of its
+// group keep warm copies of each store partition by following its
+// changelog: the member that takes a partition over goes on from its
+// copy's position, reading only the changelog's tail, to the same state a
+// full restore gives. The copies are read with [Library.StoreStandbyGet]
+// and [Library.StoreStandbyRange], marked stale with their lag, and
+// [StoreStatus] shows each partition's owner and standbys and each copy's
+// lag.
+//
 // [Library.StoreGet], [Library.StoreRange] and [Library.StoreWindows] read
 // a store's committed state while its stream runs. Several processes of a
 // stream's group answer every key together: each advertises the config's

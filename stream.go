@@ -131,6 +131,13 @@ type Transform func(ctx context.Context, in *Record) ([]StreamOutput, error)
 // balances its group with the cooperative-sticky strategy unless the
 // config's "assignment-strategy" says otherwise, so that a rebalance moves
 // only the partitions it must (each moved partition is restored).
+//
+// Standbys > 0 has other members of the group keep warm copies of each
+// store partition by following its changelog (Kafka Streams'
+// num.standby.replicas): a member assigned a partition it keeps a copy of
+// restores only the changelog's tail, to the state, timers included, that
+// a full restore gives. Which members keep which copies, and what they
+// cost: [StorePlacement]; their queries: [Library.StoreStandbyGet].
 type StreamSpec struct {
 	From            []string                        // the input topics; at least one (co-partitioned for a stateful stream)
 	To              string                          // the output topic of outputs that name none
@@ -148,6 +155,7 @@ type StreamSpec struct {
 	Tables          []StreamTable                   // compacted topics read whole, for Lookup and Join
 	Join            *StreamJoin                     // joins each input with a table's value for its key; nil: none
 	Interval        *IntervalJoin                   // an interval join of From's two topics (left, right); with Store; nil: none
+	Standbys        int                             // a stateful stream's warm copies of each store partition on other members of its group (see above); 0: none
 }
 
 // StreamState is where a stream is in its life.
@@ -352,6 +360,9 @@ func (spec *StreamSpec) check() error {
 	if spec.Rekey != nil && spec.Transform != nil {
 		return errorf(ErrInvalidArgument, `"rekey": a new key is a stateful stream's, for its state (a "store" with a "transform" of the input and its state, or a "window"); a stateless one sets its outputs' keys itself`)
 	}
+	if spec.Standbys < 0 || spec.Standbys > 0 && spec.Transform != nil {
+		return errorf(ErrInvalidArgument, `"standbys" %d: want 0 or more, and a stateful stream's (a stateless one keeps no state to copy)`, spec.Standbys)
+	}
 	if spec.Guarantee != ExactlyOnce && spec.Guarantee != AtLeastOnce {
 		return errorf(ErrInvalidArgument, "guarantee %d: want ExactlyOnce or AtLeastOnce", spec.Guarantee)
 	}
@@ -460,6 +471,9 @@ func (s *stream) run() {
 			s.fail(err)
 		}
 		s.stopPoll() // no input is processed without its tables
+	}
+	if s.store != nil && s.store.standby != nil {
+		s.followers.Go(s.keepStandbys)
 	}
 	lost := 0 // producers lost since the last commit
 	for s.pollCtx.Err() == nil {

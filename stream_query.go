@@ -16,6 +16,9 @@ type StoreEntry struct {
 	Key       any   // as the stream's key deserializer reads it
 	Partition int32 // the input partition that holds it
 	State     any
+	Standby   bool  // read from a standby copy (StoreStandbyGet, StoreStandbyRange); false: from a partition this process holds
+	Lag       int64 // a standby copy's changelog offsets not applied yet; 0 otherwise
+	Stale     bool  // Lag > 0: the owner's state may be ahead of this one
 }
 
 // StoreWindow is a committed window of a windowed stream's store.
@@ -115,21 +118,9 @@ func (st *kafkaStore) getLocal(p int32, k []byte) (raw []byte, found, local bool
 // See StoreGet for the consistency.
 func (lib *Library) StoreRange(ctx context.Context, id string, from, to any) ([]StoreEntry, error) {
 	const fn = "kafka-store-range"
-	s, err := lib.queryStream(fn, id, false)
+	st, lo, hi, err := lib.rangeStore(ctx, fn, id, from, to)
 	if err != nil {
 		return nil, err
-	}
-	st := s.store
-	var lo, hi []byte
-	if from != nil {
-		if lo, err = st.encodeKey(ctx, from); err != nil {
-			return nil, newError(fn, err)
-		}
-	}
-	if to != nil {
-		if hi, err = st.encodeKey(ctx, to); err != nil {
-			return nil, newError(fn, err)
-		}
 	}
 	if err := st.restoringAny(); err != nil {
 		return nil, newError(fn, err)

@@ -45,6 +45,7 @@ func (st *kafkaStore) assign(_ context.Context, cl *kgo.Client, m map[string][]i
 	}
 	st.wakeLocked()
 	st.mu.Unlock()
+	st.standby.poke() // the group's placement changed
 }
 
 // revoked forgets the partitions the group took away, ends their
@@ -61,6 +62,7 @@ func (st *kafkaStore) revoked(_ context.Context, _ *kgo.Client, m map[string][]i
 		}
 	}
 	st.wakeLocked() // to drop their state
+	st.standby.poke()
 }
 
 // ofInputs returns partitions ps of every input, to pause or resume. (A
@@ -378,6 +380,9 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (int
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+	// A standby copy of the partition goes on from where it is: only the
+	// changelog's tail is read (see stream_standby.go).
+	start = s.resumeStandby(p, start, end)
 	st.mu.Lock()
 	p.read, p.total = 0, end-start
 	st.mu.Unlock()
@@ -415,11 +420,8 @@ func readRange(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 	leader, id := int32(-1), [16]byte{}
 	for off := start; off < end; {
 		if leader < 0 {
-			topics, err := adm.ListTopics(ctx, topic)
-			if err == nil {
-				err = topics.Error()
-			}
-			if err != nil {
+			var err error
+			if leader, id, err = partitionLeader(ctx, adm, topic, partition); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -428,8 +430,6 @@ func readRange(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 				}
 				continue
 			}
-			td := topics[topic]
-			leader, id = td.Partitions[partition].Leader, td.ID
 		}
 		rp, err := fetchOne(ctx, cl, leader, topic, id, partition, off)
 		if err == nil {
@@ -468,6 +468,25 @@ func readRange(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic stri
 		progress(min(off, end))
 	}
 	return nil
+}
+
+// partitionLeader returns the leader of partition of topic, and the
+// topic's id, as the brokers' metadata shows them; -1 and an error when
+// it does not.
+func partitionLeader(ctx context.Context, adm *kadm.Client, topic string, partition int32) (int32, [16]byte, error) {
+	topics, err := adm.ListTopics(ctx, topic)
+	if err == nil {
+		err = topics.Error()
+	}
+	if err != nil {
+		return -1, [16]byte{}, err
+	}
+	td := topics[topic]
+	pd, ok := td.Partitions[partition]
+	if !ok || pd.Leader < 0 {
+		return -1, [16]byte{}, fmt.Errorf("topic %q partition %d: no leader known", topic, partition)
+	}
+	return pd.Leader, td.ID, nil
 }
 
 // changelogRecords is recs as Apply reads them: each one's key and value.

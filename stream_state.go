@@ -53,6 +53,13 @@ type StoreStatus struct {
 	Repartitioned int64  // inputs written to it, since the stream started
 	Timers        int64  // due times held for timers and silences (an entry a later input or SetTimer moved counts until its time comes)
 	Fired         int64  // timer and silence calls committed, since the stream started
+
+	// Standbys (StreamSpec.Standbys; all zero without): see StorePlacement.
+	StandbysWanted int              // StreamSpec.Standbys
+	Member         string           // this process's member id in the group, at the last placement
+	Takeovers      int64            // restores that went on from a standby copy's position rather than the changelog's start, since the stream started
+	Standbys       []StandbyStatus  // the standby copies this process keeps, by partition
+	Placement      []StorePlacement // each partition's owner and standbys, from the group's last description; nil under the "consumer" group protocol
 }
 
 // kafkaStore is a stateful stream's store as Kafka sees it: its state,
@@ -79,6 +86,7 @@ type kafkaStore struct {
 	pending   bool               // an assignment or an ended restore awaits the run goroutine's sync
 	restores  sync.WaitGroup     // the restores' goroutines
 	checked   bool               // the changelog topic was checked (run goroutine only)
+	standby   *standbys          // its standby copies of other members' partitions; nil: none
 	reads     chan struct{}      // a slot per restore reading (restoreReads)
 
 	late, restored, repartitioned atomic.Int64
@@ -111,6 +119,7 @@ func newStore(cfg *config, spec *StreamSpec) *kafkaStore {
 		reads: make(chan struct{}, restoreReads), interval: newIntervals(spec, cfg),
 	}
 	st.state = store.New(store.Config{Windows: spec.Window.spec()})
+	st.standby = newStandbys(spec.Standbys)
 	return st
 }
 
@@ -207,6 +216,7 @@ func (st *kafkaStore) status() *StoreStatus {
 	}
 	ss.Restoring = len(st.restoring)
 	ss.Partitions = len(st.parts) + ss.Restoring
+	st.standby.status(ss)
 	return ss
 }
 
@@ -230,6 +240,7 @@ func (ss *StoreStatus) List() *value.List {
 	}
 	l.AppendNamed("timers", ss.Timers)
 	l.AppendNamed("fired", ss.Fired)
+	ss.standbyList(l)
 	return l
 }
 

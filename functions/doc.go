@@ -232,10 +232,16 @@
 //	                                           w is ("key" "start" "end" "value" "final")
 //	                                           (default: ("start" => ms "end" => ms "value" => acc),
 //	                                           keyed by the window's key)
+//	    "standbys" => n (default 0)           each store partition's warm copies on n other members of the
+//	                                           group, which follow its changelog: a takeover reads only its tail
 //
 // kafka-stream-status adds "store" => ("name" "changelog" "partitions"
 // "keys" "windows" "bytes" "restoring" "restore-read" "restore-total"
-// "restored" "late" "timers" "fired"). How the store keeps state, and when
+// "restored" "late" "timers" "fired"), and with "standbys" ("standbys-wanted"
+// "member" "takeovers" "standbys" => (("partition" "position" "end" "lag"
+// "keys" "error") ...) "placement" => (("partition" "owner" "standbys") ...)):
+// the copies this process keeps and how far behind each is, and each
+// partition's owner and standbys (see [kafkabpl.StreamSpec] Standbys). How the store keeps state, and when
 // windows close, is said in package kafkabpl's documentation (Stateful
 // streams).
 //
@@ -255,6 +261,15 @@
 // sets it, and forwards), and raises NotReady while the group settles,
 // NotHeld when it cannot be asked. kafka-store-range reads this process's
 // partitions only. See [kafkabpl.Library.StoreGet].
+// A stream with "standbys" reads its standby copies of the partitions
+// other members hold too:
+//
+//	(kafka-store-standby-get id key)         ("state" => s "partition" => n "lag" => n "stale" => bool), or null
+//	(kafka-store-standby-range id [from to]) (key => ("state" "partition" "lag" "stale") ...)
+//
+// "lag" is the changelog offsets the copy has not applied yet, as its
+// last fetch saw them; "stale" is true when that is not 0: the owner's
+// state may be ahead. See [kafkabpl.Library.StoreStandbyGet].
 //
 // # Timers
 //

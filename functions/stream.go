@@ -16,7 +16,7 @@ import (
 // The BPL side of streams: kafka-stream, kafka-stream-status, and the
 // values a transform returns, kafka-output and kafka-outputs.
 
-const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] | "store" => name "interval-join" => (...) "transform" => (function (left right) ...) "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "tables" => (name => topic|("topic" => topic "partitioned" => true "hold" => ms) ...) "join" => name "join-kind" => "inner"|"left" "config-key" => value ...)`
+const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transform" => fn ["store" => name] | "store" => name "window" => (...) "aggregate" => fn ["merge" => fn "result" => fn] ["standbys" => n] | "store" => name "interval-join" => (...) "transform" => (function (left right) ...) "guarantee" => "exactly-once"|"at-least-once" "on-error" => "stop"|"skip"|"dead-letter" "dead-letter-topic" => topic "tables" => (name => topic|("topic" => topic "partitioned" => true "hold" => ms) ...) "join" => name "join-kind" => "inner"|"left" "config-key" => value ...)`
 
 // streamNames are kafka-stream's own named arguments; any other is a config
 // key.

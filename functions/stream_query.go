@@ -29,13 +29,7 @@ func (lib table) bplStoreRange(ctx context.Context, l *value.List) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	var from, to any
-	if len(a.pos) > 1 {
-		from = a.pos[1]
-	}
-	if len(a.pos) > 2 {
-		to = a.pos[2]
-	}
+	from, to := a.rangeBounds()
 	entries, err := lib.StoreRange(ctx, id, from, to)
 	if err != nil {
 		return nil, err

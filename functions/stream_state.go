@@ -51,7 +51,7 @@ func bplState(ctx context.Context, l *value.List) (any, error) {
 }
 
 // stateNames are kafka-stream's named arguments of stateful streams.
-var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on-timer", "silence", "rekey", "interval-join"}
+var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on-timer", "silence", "rekey", "interval-join", "standbys"}
 
 // readStateArgs reads the named arguments of a stateful stream into spec;
 // transform is the "transform" function, nil if none was given.
@@ -104,6 +104,13 @@ func (a *args) readStateArgs(spec *kafkabpl.StreamSpec, named map[string]any, tr
 		spec.Rekey = func(ctx context.Context, in *kafkabpl.Record) (any, error) {
 			return callFn(ctx, rekey, in.List(), nil, 1)
 		}
+	}
+	if v, ok := named["standbys"]; ok {
+		n, err := a.int(v, `"standbys"`, 0, math.MaxInt32)
+		if err != nil {
+			return err
+		}
+		spec.Standbys = int(n)
 	}
 	if v, ok := named["silence"]; ok {
 		ms, err := a.int(v, `"silence" (ms)`, 1, math.MaxInt64/int64(time.Millisecond))

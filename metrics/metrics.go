@@ -332,6 +332,9 @@ var (
 	descRestoring    = streamDesc("store_restoring", "Partitions of the stream's store being restored.")
 	descTimers       = streamDesc("store_timers", "Due times the stream's store holds for timers and silences.")
 	descFired        = streamDesc("timers_fired_total", "Timer and silence calls committed.")
+	descStandbys     = streamDesc("store_standbys", "Standby copies the stream keeps of store partitions other members hold.")
+	descStandbyLag   = streamDesc("store_standby_lag", "Changelog offsets the stream's standby copies have not applied yet, summed.")
+	descTakeovers    = streamDesc("takeovers_total", "Restores that went on from a standby copy's position.")
 	descTableKeys    = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "table_keys"), "Keys a table of the stream holds.", []string{"stream", "table"}, nil)
 	descTableUpdates = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "table_updates_total"), "Records a table of the stream applied.", []string{"stream", "table"}, nil)
 )
@@ -339,7 +342,7 @@ var (
 func (c *streamCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRunning, descProcessed, descProduced, descDropped, descSkipped, descDeadLettered,
 		descTransactions, descAborted, descReinits, descLag, descLate, descRestored, descKeys, descWindows, descBytes, descRestoring,
-		descTimers, descFired, descTableKeys, descTableUpdates} {
+		descTimers, descFired, descStandbys, descStandbyLag, descTakeovers, descTableKeys, descTableUpdates} {
 		ch <- d
 	}
 }
@@ -390,6 +393,15 @@ func (c *streamCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 			emit(descRestoring, prometheus.GaugeValue, int64(s.Restoring))
 			emit(descTimers, prometheus.GaugeValue, s.Timers)
 			emit(descFired, prometheus.CounterValue, s.Fired)
+			if s.StandbysWanted > 0 {
+				lag := int64(0)
+				for _, sb := range s.Standbys {
+					lag += sb.Lag
+				}
+				emit(descStandbys, prometheus.GaugeValue, int64(len(s.Standbys)))
+				emit(descStandbyLag, prometheus.GaugeValue, lag)
+				emit(descTakeovers, prometheus.CounterValue, s.Takeovers)
+			}
 		}
 		for _, tb := range st.Tables { // the spec's tables: a bounded label
 			ch <- prometheus.MustNewConstMetric(descTableKeys, prometheus.GaugeValue, float64(tb.Keys), id, tb.Name)

@@ -28,7 +28,9 @@
 //     [Store.Commit] or [Store.Abort];
 //   - [Store.Counts] and [Part.Counts] count what is held, for a status;
 //   - [Store.Partitions], [Store.Get], [Store.Range] and [Store.Windows]
-//     read the committed state, from any goroutine.
+//     read the committed state, from any goroutine; [Part.Get],
+//     [Part.Range] and [Part.Windows] read one part's, held or not (a
+//     standby's, which Apply fills as it follows the changelog).
 //
 // # Concurrency
 //

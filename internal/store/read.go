@@ -53,6 +53,13 @@ func (s *Store) Get(partition int32, key []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	return p.Get(key)
+}
+
+// Get returns a copy of the encoding of key's committed state in p (a
+// per-key store's part, held or not: a standby's), and whether it has
+// one. Any goroutine may call it.
+func (p *Part) Get(key []byte) ([]byte, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl := p.slots[string(key)]
@@ -73,6 +80,13 @@ func (s *Store) Range(partition int32, from, to []byte, fn func(key, value []byt
 	if err != nil {
 		return err
 	}
+	p.Range(from, to, fn)
+	return nil
+}
+
+// Range is [Store.Range] of p (a per-key store's part, held or not: a
+// standby's). Any goroutine may call it.
+func (p *Part) Range(from, to []byte, fn func(key, value []byte) bool) {
 	type found struct {
 		key string
 		raw []byte
@@ -93,7 +107,6 @@ func (s *Store) Range(partition int32, from, to []byte, fn func(key, value []byt
 			break
 		}
 	}
-	return nil
 }
 
 // within tells whether key is in [from, to], nil meaning no bound.
@@ -113,6 +126,13 @@ func (s *Store) Windows(partition int32, from, to []byte, since, until int64, fn
 	if err != nil {
 		return err
 	}
+	p.Windows(from, to, since, until, fn)
+	return nil
+}
+
+// Windows is [Store.Windows] of p (a windowed store's part, held or not:
+// a standby's). Any goroutine may call it.
+func (p *Part) Windows(from, to []byte, since, until int64, fn func(key []byte, start, end int64, value []byte) bool) {
 	type found struct {
 		key        string
 		start, end int64
@@ -148,5 +168,4 @@ func (s *Store) Windows(partition int32, from, to []byte, since, until int64, fn
 			break
 		}
 	}
-	return nil
 }
