@@ -98,22 +98,29 @@ func testRealAdmin(t *testing.T, k *realKafka) {
 	})
 }
 
-// eventually calls get until its result satisfies done, for 10 s at most,
+// eventually calls get until its result satisfies done, for 30 s at most,
 // and returns that result; it fails the test with the last one otherwise.
+//
+// The wait is eventuallyWait: 10 s was too short for a consumer's first
+// poll of a new group on a real broker while CI ran on a machine loaded
+// by other jobs (a join, the broker's first rebalance, a fetch).
 func eventually[T any](t *testing.T, get func() (T, error), done func(T) bool) T {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventuallyWait)
 	for {
 		v, err := get()
 		if err == nil && done(v) {
 			return v
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not so within 10 s: %+v, %v", v, err)
+			t.Fatalf("not so within %v: %+v, %v", eventuallyWait, v, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// eventuallyWait bounds eventually's wait.
+const eventuallyWait = 30 * time.Second
 
 // testRealReadAfterWrite: once create-topics or create-partitions
 // returned, list-topics and describe-topics show what they made, as on
