@@ -10,8 +10,8 @@ package main
 // of 10 s rather than 5 (a loaded machine's first transaction on a real
 // broker may take seconds, and the first scenario's kill must come
 // before the silences are due); TestStreamRekeyKill's counts per site
-// killed mid-flow and restarted; and TestStreamJoinKill's restart of a
-// count joined with a global table. After a kill, the restore of the killed
+// killed mid-flow and restarted; TestStreamJoinKill's restart of a
+// count joined with a global table; and TestStreamIntervalJoinKill's. After a kill, the restore of the killed
 // process's partitions and read_committed readers wait for the broker to
 // abort its open transaction: the scripts' 10 s transaction timeout plus
 // up to Kafka's 10 s sweep. Without java or the jars it skips, saying how
@@ -49,6 +49,7 @@ func TestRealKafkaStreamTimers(t *testing.T) {
 			checkJoinedCounts(t, r)
 			t.Logf("took %v", time.Since(start).Round(time.Millisecond))
 		},
+		"interval join/restart": func(t *testing.T) { intervalKillRestart(t, bin, addrs, "real-") },
 		"rekey/restart": func(t *testing.T) {
 			start := time.Now()
 			rekeyRestart(t, seedRekeyRig(t, bin, addrs, "rekey-"))
