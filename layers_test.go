@@ -35,6 +35,7 @@ var layers = map[string][]string{
 	"streamtest":                     {"", "value", "bpl", "functions"},
 	"server":                         {"value", "bpl", "", "functions"},
 	"cmd/kafkabpl":                   {"value", "bpl", "", "functions", "embedded", "server", "metrics"},
+	"bench/interp":                   {"value", "bpl"}, // the evaluator beside brain4it's Java interpreter
 }
 
 const module = "github.com/brain4it/kafkabpl"
