@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -80,6 +81,20 @@ func TestRealKafkaStandby(t *testing.T) {
 	stB := waitStreamStatus(t, libB, b, func(st *kafkabpl.StreamStatus) bool {
 		sa, err := libA.StreamStatus(ctx, a)
 		return err == nil && sa.Processed+st.Processed == 3*keys && caughtUp(st)
+	})
+	// Lag 0 is measured against the end the copy's last fetch saw, which
+	// may predate A's last transaction: wait for the copy to reach the
+	// changelog's end as the broker lists it, so that the takeover's tail
+	// holds no records (a run on a loaded machine took the last batch's
+	// 15 over from the changelog instead).
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "standby-real-counts-changelog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := stB.Store.Standbys[0].Partition
+	end, _ := ends.Lookup("standby-real-counts-changelog", copied)
+	stB = waitStreamStatus(t, libB, b, func(st *kafkabpl.StreamStatus) bool {
+		return len(st.Store.Standbys) == 1 && st.Store.Standbys[0].Partition == copied && st.Store.Standbys[0].Position >= end.Offset
 	})
 	entries, err := libB.StoreStandbyRange(ctx, b, nil, nil)
 	if err != nil || len(entries) == 0 || int64(len(entries)) != stB.Store.Standbys[0].Keys {
