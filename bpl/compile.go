@@ -227,13 +227,14 @@ var strict = map[string]struct {
 	"mod": {2, 2, modValues},
 	"get": {1, 2, getValues},
 	"put": {3, 3, putValues},
+	// concat keeps no argument; on the stack, a call makes no list of them.
+	"concat": {0, -1, concatValues},
 }
 
 // listed holds the builtins that evaluate all their arguments first into
 // a list, names kept, and what they do with it.
 var listed = map[string]func(t *task, f *frame, call *value.List, args *value.List) (any, error){
-	"concat": concatArgs,
-	"list":   func(_ *task, _ *frame, _ *value.List, args *value.List) (any, error) { return args, nil },
+	"list": func(_ *task, _ *frame, _ *value.List, args *value.List) (any, error) { return args, nil },
 }
 
 // push evaluates args onto the task's stack and returns where their

@@ -348,17 +348,18 @@ func biConcat(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return concatArgs(t, f, call, args)
+	return concatValues(t, f, call, args.Values())
 }
 
-// concatArgs is concat of the evaluated arguments args.
-func concatArgs(t *task, f *frame, _ *value.List, args *value.List) (any, error) {
-	if args.Len() == 0 {
+// concatValues is concat of the evaluated arguments vs, which it does
+// not keep (compiled, vs is the task's stack).
+func concatValues(t *task, f *frame, _ *value.List, vs []any) (any, error) {
+	if len(vs) == 0 {
 		return "", nil
 	}
-	if _, ok := args.At(0).(*value.List); ok {
+	if _, ok := vs[0].(*value.List); ok {
 		n := 0
-		for i, v := range args.Values() {
+		for i, v := range vs {
 			l, ok := v.(*value.List)
 			if !ok && v != nil {
 				return nil, t.errorf(f, "InvalidArgument", "concat: argument %d is %s; joining lists, want a list", i+1, value.Describe(v))
@@ -368,7 +369,7 @@ func concatArgs(t *task, f *frame, _ *value.List, args *value.List) (any, error)
 			}
 		}
 		out := &value.List{}
-		for _, v := range args.Values() {
+		for _, v := range vs {
 			if l, ok := v.(*value.List); ok {
 				for name, e := range l.All() {
 					out.AppendNamed(name, e)
@@ -377,8 +378,25 @@ func concatArgs(t *task, f *frame, _ *value.List, args *value.List) (any, error)
 		}
 		return out, nil
 	}
+	// Strings alone, the usual case (a key or a message built of parts),
+	// are joined in one allocation of the result's size.
+	n := 0
+	for _, v := range vs {
+		s, ok := v.(string)
+		if !ok {
+			n = -1
+			break
+		}
+		n += len(s)
+	}
+	if n > maxConcatBytes {
+		return nil, t.errorf(f, "InvalidArgument", "concat: result longer than %d bytes", maxConcatBytes)
+	}
 	var b strings.Builder
-	for _, v := range args.Values() {
+	if n >= 0 {
+		b.Grow(n)
+	}
+	for _, v := range vs {
 		s, err := t.text(f, "concat", v)
 		if err != nil {
 			return nil, err
