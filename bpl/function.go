@@ -45,8 +45,17 @@ type param struct {
 // Call calls the function with arguments already evaluated. Its error is
 // an *Exception.
 func (fn *Function) Call(ctx context.Context, args *value.List) (any, error) {
+	t, f, err := fn.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fn.invoke(t, f, args)
+}
+
+// begin makes the task and the frame of a call from Go.
+func (fn *Function) begin(ctx context.Context) (*task, *frame, error) {
 	if fn == nil {
-		return nil, errors.New("bpl: call of a nil *Function")
+		return nil, nil, errors.New("bpl: call of a nil *Function")
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -63,9 +72,41 @@ func (fn *Function) Call(ctx context.Context, args *value.List) (any, error) {
 	}{}
 	fn.in.initTask(&tf.t, ctx, c.depth+1, c) // this call counts for the depth limit
 	if tf.t.depth > maxDepth {
-		return nil, tf.t.errorf(&frame{src: fn.src}, "StackOverflow", "calls nested more than %d deep", maxDepth)
+		return nil, nil, tf.t.errorf(&frame{src: fn.src}, "StackOverflow", "calls nested more than %d deep", maxDepth)
 	}
-	return fn.invoke(&tf.t, &tf.f, args)
+	return &tf.t, &tf.f, nil
+}
+
+// CallArgs calls the function with its first n positional arguments of
+// a0 and a1 (n from 0 to 2), as Call does with a list of them, without
+// making that list when the function binds its parameters by position:
+// a library's callback per record (a stream's transform, say) saves an
+// allocation a call. A function that takes its arguments as one list
+// gets a list made for it.
+func (fn *Function) CallArgs(ctx context.Context, n int, a0, a1 any) (any, error) {
+	if fn == nil || fn.rest != "" || !fn.positional || n < 0 || n > 2 {
+		args := []any{a0, a1}
+		return fn.Call(ctx, value.NewList(args[:max(0, min(n, 2))]...))
+	}
+	t, f, err := fn.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.src = fn.src
+	if err := t.checkCtx(f); err != nil {
+		return nil, err
+	}
+	for k, p := range fn.params {
+		var v any
+		switch {
+		case k == 0 && n > 0:
+			v = a0
+		case k == 1 && n > 1:
+			v = a1
+		}
+		f.locals.set(p.local, v)
+	}
+	return fn.run(t, f)
 }
 
 // TakesLazy reports that a Function takes *value.Lazy arguments: its

@@ -1,6 +1,12 @@
 package bpl
 
-import "testing"
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/brain4it/kafkabpl/value"
+)
 
 // A function's name that is no variable evaluates to itself, a hard
 // reference in brain4it's words, so that it can be kept and called.
@@ -51,4 +57,40 @@ func TestNamedParameters(t *testing.T) {
 		{`(function (x 5) x)`, "InvalidArgument", "function: parameter 2 is 5, want a name", 1},
 		{`(function ("k" => "v") x)`, "InvalidArgument", `function: parameter 1 is the string "v", want a name`, 1},
 	})
+}
+
+// TestCallArgs checks that CallArgs gives what Call gives with a list of
+// the same arguments: functions binding by position, taking their
+// arguments as one list, with a parameter that takes only a named
+// argument, with more and fewer parameters than arguments, and a nil one.
+func TestCallArgs(t *testing.T) {
+	in := New(io.Discard)
+	ctx := context.Background()
+	for _, src := range []string{
+		`(function (a b) (list a b))`,
+		`(function (a) (list a))`,
+		`(function (a b c) (list a b c))`,
+		`(function () "none")`,
+		`(function args args)`,
+		`(function (a "b") (list a b))`,
+		`(function (a b) (set a (+ a 1)) (list a b))`,
+	} {
+		v, err := in.Eval(ctx, mustParseT(t, src))
+		if err != nil {
+			t.Fatal(src, err)
+		}
+		fn := v.(*Function)
+		for n := range 3 {
+			a0, a1 := any(int64(41)), any("x")
+			args := []any{a0, a1}[:n]
+			want, wantErr := fn.Call(ctx, value.NewList(args...))
+			got, err := fn.CallArgs(ctx, n, a0, a1)
+			if value.Format(got) != value.Format(want) || (err == nil) != (wantErr == nil) {
+				t.Errorf("%s with %d arguments: CallArgs gave %s (%v), Call %s (%v)", src, n, value.Format(got), err, value.Format(want), wantErr)
+			}
+		}
+	}
+	if _, err := (*Function)(nil).CallArgs(ctx, 1, 1, nil); err == nil {
+		t.Error("CallArgs of a nil *Function: no error")
+	}
 }

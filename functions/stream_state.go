@@ -226,6 +226,9 @@ func inputKey(in *kafkabpl.Record, rec *value.List) any {
 
 // callFn calls fn with args, in one allocation for the list and its values.
 func callFn(ctx context.Context, fn value.Callable, a0, a1 any, n int) (any, error) {
+	if c, ok := fn.(argsCaller); ok { // a BPL function: no argument list
+		return c.CallArgs(ctx, n, a0, a1)
+	}
 	args := &struct {
 		l value.List
 		v [2]any
@@ -233,6 +236,12 @@ func callFn(ctx context.Context, fn value.Callable, a0, a1 any, n int) (any, err
 	args.v[0], args.v[1] = a0, a1
 	args.l.Reset(args.v[:n], nil)
 	return fn.Call(ctx, &args.l)
+}
+
+// argsCaller is a callable that takes up to two positional arguments
+// without a list of them (bpl.Function).
+type argsCaller interface {
+	CallArgs(ctx context.Context, n int, a0, a1 any) (any, error)
 }
 
 // bplUpdate adapts a BPL function (in state) to an Update: it returns
