@@ -217,15 +217,9 @@ func (pt *partTable) bootstrap(ctx context.Context, s *stream, adm *kadm.Client)
 		}
 	}
 	t.warnIfNotCompacted(ctx, s, adm)
-	opts := t.cfg.kgoOpts(Admin, s.h.id+"-table-"+t.Name, t.net, nil)
-	opts = append(opts,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{t.Topic: {}}), // a direct consumer: the restores add partitions
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(500*time.Millisecond), // as the library's consumers do (see consumerOpts)
-	)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := t.follower(s, map[int32]kgo.Offset{}) // the restores add the partitions
 	if err != nil {
-		return wrapf(ErrInvalidConfig, err, "config")
+		return err
 	}
 	pt.cl = cl
 	close(pt.checked)

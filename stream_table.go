@@ -331,15 +331,9 @@ func (t *globalTable) bootstrap(ctx context.Context, s *stream, adm *kadm.Client
 	for p, b := range bounds {
 		offsets[p] = kgo.NewOffset().At(b[1])
 	}
-	opts := t.cfg.kgoOpts(Admin, s.h.id+"-table-"+t.Name, t.net, nil)
-	opts = append(opts,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{t.Topic: offsets}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(500*time.Millisecond), // as the library's consumers do (see consumerOpts)
-	)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := t.follower(s, offsets)
 	if err != nil {
-		return wrapf(ErrInvalidConfig, err, "config")
+		return err
 	}
 	t.cl = cl
 	t.mu.Lock()
@@ -407,6 +401,24 @@ func (t *globalTable) warnIfNotCompacted(ctx context.Context, s *stream, adm *ka
 			s.log(fmt.Sprintf("stream %s: warning: table %q: its topic %q is not compacted (cleanup.policy %q): the brokers may delete records the table still needs; set cleanup.policy to compact", s.h.id, t.Name, t.Topic, c.MaybeValue()))
 		}
 	}
+}
+
+// follower makes the client that follows the table's topic from offsets:
+// a direct consumer, read_committed, that long-polls as the library's
+// consumers do (see consumerOpts). A partitioned table's restores add its
+// partitions later.
+func (t *globalTable) follower(s *stream, offsets map[int32]kgo.Offset) (*kgo.Client, error) {
+	opts := t.cfg.kgoOpts(Admin, s.h.id+"-table-"+t.Name, t.net, nil)
+	opts = append(opts,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{t.Topic: offsets}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(500*time.Millisecond),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, wrapf(ErrInvalidConfig, err, "config")
+	}
+	return cl, nil
 }
 
 // follow applies the table's updates until the stream stops.
