@@ -483,21 +483,31 @@ func TestSendTopicNeverHosted(t *testing.T) {
 // Kafka broker does for a topic it lists but does not host yet. It returns
 // how many requests it has seen.
 func refuseProduce(c *kfake.Cluster, n int32) *atomic.Int32 {
+	return refuseProduceIf(c, n, kerr.UnknownTopicOrPartition, nil)
+}
+
+// refuseProduceIf is refuseProduce for the produce requests match accepts
+// (nil: every one), refused with code; the others are handled as usual
+// and not counted.
+func refuseProduceIf(c *kfake.Cluster, n int32, code *kerr.Error, match func(*kmsg.ProduceRequest) bool) *atomic.Int32 {
 	var seen atomic.Int32
 	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
+		req := kreq.(*kmsg.ProduceRequest)
+		if match != nil && !match(req) {
+			return nil, nil, false
+		}
 		if seen.Add(1) > n && n >= 0 {
 			c.DropControl()
 			return nil, nil, false
 		}
-		req := kreq.(*kmsg.ProduceRequest)
 		resp := req.ResponseKind().(*kmsg.ProduceResponse)
 		for _, rt := range req.Topics {
 			st := kmsg.NewProduceResponseTopic()
 			st.Topic, st.TopicID = rt.Topic, rt.TopicID
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewProduceResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownTopicOrPartition.Code
+				sp.Partition, sp.ErrorCode = rp.Partition, code.Code
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)
