@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -106,20 +104,11 @@ func runJoins(ctx context.Context, adm *kadm.Client, p *params, j *joinParams, r
 		return fmt.Errorf("filling %s and %s: %w", joinTable, joinIn, err)
 	}
 	streamers := []joinStreamer{kgoJoin{}, goJoin{}, bplJoin{}}
-	var names []string
-	for _, s := range streamers {
-		names = append(names, s.name())
-	}
 	ws := []workload{{key: "join", title: "stream–table join, exactly-once"}}
-	res := newResults(names, ws)
+	res := newResults(namesOf(streamers), ws)
 	res.titles = joinTitle
 	res.bench = map[string]benchRow{"join": {"Join", j.records, "join"}}
-	byName := map[string]joinStreamer{}
-	for _, s := range streamers {
-		byName[s.name()] = s
-	}
-	fails := runRounds("join", names, rounds, res, func(name string, n int) (time.Duration, uint64, error) {
-		s, id := byName[name], fmt.Sprintf("join-%s-%d", name, n)
+	fails := runSides("join", streamers, rounds, res, func(s joinStreamer, id string) (time.Duration, uint64, error) {
 		return joinOnce(ctx, adm, p, j, s, "out-"+id, "g-"+id)
 	})
 	fmt.Printf("Stream–table join: %d records of %d bytes (%d keys) from one partition joined with a compacted table of %d keys (read whole first), an output per record to a new topic, exactly-once, a new group each run, %d rounds\n\n",
@@ -141,23 +130,12 @@ func joinOnce(ctx context.Context, adm *kadm.Client, p *params, j *joinParams, s
 		return 0, 0, err
 	}
 	defer adm.DeleteTopics(ctx, out)
-	runtime.GC()
-	m0 := mallocs()
-	start := time.Now()
-	var stop func() error
-	var err error
-	labels := pprof.Labels("client", s.name(), "workload", "join")
-	pprof.Do(ctx, labels, func(ctx context.Context) { stop, err = s.start(ctx, p, j, out, group) })
+	d, allocs, err := timeRun(ctx, s.name(), "join", func(ctx context.Context) (func() error, error) {
+		return s.start(ctx, p, j, out, group)
+	}, func(begin time.Time) error {
+		return waitCommitted(ctx, adm, group, joinIn, int64(j.records), begin.Add(180*time.Second))
+	})
 	if err != nil {
-		return 0, 0, err
-	}
-	if err := waitCommitted(ctx, adm, group, joinIn, int64(j.records), start.Add(180*time.Second)); err != nil {
-		stop()
-		return 0, 0, err
-	}
-	d := time.Since(start)
-	allocs := mallocs() - m0
-	if err := stop(); err != nil {
 		return 0, 0, err
 	}
 	return d, allocs, verifyJoin(ctx, p, j, out)

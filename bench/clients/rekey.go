@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/brain4it/kafkabpl"
@@ -65,20 +62,11 @@ func runRekeys(ctx context.Context, adm *kadm.Client, p *params, w *winParams, s
 		return fmt.Errorf("filling %s: %w", rekeyTopic, err)
 	}
 	streamers := []rekeyStreamer{kgoRekey{}, goRekey{}}
-	var names []string
-	for _, s := range streamers {
-		names = append(names, s.name())
-	}
 	ws := []workload{{key: "rekey", title: "re-keyed windowed count, exactly-once"}}
-	res := newResults(names, ws)
+	res := newResults(namesOf(streamers), ws)
 	res.titles = rekeyTitle
 	res.bench = map[string]benchRow{"rekey": {"RekeyWindow", w.records, "rekey"}}
-	byName := map[string]rekeyStreamer{}
-	for _, s := range streamers {
-		byName[s.name()] = s
-	}
-	fails := runRounds("rekey", names, rounds, res, func(name string, n int) (time.Duration, uint64, error) {
-		s, id := byName[name], fmt.Sprintf("rekey-%s-%d", name, n)
+	fails := runSides("rekey", streamers, rounds, res, func(s rekeyStreamer, id string) (time.Duration, uint64, error) {
 		return rekeyOnce(ctx, adm, p, w, sites, s, "out-"+id, "g-"+id)
 	})
 	fmt.Printf("Re-keyed windowed count: %d records (%d keys) from one partition, re-keyed to %d sites through a repartition topic, timestamps over %d tumbling windows of %d ms, %d results (%d closed windows x %d sites) to a new topic, exactly-once, a new group each run, %d rounds\n\n",
@@ -101,31 +89,22 @@ func rekeyOnce(ctx context.Context, adm *kadm.Client, p *params, w *winParams, s
 	}
 	repartition := group + "-" + rekeyStore + "-repartition"
 	defer adm.DeleteTopics(ctx, out, group+"-"+rekeyStore+"-changelog", repartition)
-	runtime.GC()
-	m0 := mallocs()
-	start := time.Now()
-	var stop func() error
-	var err error
-	labels := pprof.Labels("client", s.name(), "workload", "rekey")
-	pprof.Do(ctx, labels, func(ctx context.Context) { stop, err = s.start(ctx, p, w, sites, out, group) })
+	d, allocs, err := timeRun(ctx, s.name(), "rekey", func(ctx context.Context) (func() error, error) {
+		return s.start(ctx, p, w, sites, out, group)
+	}, func(begin time.Time) error {
+		deadline := begin.Add(180 * time.Second)
+		if err := waitCommitted(ctx, adm, group, rekeyTopic, int64(w.records), deadline); err != nil {
+			return err
+		}
+		inputs := time.Since(begin) // the inputs' share: their repartition records written
+		if err := waitRepartition(ctx, adm, group, repartition, deadline); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s rekey: inputs committed after %v, the repartition topic's records after %v\n",
+			s.name(), inputs.Round(time.Millisecond), time.Since(begin).Round(time.Millisecond))
+		return nil
+	})
 	if err != nil {
-		return 0, 0, err
-	}
-	deadline := start.Add(180 * time.Second)
-	if err := waitCommitted(ctx, adm, group, rekeyTopic, int64(w.records), deadline); err != nil {
-		stop()
-		return 0, 0, err
-	}
-	inputs := time.Since(start) // the inputs' share: their repartition records written
-	if err := waitRepartition(ctx, adm, group, repartition, deadline); err != nil {
-		stop()
-		return 0, 0, err
-	}
-	d := time.Since(start)
-	fmt.Fprintf(os.Stderr, "%s rekey: inputs committed after %v, the repartition topic's records after %v\n",
-		s.name(), inputs.Round(time.Millisecond), d.Round(time.Millisecond))
-	allocs := mallocs() - m0
-	if err := stop(); err != nil {
 		return 0, 0, err
 	}
 	bySite := *w
@@ -199,17 +178,7 @@ func (kgoRekey) start(ctx context.Context, p *params, w *winParams, sites int, o
 		return &kgo.Record{Topic: repartition, Key: []byte(siteOf(r.Key, sites)), Value: r.Value,
 			Headers: r.Headers, Timestamp: r.Timestamp}
 	}
-	lctx, cancel := context.WithCancel(context.Background())
-	var processed atomic.Int64
-	done := make(chan error, 1)
-	go func() { done <- countWindows(lctx, sess, out, changelog, rekey, &processed) }()
-	return func() error {
-		for deadline := time.Now().Add(5 * time.Second); processed.Load() < int64(w.records) && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
-		return <-done
-	}, nil
+	return startCountWindows(sess, out, changelog, rekey, int64(w.records)), nil
 }
 
 // goRekey is Library.Stream with Rekey (the site, as the kgo loop's) and

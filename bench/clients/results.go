@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -198,4 +201,54 @@ func runRounds(key string, names []string, rounds int, res *results, once func(n
 		}
 	}
 	return fails
+}
+
+// named is a side of a table: its name labels its rows.
+type named interface{ name() string }
+
+// namesOf returns the names of sides, in order.
+func namesOf[S named](sides []S) []string {
+	names := make([]string, len(sides))
+	for i, s := range sides {
+		names[i] = s.name()
+	}
+	return names
+}
+
+// runSides is runRounds over sides, each run with an id of its own,
+// "<key>-<name>-<n>", for its output topic and group.
+func runSides[S named](key string, sides []S, rounds int, res *results, once func(s S, id string) (time.Duration, uint64, error)) map[string]string {
+	byName := make(map[string]S, len(sides))
+	for _, s := range sides {
+		byName[s.name()] = s
+	}
+	return runRounds(key, namesOf(sides), rounds, res, func(name string, n int) (time.Duration, uint64, error) {
+		return once(byName[name], fmt.Sprintf("%s-%s-%d", key, name, n))
+	})
+}
+
+// timeRun times one run of a side, labelled side and workload in the CPU
+// profile: from start until wait (given when the run started) returns,
+// counting the process's allocations meanwhile. stop, which start
+// returned, ends the run once wait returned, or failed.
+func timeRun(ctx context.Context, side, workload string, start func(context.Context) (stop func() error, err error), wait func(begin time.Time) error) (time.Duration, uint64, error) {
+	runtime.GC()
+	m0 := mallocs()
+	begin := time.Now()
+	var stop func() error
+	var err error
+	pprof.Do(ctx, pprof.Labels("client", side, "workload", workload), func(ctx context.Context) { stop, err = start(ctx) })
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := wait(begin); err != nil {
+		stop()
+		return 0, 0, err
+	}
+	d := time.Since(begin)
+	allocs := mallocs() - m0
+	if err := stop(); err != nil {
+		return 0, 0, err
+	}
+	return d, allocs, nil
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -51,12 +49,8 @@ func streamWorkloads() []workload {
 // runStreams runs the stream table's rounds and prints it.
 func runStreams(ctx context.Context, adm *kadm.Client, p *params, rounds int) error {
 	streamers := []streamer{kgoStream{}, goStream{}, bplStream{}}
-	var names []string
-	for _, s := range streamers {
-		names = append(names, s.name())
-	}
 	ws := streamWorkloads()
-	res := newResults(names, ws)
+	res := newResults(namesOf(streamers), ws)
 	res.titles = streamTitle
 	fails := map[string]string{}
 	n := 0
@@ -102,23 +96,16 @@ func streamOnce(ctx context.Context, adm *kadm.Client, p *params, s streamer, in
 		return 0, 0, err
 	}
 	defer adm.DeleteTopics(ctx, out)
-	runtime.GC()
-	m0 := mallocs()
-	start := time.Now()
-	var stop func() (int64, error)
-	var err error
-	labels := pprof.Labels("client", s.name(), "workload", guarantee(eos).String())
-	pprof.Do(ctx, labels, func(ctx context.Context) { stop, err = s.start(ctx, p, in, out, group, eos) })
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := waitCommitted(ctx, adm, group, in, int64(p.records), start.Add(60*time.Second)); err != nil {
-		stop()
-		return 0, 0, err
-	}
-	d := time.Since(start)
-	allocs := mallocs() - m0
-	produced, err := stop()
+	var produced int64
+	d, allocs, err := timeRun(ctx, s.name(), guarantee(eos).String(), func(ctx context.Context) (func() error, error) {
+		stop, err := s.start(ctx, p, in, out, group, eos)
+		if err != nil {
+			return nil, err
+		}
+		return func() (err error) { produced, err = stop(); return err }, nil
+	}, func(begin time.Time) error {
+		return waitCommitted(ctx, adm, group, in, int64(p.records), begin.Add(60*time.Second))
+	})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,19 +116,10 @@ func runWindows(ctx context.Context, adm *kadm.Client, p *params, w *winParams, 
 		return fmt.Errorf("filling %s: %w", winTopic, err)
 	}
 	streamers := []windowStreamer{kgoWindow{changelog: true}, kgoWindow{}, goWindow{}, bplWindow{}}
-	var names []string
-	for _, s := range streamers {
-		names = append(names, s.name())
-	}
 	ws := []workload{{key: "window", title: "windowed count, exactly-once"}}
-	res := newResults(names, ws)
+	res := newResults(namesOf(streamers), ws)
 	res.titles = windowTitle
-	byName := map[string]windowStreamer{}
-	for _, s := range streamers {
-		byName[s.name()] = s
-	}
-	fails := runRounds("window", names, rounds, res, func(name string, n int) (time.Duration, uint64, error) {
-		s, id := byName[name], fmt.Sprintf("win-%s-%d", name, n)
+	fails := runSides("window", streamers, rounds, res, func(s windowStreamer, id string) (time.Duration, uint64, error) {
 		return windowOnce(ctx, adm, p, w, s, "out-"+id, "g-"+id)
 	})
 	fmt.Printf("Windowed count: %d records (%d keys) from one partition, timestamps over %d tumbling windows of %d ms, %d results (%d closed windows x %d keys) to a new topic, exactly-once, a new group each run, %d rounds\n\n",
@@ -152,23 +141,12 @@ func windowOnce(ctx context.Context, adm *kadm.Client, p *params, w *winParams, 
 		return 0, 0, err
 	}
 	defer adm.DeleteTopics(ctx, out, group+"-"+winStore+"-changelog")
-	runtime.GC()
-	m0 := mallocs()
-	start := time.Now()
-	var stop func() error
-	var err error
-	labels := pprof.Labels("client", s.name(), "workload", "window")
-	pprof.Do(ctx, labels, func(ctx context.Context) { stop, err = s.start(ctx, p, w, out, group) })
+	d, allocs, err := timeRun(ctx, s.name(), "window", func(ctx context.Context) (func() error, error) {
+		return s.start(ctx, p, w, out, group)
+	}, func(begin time.Time) error {
+		return waitCommitted(ctx, adm, group, winTopic, int64(w.records), begin.Add(120*time.Second))
+	})
 	if err != nil {
-		return 0, 0, err
-	}
-	if err := waitCommitted(ctx, adm, group, winTopic, int64(w.records), start.Add(120*time.Second)); err != nil {
-		stop()
-		return 0, 0, err
-	}
-	d := time.Since(start)
-	allocs := mallocs() - m0
-	if err := stop(); err != nil {
 		return 0, 0, err
 	}
 	return d, allocs, verifyWindows(ctx, p, w, out)
@@ -260,17 +238,24 @@ func (k kgoWindow) start(ctx context.Context, p *params, w *winParams, out, grou
 	if err != nil {
 		return nil, err
 	}
-	lctx, cancel := context.WithCancel(context.Background())
+	return startCountWindows(sess, out, changelog, nil, int64(w.records)), nil
+}
+
+// startCountWindows runs countWindows on a goroutine and returns what
+// stops it: a wait (5 s at most) until it has counted records inputs,
+// then its end, with its error.
+func startCountWindows(sess *kgo.GroupTransactSession, out, changelog string, rekey func(*kgo.Record) *kgo.Record, records int64) func() error {
+	ctx, cancel := context.WithCancel(context.Background())
 	var processed atomic.Int64
 	done := make(chan error, 1)
-	go func() { done <- countWindows(lctx, sess, out, changelog, nil, &processed) }()
+	go func() { done <- countWindows(ctx, sess, out, changelog, rekey, &processed) }()
 	return func() error {
-		for deadline := time.Now().Add(5 * time.Second); processed.Load() < int64(w.records) && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(5 * time.Second); processed.Load() < records && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()
 		return <-done
-	}, nil
+	}
 }
 
 // winKey is a count's key in countWindows: the input key and the window.
