@@ -131,17 +131,7 @@ func (c *compiler) special(l *value.List, name string) code {
 			if err != nil {
 				return nil, err
 			}
-			switch v := v.(type) {
-			case nil:
-				return int64(0), nil
-			case *value.List:
-				return int64(v.Len()), nil
-			case string:
-				return int64(utf8.RuneCountInString(v)), nil
-			case []byte:
-				return int64(len(v)), nil
-			}
-			return nil, t.errorf(f, "InvalidArgument", "size: want a list or a string, got %s", value.Describe(v))
+			return sizeOf(t, f, v)
 		}
 	case "for-each", "foreach":
 		if n < 2 {

@@ -297,6 +297,11 @@ func biSize(t *task, f *frame, call *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sizeOf(t, f, v)
+}
+
+// sizeOf is size of its evaluated argument v, walked or compiled.
+func sizeOf(t *task, f *frame, v any) (any, error) {
 	switch v := v.(type) {
 	case nil:
 		return int64(0), nil
