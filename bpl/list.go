@@ -223,8 +223,8 @@ func putValues(t *task, f *frame, _ *value.List, args []any) (any, error) {
 	}
 	var old any
 	if name != "" {
-		old, _ = l.Get(name)
-		err = t.putName(f, "put", l, name, args[2])
+		noteCycle(args[2], l)
+		return l.Put(name, args[2]), nil
 	} else {
 		if i >= 0 && i < l.Len() {
 			old = l.At(i)

@@ -24,14 +24,13 @@ type List struct {
 	values []any
 	names  []string // nil until the first named element; "" = unnamed
 
-	// byName holds the index of the first element of each name, so that
-	// a script that builds a long named list with put (a kafka-send's
-	// messages, named by key) does not search the list at every put.
-	// Put makes it once the list has more than indexFrom elements;
-	// appends keep it, and anything that moves or renames elements drops
-	// it. Only changes make it, so that reading a list from several
-	// goroutines stays safe.
-	byName map[string]int
+	// byName finds the first element of each name, so that a script
+	// that builds a long named list with put (a kafka-send's messages,
+	// named by key) does not search the list at every put. Put makes it
+	// once the list has more than indexFrom elements; appends keep it,
+	// and anything that moves or renames elements drops it. Only changes
+	// make it, so that reading a list from several goroutines stays safe.
+	byName *nameIndex
 
 	// tagged is whether Parse read the list with one of brain4it's
 	// declaration tags, or MarkShared marked it (see tags.go): it is
@@ -131,10 +130,7 @@ func (l *List) Index(name string) int {
 		return -1
 	}
 	if l.byName != nil {
-		if i, ok := l.byName[name]; ok {
-			return i
-		}
-		return -1
+		return l.byName.find(l.names, name) // an indexed list is never lazy
 	}
 	for i := range l.names {
 		l.load(i)
@@ -167,9 +163,7 @@ func (l *List) AppendNamed(name string, v any) *List {
 		l.names = append(l.names, name)
 	}
 	if l.byName != nil && name != "" {
-		if _, ok := l.byName[name]; !ok {
-			l.byName[name] = len(l.values) - 1
-		}
+		l.byName.add(l.names, name, len(l.names)-1)
 	}
 	return l
 }
@@ -182,22 +176,19 @@ func (l *List) Set(i int, v any) {
 }
 
 // Put sets the value of the first element named name, appending a named
-// element when there is none.
-func (l *List) Put(name string, v any) {
+// element when there is none, and returns the value it replaced (nil when
+// it appended).
+func (l *List) Put(name string, v any) (old any) {
 	l.Load()
 	if l.byName == nil && len(l.names) > indexFrom {
-		l.byName = make(map[string]int, len(l.names))
-		for i, n := range l.names {
-			if _, ok := l.byName[n]; !ok && n != "" {
-				l.byName[n] = i
-			}
-		}
+		l.byName = newNameIndex(l.names)
 	}
 	if i := l.Index(name); i >= 0 {
-		l.values[i] = v
-		return
+		old, l.values[i] = l.values[i], v
+		return old
 	}
 	l.AppendNamed(name, v)
+	return nil
 }
 
 // Insert puts an element named name (unnamed when name is "") at index i,

@@ -131,8 +131,18 @@ func TestListInsertRemoveRename(t *testing.T) {
 // TestListNameIndex checks that lookups by name find the first element of
 // the name whatever changes came before, once Put has indexed the names of
 // a long list: random changes on a list and on a plain reference (a search
-// through its names) must agree at every step.
+// through its names) must agree at every step. Of 60 names, the index is
+// made once and never grows; of 2,000, it grows several times, and Clear
+// is rare enough for the list to get long.
 func TestListNameIndex(t *testing.T) {
+	for _, c := range []struct{ names, steps, clearOdds int }{{60, 20000, 50}, {2000, 8000, 5000}} {
+		t.Run(fmt.Sprint(c.names, " names"), func(t *testing.T) {
+			testListNameIndex(t, c.names, c.steps, c.clearOdds)
+		})
+	}
+}
+
+func testListNameIndex(t *testing.T, names, steps, clearOdds int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	l := &List{}
 	var ref []string // the names, in order; "" for unnamed
@@ -141,9 +151,9 @@ func TestListNameIndex(t *testing.T) {
 		if rng.IntN(8) == 0 {
 			return ""
 		}
-		return fmt.Sprint("n", rng.IntN(60))
+		return fmt.Sprint("n", rng.IntN(names))
 	}
-	for step := range 20000 {
+	for step := range steps {
 		switch op := rng.IntN(10); {
 		case op < 4:
 			n := name()
@@ -167,11 +177,11 @@ func TestListNameIndex(t *testing.T) {
 			i, n := rng.IntN(len(ref)), name()
 			l.SetName(i, n)
 			ref[i] = n
-		case op == 9 && rng.IntN(50) == 0:
+		case op == 9 && rng.IntN(clearOdds) == 0:
 			l.Clear()
 			ref = nil
 		}
-		for k := range 60 {
+		for k := range min(names, 60) {
 			n := fmt.Sprint("n", k)
 			if got, want := l.Index(n), slices.Index(ref, n); got != want {
 				t.Fatalf("step %d: Index(%q) = %d, want %d", step, n, got, want)
@@ -180,9 +190,52 @@ func TestListNameIndex(t *testing.T) {
 		if l.Len() != len(ref) {
 			t.Fatalf("step %d: %d elements, want %d", step, l.Len(), len(ref))
 		}
+		if l.Len() > 0 {
+			n := ref[rng.IntN(len(ref))]
+			if got, want := l.Index(n), slices.Index(ref, n); n != "" && got != want {
+				t.Fatalf("step %d: Index(%q) = %d, want %d", step, n, got, want)
+			}
+		}
 		indexed = indexed || l.byName != nil
 	}
 	if !indexed {
 		t.Error("the names were never indexed: the test tests nothing")
+	}
+}
+
+// TestListNameIndexGrows builds a list of 5,000 names with put, as a
+// script builds a kafka-send's messages, with a second element of every
+// tenth name appended: the index grows many times on the way, and must
+// find the first element of each name, and no name it was never given.
+func TestListNameIndexGrows(t *testing.T) {
+	l := &List{}
+	for i := range 5000 {
+		n := fmt.Sprint(i)
+		if old := l.Put(n, i); old != nil {
+			t.Fatalf("Put(%q) replaced %v in a list without the name", n, old)
+		}
+		if i%10 == 0 {
+			l.AppendNamed(n, -i) // a second element of the name: never found first
+		}
+	}
+	if l.byName == nil || len(l.byName.slots) < 2*5000 {
+		t.Fatalf("the index did not grow with the list: %v", l.byName)
+	}
+	want := 0
+	for i := range 5000 {
+		n := fmt.Sprint(i)
+		if got := l.Index(n); got != want {
+			t.Fatalf("Index(%q) = %d, want %d", n, got, want)
+		}
+		want++
+		if i%10 == 0 {
+			want++
+		}
+	}
+	if old := l.Put("4321", "again"); old != 4321 {
+		t.Errorf("Put of a name it has gave %v, want the old value 4321", old)
+	}
+	if l.Index("5000") != -1 || l.Index("x") != -1 {
+		t.Error("Index found a name the list does not have")
 	}
 }
