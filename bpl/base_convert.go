@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/brain4it/kafkabpl/internal/box"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -172,10 +173,11 @@ func (t *task) numberText(f *frame, v any, opts map[string]any) (any, error) {
 		v = int64(x)
 	}
 	i := v.(int64)
+	var buf [64]byte // the longest: 64 binary digits
 	if i < 0 && truthy(opts["unsigned"]) {
-		return strconv.FormatUint(uint64(i), radix), nil
+		return box.Text(strconv.AppendUint(buf[:0], uint64(i), radix)), nil
 	}
-	return strconv.FormatInt(i, radix), nil
+	return box.Text(strconv.AppendInt(buf[:0], i, radix)), nil // one allocation: a script's keys are often numbers' text
 }
 
 // (number x) gives the number x's text denotes, read as BPL reads numbers

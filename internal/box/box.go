@@ -1,8 +1,8 @@
 // Package box makes interface values and strings without an allocation
 // each, for the lists of a poll and the keys of a send, which make one per
-// message otherwise. Its functions use package unsafe; their hazards are
-// said with each. It is internal: package kafkabpl and package functions
-// share it.
+// message otherwise, and the evaluator's text of a number. Its functions
+// use package unsafe; their hazards are said with each. It is internal:
+// packages kafkabpl, functions and bpl share it.
 package box
 
 import "unsafe"
@@ -87,4 +87,12 @@ func OwnText(key, val []byte) (k string, v any) {
 	}
 	InPlace(&v, s)
 	return k, v
+}
+
+// Text copies b into an allocation of its own and returns it as a string
+// boxed in an interface: one allocation, where string(b) and boxing the
+// string take two. It is OwnText with no key, and has its hazard.
+func Text(b []byte) any {
+	_, v := OwnText(nil, b)
+	return v
 }
