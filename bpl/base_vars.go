@@ -123,7 +123,7 @@ func (in *Interp) deleteGlobal(name string) bool {
 	if i < 0 {
 		return false
 	}
-	in.globals.Remove(i)
+	in.removeGlobal(i)
 	return true
 }
 

@@ -99,11 +99,12 @@ func (c *compiler) ref(r value.Reference) code {
 		return func(t *task, f *frame) (any, error) { return t.eval(f, rv) }
 	}
 	fixed := lookupBuiltin(name) != nil || isCore[name] // a function's name whatever Define does
+	gc := new(globalCache)
 	return func(t *task, f *frame) (any, error) {
 		if v, ok := f.locals.get(name); ok {
 			return v, nil
 		}
-		v, ok := t.in.global(name)
+		v, ok := t.in.cachedGlobal(name, gc)
 		if !ok && (fixed || t.in.libFunc(name) != nil) {
 			return rv, nil // a hard reference: itself
 		}

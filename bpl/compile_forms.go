@@ -228,13 +228,14 @@ func (c *compiler) set(l *value.List) code {
 			return v, nil
 		}
 	}
+	gc := new(globalCache)
 	return func(t *task, f *frame) (any, error) {
 		v, err := x(t, f)
 		if err != nil {
 			return nil, err
 		}
 		if !f.locals.setIfSet(name, v) {
-			t.in.SetGlobal(name, v)
+			t.in.setCachedGlobal(name, v, gc)
 		}
 		return v, nil
 	}

@@ -47,6 +47,7 @@ func (in *Interp) ReplaceScope(scope *value.List) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.globals = scope
+	in.layout++
 }
 
 // Global returns the value of a global variable and whether it is set.
@@ -111,9 +112,7 @@ func (in *Interp) PutPath(ctx context.Context, path []any, v any) (any, error) {
 		}
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		old, _ := in.globals.Get(name)
-		in.globals.Put(name, v)
-		return old, nil
+		return in.putGlobal(name, v), nil
 	}
 	l, last, err := in.parentOf(ctx, path)
 	if err != nil {
@@ -155,13 +154,10 @@ func (in *Interp) DeletePath(ctx context.Context, path []any) (any, error) {
 		}
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		i := in.globals.Index(name)
-		if i < 0 {
-			return nil, nil
+		if i := in.globals.Index(name); i >= 0 {
+			return in.removeGlobal(i), nil
 		}
-		old := in.globals.At(i)
-		in.globals.Remove(i)
-		return old, nil
+		return nil, nil
 	}
 	l, last, err := in.parentOf(ctx, path)
 	if err != nil {

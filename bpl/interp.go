@@ -88,6 +88,9 @@ type Interp struct {
 	// first set, as brain4it's module scope (a list) keeps them; only
 	// its named elements are variables. It changes only under mu.
 	globals *value.List
+	// layout counts the changes to globals that move or remove a
+	// variable (see globalCache); it changes only under mu.
+	layout uint64
 
 	// lib holds the library functions. Every call of a name that is no
 	// builtin reads it, from any number of goroutines, and Define is
@@ -125,20 +128,6 @@ func (in *Interp) Define(name string, f value.Func) {
 	lib := maps.Clone(*in.lib.Load())
 	lib[name] = f
 	in.lib.Store(&lib)
-}
-
-// SetGlobal sets a global variable; v should be a BPL value (nil, bool,
-// int64, float64, string, []byte, *value.List or a function).
-func (in *Interp) SetGlobal(name string, v any) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.globals.Put(name, v)
-}
-
-func (in *Interp) global(name string) (any, bool) {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.globals.Get(name)
 }
 
 // isGlobalValue reports whether x is a list that a global variable holds.
