@@ -21,19 +21,17 @@ type globalHit struct {
 	i      int
 }
 
-// holds reports whether the hit's element is named name: always, while
-// the layout is the hit's; checked anyway, so that a change to the scope
-// list that forgot to count in in.layout costs a search, not a wrong
-// variable or an index out of range.
-func (h *globalHit) holds(name string) bool {
-	return h.i < 0 || h.i < h.in.globals.Len() && h.in.globals.Name(h.i) == name
-}
+// holds reports whether the hit's index is in the scope list: always,
+// while the layout is the hit's; checked anyway, so that a change to the
+// scope list that forgot to count in in.layout costs a wrong variable
+// (which TestGlobalCache would catch), never an index out of range.
+func (h *globalHit) holds() bool { return h.i < h.in.globals.Len() }
 
 // lookup returns the hit for name, searching the scope again when the
 // cached one is stale. in.mu is held, for reading at least.
 func (c *globalCache) lookup(in *Interp, name string) *globalHit {
 	h := c.hit.Load()
-	if h == nil || h.in != in || h.layout != in.layout || !h.holds(name) {
+	if h == nil || h.in != in || h.layout != in.layout || !h.holds() {
 		h = &globalHit{in: in, layout: in.layout, i: in.globals.Index(name)}
 		c.hit.Store(h)
 	}

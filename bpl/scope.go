@@ -33,6 +33,9 @@ func (s *scope) get(name string) (any, bool) {
 			return s.vals[i], true
 		}
 	}
+	if s.more == nil { // most scopes: a global's every read comes here first
+		return nil, false
+	}
 	v, ok := s.more[name]
 	if lv, lazy := v.(*value.Lazy); lazy {
 		v = value.Force(lv)
@@ -78,6 +81,9 @@ func (s *scope) setIfSet(name string, v any) bool {
 			s.vals[i] = v
 			return true
 		}
+	}
+	if s.more == nil {
+		return false
 	}
 	if _, ok := s.more[name]; ok {
 		s.more[name] = v
