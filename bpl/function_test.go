@@ -2,7 +2,9 @@ package bpl
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"sync"
 	"testing"
 
 	"github.com/brain4it/kafkabpl/value"
@@ -92,5 +94,75 @@ func TestCallArgs(t *testing.T) {
 	}
 	if _, err := (*Function)(nil).CallArgs(ctx, 1, 1, nil); err == nil {
 		t.Error("CallArgs of a nil *Function: no error")
+	}
+}
+
+// TestCallArgsReusesState checks the reuse of a call's task and frame
+// (callStates): a call sees only its own locals, whatever ran before in
+// the state it got, calls run at once from several goroutines (for the
+// race detector) each get their own, and a call whose library function
+// kept the context naming its task never gives that task to another call.
+func TestCallArgsReusesState(t *testing.T) {
+	in := New(io.Discard)
+	ctx := context.Background()
+	var kept context.Context
+	in.Define("keep-ctx", func(c context.Context, _ *value.List) (any, error) {
+		kept = c
+		return nil, nil
+	})
+	fnOf := func(src string) *Function {
+		t.Helper()
+		v, err := in.Eval(ctx, mustParseT(t, src))
+		if err != nil {
+			t.Fatal(src, err)
+		}
+		return v.(*Function)
+	}
+	many := fnOf(`(function (a b) (local c d e f g) (set c a) (set g b) (push (list) 1 2 3) (local-scope))`)
+	one := fnOf(`(function (x) (local-scope))`)
+	keeper := fnOf(`(function (x) (keep-ctx) x)`)
+	for i := range 100 {
+		if _, err := many.CallArgs(ctx, 2, int64(i), "b"); err != nil {
+			t.Fatal(err)
+		}
+		v, err := one.CallArgs(ctx, 1, int64(i), nil)
+		if got, want := value.Format(v), fmt.Sprintf(`("x" => %d)`, i); err != nil || got != want {
+			t.Fatalf("call %d: the scope is %s (%v), want %s", i, got, err, want)
+		}
+	}
+
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				v, err := many.CallArgs(ctx, 2, int64(w), int64(i))
+				want := fmt.Sprintf(`("a" => %d "b" => %d "c" => %d "d" => null "e" => null "f" => null "g" => %d)`, w, i, w, i)
+				if got := value.Format(v); err != nil || got != want {
+					t.Errorf("goroutine %d call %d: %s (%v), want %s", w, i, got, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	type mark struct{}
+	first := context.WithValue(ctx, mark{}, "first")
+	if _, err := keeper.CallArgs(first, 1, "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := kept.Value(callerKey{}).(caller)
+	if !ok || c.task == nil {
+		t.Fatal("the library function got no caller")
+	}
+	for i := range 100 {
+		if _, err := one.CallArgs(ctx, 1, int64(i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.task.ctx != first {
+		t.Error("the task a library function kept served another call")
 	}
 }

@@ -219,6 +219,11 @@ type task struct {
 	// that needs none (a function value's call, mostly) costs nothing
 	// more than the pointer.
 	more *taskMore
+
+	// kept is set once something other than the evaluator's own calls may
+	// hold the task: a library function got a context naming it (libCtx).
+	// Function.CallArgs reuses the task of a call only while it is unset.
+	kept bool
 }
 
 // taskMore is the rest of a task.
@@ -315,6 +320,7 @@ type caller struct {
 
 // libCtx is the context a library function gets.
 func (t *task) libCtx() context.Context {
+	t.kept = true
 	return context.WithValue(t.ctx, callerKey{}, caller{depth: t.depth, base: t.base, task: t})
 }
 
