@@ -392,6 +392,14 @@ func keyName(k any) string {
 // list's own allocation: a small message's list is one allocation.
 const inlineText = 128
 
+// recordNames are the names of a record list's first elements, in order:
+// copied into each list in one move, not one write (and one write
+// barrier, while the collector runs) per name.
+var recordNames = [8]string{"topic", "partition", "offset", "timestamp", "key", "value", "headers"}
+
+// recordFields is how many of recordNames every record list has.
+const recordFields = 7
+
 // List returns the record in its BPL records form (see [Polled.List]).
 // A stream's BPL transform gets one per input, so it is built in one
 // allocation when key and value together have at most 128 bytes of text,
@@ -407,12 +415,8 @@ func (r *Record) List() *value.List {
 		text       [inlineText]byte
 	}{}
 	l := &one.l
-	vals, names := one.values[:0], one.names[:0]
-	// add appends an element named name and returns where its value goes.
-	add := func(name string) *any {
-		vals, names = append(vals, nil), append(names, name)
-		return &vals[len(vals)-1]
-	}
+	one.names = recordNames
+	vals, names := one.values[:recordFields], one.names[:recordFields]
 	size := 0
 	if r.cfg.keyDeser == serde.String {
 		size += len(r.r.Key)
@@ -425,30 +429,26 @@ func (r *Record) List() *value.List {
 		arena = box.NewTextArena(size)
 	}
 	failed := r.Err() != nil
-	// text appends name => the text of b, as the String deserializer
+	// text sets element i to the text of b, as the String deserializer
 	// reads it (and not when the record failed: its raw bytes then).
-	text := func(name string, slot int, b []byte, s *serde.Serde) {
+	text := func(i, slot int, b []byte, s *serde.Serde) {
 		switch {
 		case b == nil:
-			add(name)
 		case s == serde.String && !failed:
 			one.texts[slot] = arena.Text(b)
-			box.InPlace(add(name), &one.texts[slot])
+			box.InPlace(&vals[i], &one.texts[slot])
 		default:
-			*add(name) = r.decoded(s, b)
+			vals[i] = r.decoded(s, b)
 		}
 	}
-	integer := func(name string, slot int, v int64) {
-		one.ints[slot] = v
-		box.InPlace(add(name), &one.ints[slot])
-	}
 	one.texts[0] = r.r.Topic
-	box.InPlace(add("topic"), &one.texts[0])
-	integer("partition", 0, int64(r.r.Partition))
-	integer("offset", 1, r.r.Offset)
-	integer("timestamp", 2, r.r.Timestamp.UnixMilli())
-	text("key", 1, r.r.Key, r.cfg.keyDeser)
-	text("value", 2, r.r.Value, r.cfg.valDeser)
+	box.InPlace(&vals[0], &one.texts[0])
+	one.ints = [3]int64{int64(r.r.Partition), r.r.Offset, r.r.Timestamp.UnixMilli()}
+	for k := range one.ints {
+		box.InPlace(&vals[1+k], &one.ints[k])
+	}
+	text(4, 1, r.r.Key, r.cfg.keyDeser)
+	text(5, 2, r.r.Value, r.cfg.valDeser)
 	for _, h := range r.r.Headers {
 		var v any
 		if h.Value != nil {
@@ -456,7 +456,7 @@ func (r *Record) List() *value.List {
 		}
 		one.headers.AppendNamed(h.Key, v)
 	}
-	*add("headers") = &one.headers
+	vals[6] = &one.headers
 	l.Reset(vals, names)
 	if n := r.DeliveryCount(); n > 0 { // a share consumer's record
 		l.AppendNamed("delivery-count", int64(n))
