@@ -392,13 +392,14 @@ func keyName(k any) string {
 // list's own allocation: a small message's list is one allocation.
 const inlineText = 128
 
-// recordNames are the names of a record list's first elements, in order:
-// copied into each list in one move, not one write (and one write
-// barrier, while the collector runs) per name.
-var recordNames = [8]string{"topic", "partition", "offset", "timestamp", "key", "value", "headers"}
-
-// recordFields is how many of recordNames every record list has.
-const recordFields = 7
+// recordNames are the names of a record list's elements, shared by every
+// record list (value.List.ResetShared): a list costs no names of its own
+// until a script renames or removes one of its elements. A join's input
+// has "joined" after the seven others; any other element is appended.
+var (
+	recordNames       = []string{"topic", "partition", "offset", "timestamp", "key", "value", "headers"}
+	joinedRecordNames = append(recordNames[:len(recordNames):len(recordNames)], "joined")
+)
 
 // List returns the record in its BPL records form (see [Polled.List]).
 // A stream's BPL transform gets one per input, so it is built in one
@@ -409,14 +410,12 @@ func (r *Record) List() *value.List {
 	one := &struct {
 		l, headers value.List
 		values     [8]any
-		names      [8]string
 		ints       [3]int64  // partition, offset, timestamp
 		texts      [3]string // topic, key, value
 		text       [inlineText]byte
 	}{}
 	l := &one.l
-	one.names = recordNames
-	vals, names := one.values[:recordFields], one.names[:recordFields]
+	vals := one.values[:len(recordNames)]
 	size := 0
 	if r.cfg.keyDeser == serde.String {
 		size += len(r.r.Key)
@@ -457,14 +456,21 @@ func (r *Record) List() *value.List {
 		one.headers.AppendNamed(h.Key, v)
 	}
 	vals[6] = &one.headers
-	l.Reset(vals, names)
-	if n := r.DeliveryCount(); n > 0 { // a share consumer's record
-		l.AppendNamed("delivery-count", int64(n))
-		l.AppendNamed("acquisition-deadline", r.AcquisitionDeadline().UnixMilli())
-	}
-	if r.join != nil && r.join.table != nil { // a join's input (not a re-keyed one's second step)
+	n := r.DeliveryCount() // a share consumer's record when above 0
+	switch {
+	case r.join != nil && r.join.table != nil && n == 0: // a join's input (not a re-keyed one's second step)
 		v, _ := r.Joined()
-		l.AppendNamed("joined", v)
+		l.ResetShared(append(vals, v), joinedRecordNames)
+	default:
+		l.ResetShared(vals, recordNames)
+		if n > 0 {
+			l.AppendNamed("delivery-count", int64(n))
+			l.AppendNamed("acquisition-deadline", r.AcquisitionDeadline().UnixMilli())
+		}
+		if r.join != nil && r.join.table != nil {
+			v, _ := r.Joined()
+			l.AppendNamed("joined", v)
+		}
 	}
 	if failed {
 		l.AppendNamed("error", r.Err().Error())

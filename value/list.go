@@ -37,6 +37,11 @@ type List struct {
 	// shared on purpose, and may contain itself.
 	tagged bool
 
+	// sharedNames is set when names is shared with other lists (see
+	// ResetShared): a change of a name in place copies it first, and an
+	// append never writes into it (its capacity is its length).
+	sharedNames bool
+
 	// lazy is set for a list built as its elements are first read (see
 	// LazyList): every method reads an element only after making it.
 	lazy *lazyState
@@ -74,6 +79,22 @@ func (l *List) Reset(values []any, names []string) {
 		panic("value: ListOf or Reset with " + strconv.Itoa(len(names)) + " names for " + strconv.Itoa(len(values)) + " values")
 	}
 	*l = List{values: values, names: names}
+}
+
+// ResetShared is [List.Reset] with names that many lists share, as a
+// decoder's lists of one shape may (a stream's record lists): l copies
+// them before it changes a name in place, and an append to l never writes
+// into them. The caller must never change names afterwards.
+func (l *List) ResetShared(values []any, names []string) {
+	l.Reset(values, names[:len(names):len(names)])
+	l.sharedNames = names != nil
+}
+
+// ownNames makes l's names its own before a change in place.
+func (l *List) ownNames() {
+	if l.sharedNames {
+		l.names, l.sharedNames = slices.Clone(l.names), false
+	}
 }
 
 // Grow makes room for n more elements, so that the next n appends do not
@@ -202,6 +223,7 @@ func (l *List) Insert(i int, name string, v any) {
 	}
 	_ = l.values[i] // the range check, before anything changes
 	l.byName = nil
+	l.ownNames()
 	if name != "" && l.names == nil {
 		l.names = make([]string, len(l.values), cap(l.values))
 	}
@@ -217,6 +239,7 @@ func (l *List) Remove(i int) {
 	l.Load()
 	l.values = slices.Delete(l.values, i, i+1)
 	l.byName = nil
+	l.ownNames()
 	if l.names != nil {
 		l.names = slices.Delete(l.names, i, i+1)
 	}
@@ -228,6 +251,7 @@ func (l *List) SetName(i int, name string) {
 	l.Load()
 	_ = l.values[i]
 	l.byName = nil
+	l.ownNames()
 	if l.names == nil {
 		if name == "" {
 			return
@@ -241,7 +265,7 @@ func (l *List) SetName(i int, name string) {
 func (l *List) Clear() {
 	l.Load()
 	clear(l.values)
-	l.values, l.names, l.byName = l.values[:0], nil, nil
+	l.values, l.names, l.byName, l.sharedNames = l.values[:0], nil, nil, false
 }
 
 // Named reports whether any element carries a name.

@@ -239,3 +239,33 @@ func TestListNameIndexGrows(t *testing.T) {
 		t.Error("Index found a name the list does not have")
 	}
 }
+
+// TestListResetShared checks that lists sharing their names (ResetShared)
+// never change each other's, or the shared slice, whatever each does: a
+// rename, a removal, an insertion, appends and puts.
+func TestListResetShared(t *testing.T) {
+	shared := []string{"a", "b", "c"}
+	lists := make([]*List, 6)
+	for i := range lists {
+		lists[i] = &List{}
+		lists[i].ResetShared([]any{1, 2, 3}, shared)
+	}
+	lists[0].SetName(1, "B")
+	lists[1].Remove(0)
+	lists[2].Insert(1, "x", 9)
+	lists[3].AppendNamed("d", 4)
+	lists[4].Put("e", 5)
+	lists[4].Put("a", 0)
+	lists[5].Clear()
+	lists[5].AppendNamed("z", 1)
+	want := []string{`("a" => 1 "B" => 2 "c" => 3)`, `("b" => 2 "c" => 3)`, `("a" => 1 "x" => 9 "b" => 2 "c" => 3)`,
+		`("a" => 1 "b" => 2 "c" => 3 "d" => 4)`, `("a" => 0 "b" => 2 "c" => 3 "e" => 5)`, `("z" => 1)`}
+	for i, l := range lists {
+		if got := Format(l); got != want[i] {
+			t.Errorf("list %d: %s, want %s", i, got, want[i])
+		}
+	}
+	if !slices.Equal(shared, []string{"a", "b", "c"}) {
+		t.Errorf("the shared names became %q", shared)
+	}
+}
