@@ -335,12 +335,14 @@ func (t *task) applyCompiled(f *frame, fv value.Callable, call *value.List, args
 	if err != nil {
 		return nil, err
 	}
-	g := &frame{src: fn.src}
+	m := t.more // push made it
+	g := m.frame()
+	g.src = fn.src
 	if err := t.checkCtx(g); err != nil {
 		t.pop(base)
 		return nil, err
 	}
-	vs := t.more.vs[base:]
+	vs := m.vs[base:]
 	for k, p := range fn.params {
 		var v any
 		if k < len(vs) {
@@ -349,7 +351,34 @@ func (t *task) applyCompiled(f *frame, fv value.Callable, call *value.List, args
 		g.locals.set(p.local, v)
 	}
 	t.pop(base)
-	return fn.run(t, g)
+	v, err := fn.run(t, g)
+	m.release(g)
+	return v, err
+}
+
+// maxFreeFrames bounds the frames a task keeps for its next calls: a
+// recursion deeper than that makes the rest as it goes.
+const maxFreeFrames = 32
+
+// frame returns a zero frame for a call from compiled code, one that an
+// earlier call of the task gave back if there is one.
+func (m *taskMore) frame() *frame {
+	if n := len(m.free); n > 0 {
+		g := m.free[n-1]
+		m.free = m.free[:n-1]
+		return g
+	}
+	return &frame{}
+}
+
+// release gives back the frame of a call that has returned. Nothing else
+// holds a frame once its call returns: BPL has no closures, exceptions
+// keep its file name only, and executors and timer tasks make their own.
+func (m *taskMore) release(g *frame) {
+	if len(m.free) < maxFreeFrames {
+		*g = frame{}
+		m.free = append(m.free, g)
+	}
 }
 
 // fnBody is a function's compiled body, shared by the function values one

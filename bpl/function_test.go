@@ -166,3 +166,24 @@ func TestCallArgsReusesState(t *testing.T) {
 		t.Error("the task a library function kept served another call")
 	}
 }
+
+// TestCallFramesReused checks the frames compiled calls reuse (release):
+// a call sees only its own locals whatever called before it, through a
+// recursion deeper than the frames a task keeps, and after an exception.
+func TestCallFramesReused(t *testing.T) {
+	got, _, err := run(t, nil, `
+(set many (function (a b) (local c d e f g) (set c a) (set g b) (local-scope)))
+(set one (function (x) (local-scope)))
+(set deep (function (n) (if (= n 0) (one n) (do (many n n) (deep (- n 1))))))
+(set both (function (k) (many k k) (one k)))
+(set failing (function (x) (local y) (set y x) (throw "Oops" "no")))
+(set after (function (k) (try (failing k) (e "*" => (one k)))))
+(set out (list))
+(push out (deep 50))
+(push out (both 5))
+(push out (after 8))
+out`)
+	if want := `(("x" => 0) ("x" => 5) ("x" => 8))`; err != nil || got != want {
+		t.Errorf("got %s (%v), want %s", got, err, want)
+	}
+}

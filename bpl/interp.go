@@ -237,6 +237,9 @@ type taskMore struct {
 	// calls in progress (see push), in buf while they fit.
 	vs  []any
 	buf [16]any
+
+	// free holds frames of returned calls, for the next (see release).
+	free []*frame
 }
 
 // extra returns the task's taskMore, making it.
