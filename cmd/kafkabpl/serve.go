@@ -79,6 +79,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return usageError(stderr, fs, serveUsage, err)
 	}
 	addr := sf.address()
+	defer startCPUProfile(os.Getenv, stderr)() // KAFKABPL_CPUPROFILE (profile.go)
 
 	servers, cluster, err := cf.connect(os.Getenv)
 	if errors.Is(err, errUsage) {
