@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -76,6 +77,7 @@ func run() error {
 		total     = flag.Duration("time", 10*time.Minute, "bound on the whole run")
 		startWait = flag.Duration("start-timeout", 3*time.Minute, "how long a started server has to answer GET /")
 		checkOnly = flag.Bool("check", false, "only check the protocol, measure nothing")
+		cpuProf   = flag.String("cpuprofile", "", "write this tool's own CPU profile to `FILE` (what the load costs on the client side)")
 	)
 	flag.IntVar(&o.conc, "conc", 8, "concurrent clients in the evaluation and call workloads")
 	flag.IntVar(&o.evals, "evals", 5000, "evaluations per round")
@@ -94,6 +96,17 @@ func run() error {
 	}
 	if o.evals > 1e6 || o.calls > 1e6 || o.watchers > 1000 || o.changes > 10000 || o.rounds > 100 || o.conc > 256 {
 		return errors.New("counts are bounded: -evals and -calls 1e6, -watchers 1000, -changes 10000, -rounds 100, -conc 256")
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *total)
 	defer cancel()
