@@ -412,8 +412,21 @@ var ErrNotExterior = errors.New("server: not an exterior function")
 // MaxEvalTime. The error wraps ErrNotExterior when fnPath names no
 // function, else it is a *bpl.Exception.
 func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *value.List, data any) (any, error) {
-	parts, err := ParsePath(strings.TrimPrefix(fnPath, "/"))
-	if err != nil || !exterior(parts) {
+	return m.callExterior(ctx, fnPath, nil, reqCtx, data)
+}
+
+// callExterior is CallExterior with fnPath already read by ParsePath into
+// parts, as SplitPath reads a request's path (nil: read it here). parts
+// are used only when fnPath does not start with /, which CallExterior
+// trims before reading it.
+func (m *Module) callExterior(ctx context.Context, fnPath string, parts []any, reqCtx *value.List, data any) (any, error) {
+	if parts == nil || strings.HasPrefix(fnPath, "/") {
+		var err error
+		if parts, err = ParsePath(strings.TrimPrefix(fnPath, "/")); err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
+		}
+	}
+	if !exterior(parts) {
 		return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
 	}
 	in := m.Interp()

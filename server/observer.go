@@ -91,6 +91,15 @@ func (s *Server) requestKind(r *http.Request) (module, kind string) {
 	return module, RequestOther
 }
 
+// evalStart is when an evaluation starts, for evaluated: the zero time
+// when there is no Observer, which is the only reader of it.
+func (s *Server) evalStart() time.Time {
+	if s.cfg.Observer == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
 // evaluated tells the observer, if any, of an evaluation of module's of
 // kind that began at start and ended with err.
 func (s *Server) evaluated(module, kind string, start time.Time, err error) {
