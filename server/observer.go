@@ -79,9 +79,9 @@ func (s *Server) requestKind(r *http.Request) (module, kind string) {
 		return module, RequestDelete
 	case http.MethodPost:
 		switch {
-		case r.Header.Get(MonitorHeader) != "":
+		case requestHeader(r, monitorKey) != "":
 			return module, RequestMonitor
-		case r.Header.Get(StoreQueryHeader) != "":
+		case requestHeader(r, storeQueryKey) != "":
 			return module, RequestStore
 		case t.Path == "":
 			return module, RequestEvaluate

@@ -181,7 +181,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 		return s.sendResult(w, r.Context(), nil, s.listModules(), nil)
 	}
 	if t.Path != MetadataVar {
-		if err := s.checkAccess(t, r.Header.Get(AccessKeyHeader)); err != nil {
+		if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
 			return err
 		}
 	}
@@ -223,7 +223,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := r.Header.Get(AccessKeyHeader)
+	key := requestHeader(r, accessKeyKey)
 	if err := s.checkAccess(t, key); err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkAccess(t, r.Header.Get(AccessKeyHeader)); err != nil {
+	if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
 		return err
 	}
 	if t.Module == "" {
@@ -301,10 +301,10 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if r.Header.Get(StoreQueryHeader) != "" {
+	if requestHeader(r, storeQueryKey) != "" {
 		return s.storeQuery(w, r, t) // store_query.go
 	}
-	monitor := r.Header.Get(MonitorHeader)
+	monitor := requestHeader(r, monitorKey)
 	if monitor == "" {
 		if t.Module == "" {
 			if _, err := s.readAll(w, r); err != nil {
@@ -317,7 +317,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if t.Path == "" {
-			if err := s.checkAccess(t, r.Header.Get(AccessKeyHeader)); err != nil {
+			if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
 				return err
 			}
 			body, err := s.readAll(w, r)
@@ -381,7 +381,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 // isBPL reports whether the body is BPL text: no content type, or
 // text/plain, as brain4it's readData decides.
 func isBPL(r *http.Request) bool {
-	ct := r.Header.Get("Content-Type")
+	ct := requestHeader(r, "Content-Type")
 	return ct == "" || strings.HasPrefix(ct, "text/plain")
 }
 

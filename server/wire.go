@@ -29,6 +29,24 @@ var (
 	bplTypeValue   = []string{bplContentType}
 )
 
+// The canonical spellings of the request headers the server reads, for
+// requestHeader.
+var (
+	accessKeyKey  = http.CanonicalHeaderKey(AccessKeyHeader)
+	monitorKey    = http.CanonicalHeaderKey(MonitorHeader)
+	storeQueryKey = http.CanonicalHeaderKey(StoreQueryHeader)
+)
+
+// requestHeader is r.Header.Get(canonical) for a name already canonical:
+// Get makes the canonical spelling of its argument again at every call,
+// an allocation for a name such as monitor.
+func requestHeader(r *http.Request, canonical string) string {
+	if v := r.Header[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // serverTimes is the server-time header value of the current
 // millisecond, shared by the answers given within it.
 var serverTimes atomic.Pointer[msValue]

@@ -98,3 +98,15 @@ func TestServerTimeIsNow(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestHeaderAsGet(t *testing.T) {
+	r, _ := http.NewRequest("POST", "http://127.0.0.1:9999/m", nil)
+	for i, name := range []string{AccessKeyHeader, MonitorHeader, StoreQueryHeader, "content-type"} {
+		r.Header.Set(name, "v"+strconv.Itoa(i))
+	}
+	for _, k := range []string{accessKeyKey, monitorKey, storeQueryKey, "Content-Type", "X-None"} {
+		if got, want := requestHeader(r, k), r.Header.Get(k); got != want {
+			t.Errorf("requestHeader(%q) = %q, want %q", k, got, want)
+		}
+	}
+}
