@@ -6,7 +6,10 @@
 // workloads with a fixed concurrency:
 //
 //   - evaluations: POST /bench with a small expression, per second;
-//   - exterior calls: POST /bench/@add with a number, per second;
+//   - exterior calls: POST /bench/@add with a number, per second (these
+//     two workloads send with the tool's own HTTP/1.1 client, rawConn,
+//     whose cost per request is a third of net/http's client's: on a
+//     small machine the client shares the CPU with the servers);
 //   - monitor fan-out: -watchers monitor sessions on @v; each change sets v
 //     and calls module-notify; the time from the POST to the last watcher
 //     reading the new value, median and p99 over every change;
