@@ -353,11 +353,11 @@ func (m *Module) followMonitor(ctx context.Context, url, fn, key string, interva
 		if l.Len() > 2 {
 			st = l.At(2)
 		}
-		cctx, cancel := evalContext(ctx, m.srv.cfg.MaxEvalTime)
+		cctx, capped := evalContext(ctx, m.srv.cfg.MaxEvalTime)
 		if _, err := bpl.SafeCall(cctx, listener, value.NewList(l.At(0), l.At(1), st)); err != nil {
 			fmt.Fprintf(m.srv.logWriter(m.name), "module-monitor %s %s: the listener failed: %v\n", url, fn, err)
 		}
-		cancel()
+		capped.release()
 	}
 	return sc.Err()
 }

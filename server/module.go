@@ -120,20 +120,14 @@ func (m *Module) Library() *kafkabpl.Library {
 	return m.lib
 }
 
-// evalContext is ctx capped at d, whose spawned executors outlive it.
-func evalContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	return bpl.WithSpawnContext(ctx, context.Background()), cancel
-}
-
 // Eval evaluates code in the module's scope, as POST /module does, capped
 // at the server's MaxEvalTime (300 s by default) and ended sooner when ctx
 // ends (an Interrupted exception). Executors it spawns run on until they
 // end, are killed or the module stops. A Go panic becomes an InternalError
 // exception. Errors are *bpl.Exception.
 func (m *Module) Eval(ctx context.Context, code any) (any, error) {
-	ctx, cancel := evalContext(ctx, m.srv.cfg.MaxEvalTime)
-	defer cancel()
+	ctx, capped := evalContext(ctx, m.srv.cfg.MaxEvalTime)
+	defer capped.release()
 	return m.Interp().SafeEval(ctx, code)
 }
 
@@ -168,8 +162,8 @@ func (m *Module) runVar(ctx context.Context, name string) error {
 	if _, ok := code.(value.Callable); ok {
 		m.srv.logf("module %s: %s holds a function, which is not called (brain4it's server does not call it either): write the code itself, as in (set %s (quote (do ...)))", m.name, name, name)
 	}
-	ectx, cancel := evalContext(ctx, startStopTime)
-	defer cancel()
+	ectx, capped := evalContext(ctx, startStopTime)
+	defer capped.release()
 	kind := EvalStart
 	if name == StopVar {
 		kind = EvalStop
@@ -412,13 +406,26 @@ var ErrNotExterior = errors.New("server: not an exterior function")
 // MaxEvalTime. The error wraps ErrNotExterior when fnPath names no
 // function, else it is a *bpl.Exception.
 func (m *Module) CallExterior(ctx context.Context, fnPath string, reqCtx *value.List, data any) (any, error) {
-	parts, err := ParsePath(strings.TrimPrefix(fnPath, "/"))
-	if err != nil || !exterior(parts) {
+	return m.callExterior(ctx, fnPath, nil, reqCtx, data)
+}
+
+// callExterior is CallExterior with fnPath already read by ParsePath into
+// parts, as SplitPath reads a request's path (nil: read it here). parts
+// are used only when fnPath does not start with /, which CallExterior
+// trims before reading it.
+func (m *Module) callExterior(ctx context.Context, fnPath string, parts []any, reqCtx *value.List, data any) (any, error) {
+	if parts == nil || strings.HasPrefix(fnPath, "/") {
+		var err error
+		if parts, err = ParsePath(strings.TrimPrefix(fnPath, "/")); err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
+		}
+	}
+	if !exterior(parts) {
 		return nil, fmt.Errorf("%w: %s", ErrNotExterior, fnPath)
 	}
 	in := m.Interp()
-	ctx, cancel := evalContext(ctx, m.srv.cfg.MaxEvalTime)
-	defer cancel()
+	ctx, capped := evalContext(ctx, m.srv.cfg.MaxEvalTime)
+	defer capped.release()
 	v, err := in.GetPath(ctx, parts)
 	if err != nil {
 		return nil, err

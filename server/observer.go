@@ -79,9 +79,9 @@ func (s *Server) requestKind(r *http.Request) (module, kind string) {
 		return module, RequestDelete
 	case http.MethodPost:
 		switch {
-		case r.Header.Get(MonitorHeader) != "":
+		case requestHeader(r, monitorKey) != "":
 			return module, RequestMonitor
-		case r.Header.Get(StoreQueryHeader) != "":
+		case requestHeader(r, storeQueryKey) != "":
 			return module, RequestStore
 		case t.Path == "":
 			return module, RequestEvaluate
@@ -89,6 +89,15 @@ func (s *Server) requestKind(r *http.Request) (module, kind string) {
 		return module, RequestExterior
 	}
 	return module, RequestOther
+}
+
+// evalStart is when an evaluation starts, for evaluated: the zero time
+// when there is no Observer, which is the only reader of it.
+func (s *Server) evalStart() time.Time {
+	if s.cfg.Observer == nil {
+		return time.Time{}
+	}
+	return time.Now()
 }
 
 // evaluated tells the observer, if any, of an evaluation of module's of

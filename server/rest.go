@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/brain4it/kafkabpl/value"
@@ -62,8 +58,8 @@ var ErrBodyTooLarge = errors.New("server: request body too large")
 // method 405. A panic in a request is recovered and answered 500.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	setHeader(h, "access-control-allow-origin", "*")
-	setHeader(h, "access-control-expose-headers", ServerTimeHeader)
+	h["access-control-allow-origin"] = anyOriginValue
+	h["access-control-expose-headers"] = exposeValue
 	rw := &recorder{ResponseWriter: w}
 	obs := s.cfg.Observer
 	var module, kind string
@@ -185,7 +181,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 		return s.sendResult(w, r.Context(), nil, s.listModules(), nil)
 	}
 	if t.Path != MetadataVar {
-		if err := s.checkAccess(t, r.Header.Get(AccessKeyHeader)); err != nil {
+		if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
 			return err
 		}
 	}
@@ -227,7 +223,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := r.Header.Get(AccessKeyHeader)
+	key := requestHeader(r, accessKeyKey)
 	if err := s.checkAccess(t, key); err != nil {
 		return err
 	}
@@ -277,7 +273,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkAccess(t, r.Header.Get(AccessKeyHeader)); err != nil {
+	if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
 		return err
 	}
 	if t.Module == "" {
@@ -305,10 +301,10 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if r.Header.Get(StoreQueryHeader) != "" {
+	if requestHeader(r, storeQueryKey) != "" {
 		return s.storeQuery(w, r, t) // store_query.go
 	}
-	monitor := r.Header.Get(MonitorHeader)
+	monitor := requestHeader(r, monitorKey)
 	if monitor == "" {
 		if t.Module == "" {
 			if _, err := s.readAll(w, r); err != nil {
@@ -320,9 +316,8 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		reqCtx := s.contextList(r)
 		if t.Path == "" {
-			if err := s.checkAccess(t, r.Header.Get(AccessKeyHeader)); err != nil {
+			if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
 				return err
 			}
 			body, err := s.readAll(w, r)
@@ -330,7 +325,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			var v any
-			start := time.Now()
+			start := s.evalStart()
 			if isBPL(r) {
 				v, err = m.EvalText(r.Context(), body)
 			} else {
@@ -340,14 +335,17 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 			if err != nil {
 				return err
 			}
-			return s.sendResult(w, r.Context(), m, v, reqCtx)
+			// no request context: code evaluated so never sees one,
+			// so it cannot name a content type
+			return s.sendResult(w, r.Context(), m, v, nil)
 		}
+		reqCtx := s.contextList(r)
 		data, err := s.readData(w, r)
 		if err != nil {
 			return err
 		}
-		start := time.Now()
-		v, err := m.CallExterior(r.Context(), t.Path, reqCtx, data)
+		start := s.evalStart()
+		v, err := m.callExterior(r.Context(), t.Path, t.Parts, reqCtx, data)
 		if errors.Is(err, ErrNotExterior) {
 			v, err = nil, nil // brain4it answers null
 		} else {
@@ -383,12 +381,15 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 // isBPL reports whether the body is BPL text: no content type, or
 // text/plain, as brain4it's readData decides.
 func isBPL(r *http.Request) bool {
-	ct := r.Header.Get("Content-Type")
+	ct := requestHeader(r, "Content-Type")
 	return ct == "" || strings.HasPrefix(ct, "text/plain")
 }
 
 // readAll reads the body, bounded by MaxBody.
 func (s *Server) readAll(w http.ResponseWriter, r *http.Request) (string, error) {
+	if n := r.ContentLength; n >= 0 && n <= s.cfg.MaxBody {
+		return readKnown(r.Body, n) // wire.go
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -414,31 +415,6 @@ func (s *Server) readData(w http.ResponseWriter, r *http.Request) (any, error) {
 	return vs[0], nil
 }
 
-// contextList is brain4it's request context of an exterior call. Its
-// request-headers hold every header the request came with, names in
-// lowercase as brain4it's standalone server reads them, sorted: net/http
-// takes Host (and Transfer-Encoding) out of r.Header, so they are put
-// back from r.Host and r.TransferEncoding, since a function may read
-// ctx/request-headers/host (to write its own URLs) as it can on brain4it.
-func (s *Server) contextList(r *http.Request) *value.List {
-	headers := &value.List{}
-	if r.Host != "" {
-		headers.AppendNamed("host", r.Host)
-	}
-	if len(r.TransferEncoding) > 0 {
-		headers.AppendNamed("transfer-encoding", strings.Join(r.TransferEncoding, ","))
-	}
-	for _, name := range slices.Sorted(maps.Keys(r.Header)) {
-		headers.AppendNamed(strings.ToLower(name), strings.Join(r.Header[name], ","))
-	}
-	host, port, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	p, _ := strconv.ParseInt(port, 10, 64)
-	return requestContext(host, p, headers)
-}
-
 // sendResult writes a result: BPL text unless reqCtx's response-headers
 // name another content-type (application/json, text/xml or other text).
 func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Module, v any, reqCtx *value.List) error {
@@ -452,12 +428,18 @@ func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Modul
 			}
 		}
 	}
-	in := bpl.New(nil)
+	var in *bpl.Interp
 	if m != nil {
 		in = m.Interp()
+	} else {
+		in = bpl.New(nil)
 	}
 	switch {
 	case ct == "" || strings.HasPrefix(ct, "text/plain"):
+		if n, ok := v.(int64); ok {
+			// value.Format's text of an integer, without its builder
+			return writeText(w, bplContentType, strconv.FormatInt(n, 10))
+		}
 		text, err := in.FormatValue(ctx, v)
 		if err != nil {
 			return err
@@ -493,9 +475,14 @@ func (s *Server) sendResult(w http.ResponseWriter, ctx context.Context, m *Modul
 }
 
 func writeText(w http.ResponseWriter, ct, text string) error {
-	setHeader(w.Header(), ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	w.Header().Set("Content-Type", ct)
-	w.Header().Set("Content-Length", strconv.Itoa(len(text)))
+	h := w.Header()
+	h[ServerTimeHeader] = serverTime()
+	if ct == bplContentType {
+		h["Content-Type"] = bplTypeValue
+	} else {
+		h.Set("Content-Type", ct)
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(text))}
 	w.WriteHeader(http.StatusOK)
 	_, err := io.WriteString(w, text)
 	return err
@@ -520,8 +507,8 @@ func (s *Server) sendError(w http.ResponseWriter, m *Module, err error) {
 	}
 	text := value.Format(ExceptionList(err))
 	h := w.Header()
-	setHeader(h, ServerTimeHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	h.Set("Content-Type", bplContentType)
+	h[ServerTimeHeader] = serverTime()
+	h["Content-Type"] = bplTypeValue
 	h.Set("Content-Length", strconv.Itoa(len(text)))
 	w.WriteHeader(code)
 	io.WriteString(w, text)

@@ -131,7 +131,7 @@ func answerError(endpoint string, code int, body []byte) error {
 
 // storeQuery answers POST /MODULE with a kafka-store-query header.
 func (s *Server) storeQuery(w http.ResponseWriter, r *http.Request, t Target) error {
-	if err := s.checkAccess(t, r.Header.Get(AccessKeyHeader)); err != nil {
+	if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
 		return err
 	}
 	m, err := s.getModule(t.Module)

@@ -6,7 +6,10 @@
 // workloads with a fixed concurrency:
 //
 //   - evaluations: POST /bench with a small expression, per second;
-//   - exterior calls: POST /bench/@add with a number, per second;
+//   - exterior calls: POST /bench/@add with a number, per second (these
+//     two workloads send with the tool's own HTTP/1.1 client, rawConn,
+//     whose cost per request is a third of net/http's client's: on a
+//     small machine the client shares the CPU with the servers);
 //   - monitor fan-out: -watchers monitor sessions on @v; each change sets v
 //     and calls module-notify; the time from the POST to the last watcher
 //     reading the new value, median and p99 over every change;
@@ -34,6 +37,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -76,6 +80,7 @@ func run() error {
 		total     = flag.Duration("time", 10*time.Minute, "bound on the whole run")
 		startWait = flag.Duration("start-timeout", 3*time.Minute, "how long a started server has to answer GET /")
 		checkOnly = flag.Bool("check", false, "only check the protocol, measure nothing")
+		cpuProf   = flag.String("cpuprofile", "", "write this tool's own CPU profile to `FILE` (what the load costs on the client side)")
 	)
 	flag.IntVar(&o.conc, "conc", 8, "concurrent clients in the evaluation and call workloads")
 	flag.IntVar(&o.evals, "evals", 5000, "evaluations per round")
@@ -94,6 +99,17 @@ func run() error {
 	}
 	if o.evals > 1e6 || o.calls > 1e6 || o.watchers > 1000 || o.changes > 10000 || o.rounds > 100 || o.conc > 256 {
 		return errors.New("counts are bounded: -evals and -calls 1e6, -watchers 1000, -changes 10000, -rounds 100, -conc 256")
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *total)
 	defer cancel()

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,12 +148,23 @@ func recvTimeout(ch <-chan change, d time.Duration) (change, bool) {
 	}
 }
 
-// rate runs n requests from conc goroutines, each built by req(i), and
+// rate runs n requests from conc goroutines, each with a kept-alive
+// connection of its own (rawConn), each request built by req(rc, i), and
 // answers requests per second. Every answer is checked; the first failure
-// stops the run.
-func rate(ctx context.Context, conc, n int, req func(ctx context.Context, i int) error) (float64, error) {
+// stops the run. When ctx ends, the connections are closed, so that a
+// request waiting on a server that does not answer ends too.
+func rate(ctx context.Context, c *client, conc, n int, req func(ctx context.Context, rc *rawConn, i int) error) (float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	conns := make([]*rawConn, conc)
+	for g := range conns {
+		conns[g] = newRawConn(c)
+	}
+	killAll := func() {
+		for _, rc := range conns {
+			rc.kill()
+		}
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -159,46 +172,71 @@ func rate(ctx context.Context, conc, n int, req func(ctx context.Context, i int)
 	start := time.Now()
 	for g := 0; g < conc; g++ {
 		wg.Add(1)
-		go func() {
+		go func(rc *rawConn) {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				if err := req(ctx, i); err != nil {
+				if err := req(ctx, rc, i); err != nil {
 					once.Do(func() { first = err; cancel() })
 					return
 				}
 			}
-		}()
+		}(conns[g])
 	}
+	stop := context.AfterFunc(ctx, killAll)
 	wg.Wait()
+	elapsed := time.Since(start)
+	stop()
+	for _, rc := range conns {
+		rc.close()
+	}
 	if first != nil {
 		return 0, first
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return float64(n) / elapsed.Seconds(), nil
+}
+
+// postOK sends one POST with rc and wants a 200 whose body, trimmed, is
+// want.
+func postOK(ctx context.Context, rc *rawConn, path string, body, want []byte) error {
+	status, got, err := rc.post(ctx, path, body)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("POST %s: status %d, body %.200q: %w", path, status, string(got), errProtocol)
+	}
+	if !bytes.Equal(bytes.TrimSpace(got), want) {
+		// string copies: got and want are the caller's buffers
+		return fmt.Errorf("POST %s: body %.200q, want %q: %w", path, string(got), string(want), errProtocol)
+	}
+	return nil
 }
 
 // evals is the evaluation workload: POST /bench with a small expression,
-// whose answer is checked.
+// (+ i 1 2), whose answer is checked.
 func evals(ctx context.Context, c *client, conc, n int) (float64, error) {
-	return rate(ctx, conc, n, func(ctx context.Context, i int) error {
-		code := fmt.Sprintf("(+ %d 1 2)", i)
-		_, err := c.ok(ctx, http.MethodPost, "/"+module, code, fmt.Sprint(i+3))
-		return err
+	const path = "/" + module
+	return rate(ctx, c, conc, n, func(ctx context.Context, rc *rawConn, i int) error {
+		var code, want [32]byte
+		b := append(strconv.AppendInt(append(code[:0], "(+ "...), int64(i), 10), " 1 2)"...)
+		return postOK(ctx, rc, path, b, strconv.AppendInt(want[:0], int64(i+3), 10))
 	})
 }
 
 // calls is the exterior-call workload: POST /bench/@add with a number,
 // whose answer is checked.
 func calls(ctx context.Context, c *client, conc, n int) (float64, error) {
-	return rate(ctx, conc, n, func(ctx context.Context, i int) error {
-		_, err := c.ok(ctx, http.MethodPost, "/"+module+"/@add", fmt.Sprint(i), fmt.Sprint(i+1))
-		return err
+	const path = "/" + module + "/@add"
+	return rate(ctx, c, conc, n, func(ctx context.Context, rc *rawConn, i int) error {
+		var data, want [24]byte
+		return postOK(ctx, rc, path, strconv.AppendInt(data[:0], int64(i), 10), strconv.AppendInt(want[:0], int64(i+1), 10))
 	})
 }
 
