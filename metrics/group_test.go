@@ -2,16 +2,12 @@ package metrics_test
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
-	"github.com/brain4it/kafkabpl/metrics"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -47,15 +43,7 @@ next:
 // joining counts a rebalance.
 func TestGroupMetrics(t *testing.T) {
 	servers := testkit.NewCluster(t, embedded.Partitions(3), embedded.Topics("readings")).Servers()
-	reg := prometheus.NewRegistry()
-	lib := kafkabpl.New()
-	lib.SetLogOutput(nil)
-	testkit.CloseAtEnd(t, lib)
-	if err := metrics.Register(reg, lib); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	lib, reg, url := registered(t)
 	ctx := testkit.Ctx(t)
 
 	const n = 90
@@ -86,7 +74,7 @@ func TestGroupMetrics(t *testing.T) {
 	}
 	testkit.WaitFor(t, "a first poll with records", func() bool { read += poll(a); return read > 0 })
 	behind := 0.0
-	for _, l := range lags(scrape(t, srv.URL), group...) {
+	for _, l := range lags(scrape(t, url), group...) {
 		behind += l
 	}
 	t.Logf("lag after the first poll: %v", behind)
@@ -96,7 +84,7 @@ func TestGroupMetrics(t *testing.T) {
 	testkit.WaitFor(t, "the consumer reads every record", func() bool { read += poll(a); return read >= n })
 	var got map[string]*dto.MetricFamily
 	testkit.WaitFor(t, "every partition's lag at 0", func() bool {
-		got = scrape(t, srv.URL)
+		got = scrape(t, url)
 		l := lags(got, append(group, "topic=readings")...)
 		return fmt.Sprint(l) == "map[0:0 1:0 2:0]"
 	})
@@ -121,7 +109,7 @@ func TestGroupMetrics(t *testing.T) {
 	testkit.WaitFor(t, "the rebalance counted", func() bool {
 		poll(a)
 		poll(b)
-		got = scrape(t, srv.URL)
+		got = scrape(t, url)
 		assigned, _ := value(got, "kafkabpl_rebalances_total", append(group, "event=assigned")...)
 		revoked, _ := value(got, "kafkabpl_rebalances_total", append(group, "event=revoked")...)
 		return assigned >= 3 && revoked >= 1
@@ -136,7 +124,7 @@ func TestGroupMetrics(t *testing.T) {
 	testkit.WaitFor(t, "every partition's lag reported once", func() bool {
 		poll(a)
 		poll(b)
-		return fmt.Sprint(lags(scrape(t, srv.URL), append(group, "topic=readings")...)) == "map[0:0 1:0 2:0]"
+		return fmt.Sprint(lags(scrape(t, url), append(group, "topic=readings")...)) == "map[0:0 1:0 2:0]"
 	})
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {

@@ -23,6 +23,23 @@ import (
 
 func TestDialGuard(t *testing.T) { testkit.CheckGuard(t) }
 
+// registered returns a library whose collectors are registered in a new
+// registry, that registry, and the URL of an HTTP server that scrapes it;
+// the library and the server end with the test.
+func registered(t *testing.T) (*kafkabpl.Library, *prometheus.Registry, string) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	lib := kafkabpl.New()
+	lib.SetLogOutput(nil)
+	testkit.CloseAtEnd(t, lib)
+	if err := metrics.Register(reg, lib); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	return lib, reg, srv.URL
+}
+
 // scrape gets url's metrics in Prometheus's text format and parses them.
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
@@ -81,18 +98,10 @@ func cutLabel(l string) (name, value string, ok bool) { return strings.Cut(l, "=
 // the counters against what was sent.
 func TestScrape(t *testing.T) {
 	servers := testkit.NewCluster(t, embedded.Topics("in", "out")).Servers()
-	reg := prometheus.NewRegistry()
-	lib := kafkabpl.New()
-	lib.SetLogOutput(nil)
-	testkit.CloseAtEnd(t, lib)
-	if err := metrics.Register(reg, lib); err != nil {
-		t.Fatal(err)
-	}
+	lib, reg, url := registered(t)
 	if err := metrics.Register(reg, lib); err == nil {
 		t.Error("a second Register of one registry: no error")
 	}
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
 	ctx := testkit.Ctx(t)
 
 	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
@@ -110,7 +119,7 @@ func TestScrape(t *testing.T) {
 			msgs[j] = kafkabpl.Message{Key: fmt.Sprint(i*10 + j), Value: "v"}
 		}
 		testkit.Must[int](t)(lib.Send(ctx, p, []string{"in"}, msgs))
-		scrape(t, srv.URL)
+		scrape(t, url)
 	}
 	read := 0
 	testkit.WaitFor(t, "the consumer reads every output", func() bool {
@@ -119,7 +128,7 @@ func TestScrape(t *testing.T) {
 	})
 	var got map[string]*dto.MetricFamily
 	testkit.WaitFor(t, "the stream's counts, and the lags at 0", func() bool {
-		got = scrape(t, srv.URL)
+		got = scrape(t, url)
 		v, _ := value(got, "kafkabpl_stream_processed_total", "stream="+id)
 		// The consumer reads what the stream wrote in transactions:
 		// its lag steps past their markers.
@@ -174,15 +183,7 @@ func TestScrape(t *testing.T) {
 // updates, each labelled by the table's name.
 func TestStreamTimersAndTables(t *testing.T) {
 	servers := testkit.NewCluster(t, embedded.Topics("in", "devices")).Servers()
-	reg := prometheus.NewRegistry()
-	lib := kafkabpl.New()
-	lib.SetLogOutput(nil)
-	testkit.CloseAtEnd(t, lib)
-	if err := metrics.Register(reg, lib); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	lib, _, url := registered(t)
 	ctx := testkit.Ctx(t)
 	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
 	testkit.Must[int](t)(lib.Send(ctx, p, []string{"devices"}, []kafkabpl.Message{{Key: "d1", Value: "north"}, {Key: "d2", Value: "south"}}))
@@ -199,10 +200,10 @@ func TestStreamTimersAndTables(t *testing.T) {
 	testkit.Must[int](t)(lib.Send(ctx, p, []string{"in"}, []kafkabpl.Message{{Key: "d1", Value: "20"}, {Key: "d2", Value: "21"}}))
 	stream := "stream=" + id
 	testkit.WaitFor(t, "two silences called", func() bool {
-		fired, _ := value(scrape(t, srv.URL), "kafkabpl_stream_timers_fired_total", stream)
+		fired, _ := value(scrape(t, url), "kafkabpl_stream_timers_fired_total", stream)
 		return fired == 2
 	})
-	got := scrape(t, srv.URL)
+	got := scrape(t, url)
 	if keys, ok := value(got, "kafkabpl_stream_table_keys", stream, "table=registry"); !ok || keys != 2 {
 		t.Errorf("table keys %v (%v), want 2", keys, ok)
 	}

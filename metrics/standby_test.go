@@ -3,15 +3,11 @@ package metrics_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
-	"github.com/brain4it/kafkabpl/metrics"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // TestStreamStandbys checks the figures of a stream's standby copies: two
@@ -20,15 +16,7 @@ import (
 // without standbys reports none of these families.
 func TestStreamStandbys(t *testing.T) {
 	servers := testkit.NewCluster(t, embedded.Topics("in"), embedded.Partitions(2)).Servers()
-	reg := prometheus.NewRegistry()
-	lib := kafkabpl.New()
-	lib.SetLogOutput(nil)
-	testkit.CloseAtEnd(t, lib)
-	if err := metrics.Register(reg, lib); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	lib, _, url := registered(t)
 	ctx := testkit.Ctx(t)
 	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
 	var msgs []kafkabpl.Message
@@ -55,7 +43,7 @@ func TestStreamStandbys(t *testing.T) {
 		}
 		return true
 	})
-	got := scrape(t, srv.URL)
+	got := scrape(t, url)
 	for _, id := range ids {
 		for _, tt := range []struct {
 			family string
