@@ -219,3 +219,12 @@ func isKafkaErr(err error) bool {
 	var ke *kerr.Error
 	return errors.As(err, &ke)
 }
+
+// errorValue is err as a BPL status list shows it: its text, or null for
+// no error.
+func errorValue(err error) any {
+	if err == nil {
+		return nil
+	}
+	return err.Error()
+}

@@ -508,11 +508,7 @@ func (e *SendError) ExceptionFields() *value.List {
 		l := &value.List{}
 		l.AppendNamed("message", int64(f.Message+1))
 		l.AppendNamed("topic", f.Topic)
-		var msg any
-		if f.Err != nil {
-			msg = f.Err.Error()
-		}
-		l.AppendNamed("error", msg)
+		l.AppendNamed("error", errorValue(f.Err))
 		l.AppendNamed("unconfirmed", f.Unconfirmed)
 		failed.Append(l)
 	}

@@ -534,11 +534,7 @@ func (ss *StandbyStatus) List() *value.List {
 	l.AppendNamed("end", ss.End)
 	l.AppendNamed("lag", ss.Lag)
 	l.AppendNamed("keys", ss.Keys)
-	var e any
-	if ss.Err != nil {
-		e = ss.Err.Error()
-	}
-	l.AppendNamed("error", e)
+	l.AppendNamed("error", errorValue(ss.Err))
 	return l
 }
 

@@ -158,11 +158,7 @@ func (st *StreamStatus) List() *value.List {
 	l.AppendNamed("transactions", st.Transactions)
 	l.AppendNamed("aborted", st.Aborted)
 	l.AppendNamed("reinits", st.Reinits)
-	var last any
-	if st.LastError != nil {
-		last = st.LastError.Error()
-	}
-	l.AppendNamed("last-error", last)
+	l.AppendNamed("last-error", errorValue(st.LastError))
 	if st.Store != nil {
 		l.AppendNamed("store", st.Store.List())
 	}
