@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/words"
@@ -151,6 +152,39 @@ func (a *args) int(v any, what string, lo, hi int64) (int64, error) {
 		return 0, a.errorf("%s: want an integer from %d to %d, got %s", what, lo, hi, value.Describe(v))
 	}
 	return n, nil
+}
+
+// millis reads a duration written in milliseconds, 0 or more, as the
+// settings of windows, joins and tables are; what names it in errors.
+func (a *args) millis(v any, what string) (time.Duration, error) {
+	ms, err := a.int(v, what+" (ms)", 0, math.MaxInt64/int64(time.Millisecond))
+	return time.Duration(ms) * time.Millisecond, err
+}
+
+// settings reads v, a list of named settings such as "window"'s: what
+// names it in errors, usage is its form, and names are the settings it
+// takes. It calls set with each element; an element without a name, or
+// with a name not in names, is an error, as v not a list is.
+func (a *args) settings(v any, what, usage string, names []string, set func(name string, v any) error) error {
+	l, ok := v.(*value.List)
+	if !ok {
+		return a.errorf(`%s: want a list %s, got %s`, what, usage, value.Describe(v))
+	}
+	for name, v := range l.All() {
+		var err error
+		switch {
+		case name == "":
+			err = a.errorf(`%s: want named settings %s, got the unnamed %s`, what, usage, value.Describe(v))
+		case !slices.Contains(names, name):
+			err = a.errorf(`%s: unknown setting %q%s; want %s`, what, name, words.Suggest(name, names), usage)
+		default:
+			err = set(name, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readIDArgs is readArgs for functions whose first argument is a handle

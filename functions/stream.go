@@ -3,11 +3,9 @@ package functions
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/value"
@@ -164,9 +162,7 @@ func (a *args) table(name string, l *value.List) (kafkabpl.StreamTable, error) {
 			}
 			t.Partitioned = b
 		case "hold":
-			var ms int64
-			ms, err = a.int(v, what+` "hold" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))
-			t.Hold = time.Duration(ms) * time.Millisecond
+			t.Hold, err = a.millis(v, what+` "hold"`)
 		default:
 			err = a.errorf(`%s: unknown setting %q; want %s`, what, key, tableUsage)
 		}

@@ -2,11 +2,8 @@ package functions
 
 import (
 	"context"
-	"math"
-	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -28,45 +25,34 @@ func (a *args) readIntervalJoin(spec *kafkabpl.StreamSpec, v any, named map[stri
 	if transform == nil {
 		return a.errorf(`"transform": an interval join needs one, of the two records, such as (function (left right) (list (get left "value") (get right "value")))`)
 	}
-	l, ok := v.(*value.List)
-	if !ok {
-		return a.errorf(`"interval-join": want a list %s, got %s`, intervalUsage, value.Describe(v))
-	}
 	j := &kafkabpl.IntervalJoin{Joiner: bplJoiner(transform)}
 	windowed, sided := false, false
-	for name, v := range l.All() {
+	err := a.settings(v, `"interval-join"`, intervalUsage, intervalNames, func(name string, v any) error {
 		var err error
+		var k int
 		switch name {
 		case "kind":
-			var k int
 			k, err = a.oneOf(v, `"interval-join" "kind"`, "inner", "left", "outer")
 			j.Kind = kafkabpl.IntervalKind(k)
 		case "late":
-			var k int
 			k, err = a.oneOf(v, `"interval-join" "late"`, "drop", "dead-letter")
 			j.Late = kafkabpl.LateRecords(k)
-		case "window", "before", "after", "grace":
-			var ms int64
-			ms, err = a.int(v, `"interval-join" "`+name+`" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))
-			d := time.Duration(ms) * time.Millisecond
-			switch name {
-			case "window":
-				j.Before, j.After, windowed = d, d, true
-			case "before":
-				j.Before, sided = d, true
-			case "after":
-				j.After, sided = d, true
-			case "grace":
-				j.Grace = d
-			}
-		case "":
-			err = a.errorf(`"interval-join": want named settings %s, got the unnamed %s`, intervalUsage, value.Describe(v))
-		default:
-			err = a.errorf(`"interval-join": unknown setting %q%s; want %s`, name, words.Suggest(name, intervalNames), intervalUsage)
+		case "window":
+			j.Before, err = a.millis(v, `"interval-join" "window"`)
+			j.After, windowed = j.Before, true
+		case "before":
+			j.Before, err = a.millis(v, `"interval-join" "before"`)
+			sided = true
+		case "after":
+			j.After, err = a.millis(v, `"interval-join" "after"`)
+			sided = true
+		case "grace":
+			j.Grace, err = a.millis(v, `"interval-join" "grace"`)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	switch {
 	case windowed && sided:

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
-	"github.com/brain4it/kafkabpl/internal/words"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -160,51 +159,36 @@ var windowNames = []string{"type", "size", "advance", "gap", "grace", "emit", "l
 
 // window reads a "window" list.
 func (a *args) window(v any) (*kafkabpl.Window, error) {
-	l, ok := v.(*value.List)
-	if !ok {
-		return nil, a.errorf(`"window": want a list %s, got %s`, windowUsage, value.Describe(v))
-	}
 	w := &kafkabpl.Window{}
 	typed := false
-	for name, v := range l.All() {
+	err := a.settings(v, `"window"`, windowUsage, windowNames, func(name string, v any) error {
 		var err error
-		var ms int64
+		var k int
 		switch name {
 		case "type":
-			var k int
 			k, err = a.oneOf(v, `"window" "type"`, "tumbling", "hopping", "session")
 			w.Kind, typed = kafkabpl.WindowKind(k), true
 		case "emit":
-			var e int
-			e, err = a.oneOf(v, `"window" "emit"`, "close", "update")
-			w.Emit = kafkabpl.Emit(e)
+			k, err = a.oneOf(v, `"window" "emit"`, "close", "update")
+			w.Emit = kafkabpl.Emit(k)
 		case "late":
-			var e int
-			e, err = a.oneOf(v, `"window" "late"`, "drop", "dead-letter")
-			w.Late = kafkabpl.LateRecords(e)
-		case "size", "advance", "gap", "grace", "idle":
-			ms, err = a.int(v, `"window" "`+name+`" (ms)`, 0, math.MaxInt64/int64(time.Millisecond))
-			d := time.Duration(ms) * time.Millisecond
-			switch name {
-			case "size":
-				w.Size = d
-			case "advance":
-				w.Advance = d
-			case "gap":
-				w.Gap = d
-			case "grace":
-				w.Grace = d
-			case "idle":
-				w.Idle = d
-			}
-		case "":
-			err = a.errorf(`"window": want named settings %s, got the unnamed %s`, windowUsage, value.Describe(v))
-		default:
-			err = a.errorf(`"window": unknown setting %q%s; want %s`, name, words.Suggest(name, windowNames), windowUsage)
+			k, err = a.oneOf(v, `"window" "late"`, "drop", "dead-letter")
+			w.Late = kafkabpl.LateRecords(k)
+		case "size":
+			w.Size, err = a.millis(v, `"window" "size"`)
+		case "advance":
+			w.Advance, err = a.millis(v, `"window" "advance"`)
+		case "gap":
+			w.Gap, err = a.millis(v, `"window" "gap"`)
+		case "grace":
+			w.Grace, err = a.millis(v, `"window" "grace"`)
+		case "idle":
+			w.Idle, err = a.millis(v, `"window" "idle"`)
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !typed {
 		return nil, a.errorf(`"window": want a "type", "tumbling", "hopping" or "session": %s`, windowUsage)
