@@ -173,7 +173,7 @@ func (t *task) numberText(f *frame, v any, opts map[string]any) (any, error) {
 		v = int64(x)
 	}
 	i := v.(int64)
-	var buf [64]byte // the longest: 64 binary digits
+	var buf [65]byte // the longest: a sign and 64 binary digits
 	if i < 0 && truthy(opts["unsigned"]) {
 		return box.Text(strconv.AppendUint(buf[:0], uint64(i), radix)), nil
 	}

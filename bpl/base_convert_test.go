@@ -1,6 +1,9 @@
 package bpl
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestStringNamedArguments(t *testing.T) {
 	checkValues(t, []valueTest{
@@ -11,6 +14,8 @@ func TestStringNamedArguments(t *testing.T) {
 		{`(string 2.5 radix => 2)`, `"2.5"`},
 		{`(string -1 radix => 16)`, `"-1"`},
 		{`(string -1 radix => 16 unsigned => true)`, `"ffffffffffffffff"`},
+		{`(string -1 radix => 2 unsigned => true)`, `"` + strings.Repeat("1", 64) + `"`},
+		{`(string (- 0 9223372036854775807 1) radix => 2)`, `"-1` + strings.Repeat("0", 63) + `"`},
 		{`(string 5.3429 pattern => "0.00" locale => "es")`, `"5,34"`},
 		{`(string 1234567.891 pattern => "#,##0.00")`, `"1,234,567.89"`},
 		{`(string 1234567.891 pattern => "#,##0.00" locale => "de")`, `"1.234.567,89"`},
