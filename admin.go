@@ -71,7 +71,7 @@ func withAdmin[T any](ctx context.Context, lib *Library, fn string, target any, 
 	h, release, err := lib.adminTarget(target)
 	if err != nil {
 		var zero T
-		return zero, newError(fn, err)
+		return zero, NewError(fn, err)
 	}
 	defer release()
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.requestTimeout)
@@ -88,9 +88,9 @@ func withAdmin[T any](ctx context.Context, lib *Library, fn string, target any, 
 		case ctx.Err() != nil: // the caller's own context ended: the caller's error
 			err = ctx.Err()
 		case h.ctx.Err() != nil:
-			err = errorf(ErrClosed, "admin handle destroyed during the call")
+			err = Errorf(ErrClosed, "admin handle destroyed during the call")
 		}
-		return v, newError(fn, err)
+		return v, NewError(fn, err)
 	}
 	return v, nil
 }
@@ -109,7 +109,7 @@ func (lib *Library) adminTarget(target any) (*handle, func(), error) {
 	closed := lib.closed
 	lib.mu.RUnlock()
 	if closed {
-		return nil, nil, errorf(ErrClosed, "library closed")
+		return nil, nil, Errorf(ErrClosed, "library closed")
 	}
 	cfg, err := parseConfig(target)
 	if err != nil {
@@ -125,7 +125,7 @@ func (lib *Library) adminTarget(target any) (*handle, func(), error) {
 // unanswered is the error for a topic or group (what) that a response
 // left out.
 func unanswered(what, name string) error {
-	return errorf(errKafka, "%s %q: the brokers did not answer for it", what, name)
+	return Errorf(ErrKafka, "%s %q: the brokers did not answer for it", what, name)
 }
 
 // metadata asks the brokers for fresh metadata of topics (nil: all topics;

@@ -70,7 +70,7 @@ func protocolACL(a ACL, filter bool) (aclEntry, error) {
 			s = anyValue
 		}
 		if err := fn(s); err != nil || strings.EqualFold(s, "unknown") || !filter && strings.EqualFold(s, "any") {
-			return errorf(ErrInvalidArgument, "acl %s: unknown %q", field, s)
+			return Errorf(ErrInvalidArgument, "acl %s: unknown %q", field, s)
 		}
 		return nil
 	}
@@ -80,7 +80,7 @@ func protocolACL(a ACL, filter bool) (aclEntry, error) {
 	}
 	if !filter && e.resource != kmsg.ACLResourceTypeTopic && e.resource != kmsg.ACLResourceTypeGroup &&
 		e.resource != kmsg.ACLResourceTypeCluster && e.resource != kmsg.ACLResourceTypeTransactionalId {
-		return e, errorf(ErrInvalidArgument, `acl resource: want "topic", "group", "cluster" or "transactional-id", got %q`, a.Resource)
+		return e, Errorf(ErrInvalidArgument, `acl resource: want "topic", "group", "cluster" or "transactional-id", got %q`, a.Resource)
 	}
 	pattern := cmp.Or(a.Pattern, "literal")
 	if filter && a.Pattern == "" {
@@ -90,7 +90,7 @@ func protocolACL(a ACL, filter bool) (aclEntry, error) {
 		return e, err
 	}
 	if !filter && e.pattern != kmsg.ACLResourcePatternTypeLiteral && e.pattern != kmsg.ACLResourcePatternTypePrefixed {
-		return e, errorf(ErrInvalidArgument, `acl pattern: want "literal" or "prefixed", got %q`, a.Pattern)
+		return e, Errorf(ErrInvalidArgument, `acl pattern: want "literal" or "prefixed", got %q`, a.Pattern)
 	}
 	if err := parse("operation", a.Operation, "any", func(s string) error { e.operation, err = kmsg.ParseACLOperation(s); return err }); err != nil {
 		return e, err
@@ -111,7 +111,7 @@ func protocolACL(a ACL, filter bool) (aclEntry, error) {
 		host = a.Host
 	}
 	if !filter && (name == "" || !strings.Contains(a.Principal, ":")) {
-		return e, errorf(ErrInvalidArgument, `acl: want a resource name and a principal such as "User:alice", got %q and %q`, a.Name, a.Principal)
+		return e, Errorf(ErrInvalidArgument, `acl: want a resource name and a principal such as "User:alice", got %q and %q`, a.Name, a.Principal)
 	}
 	for _, f := range []struct {
 		dst **string
@@ -143,7 +143,7 @@ func (lib *Library) CreateACLs(ctx context.Context, target any, acls []ACL) ([]e
 	for i, a := range acls {
 		e, err := protocolACL(a, false)
 		if err != nil {
-			return nil, newError(fn, fmt.Errorf("acls[%d]: %w", i, err))
+			return nil, NewError(fn, fmt.Errorf("acls[%d]: %w", i, err))
 		}
 		c := kmsg.NewCreateACLsRequestCreation()
 		c.ResourceType, c.ResourceName, c.ResourcePatternType = e.resource, *e.name, e.pattern
@@ -164,7 +164,7 @@ func (lib *Library) CreateACLs(ctx context.Context, target any, acls []ACL) ([]e
 		}
 		for i, r := range resp.Results {
 			if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-				out[i] = wrapf(errKafka, err, "%s", msgOr(r.ErrorMessage, acls[i].String()))
+				out[i] = Wrapf(ErrKafka, err, "%s", msgOr(r.ErrorMessage, acls[i].String()))
 			}
 		}
 		return out, nil
@@ -187,7 +187,7 @@ func (lib *Library) DescribeACLs(ctx context.Context, target any, filter ACL) ([
 	const fn = "kafka-describe-acls"
 	e, err := protocolACL(filter, true)
 	if err != nil {
-		return nil, newError(fn, err)
+		return nil, NewError(fn, err)
 	}
 	req := kmsg.NewPtrDescribeACLsRequest()
 	req.ResourceType, req.ResourceName, req.ResourcePatternType = e.resource, e.name, e.pattern
@@ -199,7 +199,7 @@ func (lib *Library) DescribeACLs(ctx context.Context, target any, filter ACL) ([
 		}
 		if err != nil {
 			if isKafkaErr(err) {
-				return nil, wrapf(errKafka, err, "%s", msgOr(resp.ErrorMessage, "describe ACLs"))
+				return nil, Wrapf(ErrKafka, err, "%s", msgOr(resp.ErrorMessage, "describe ACLs"))
 			}
 			return nil, h.requestError(ctx, err)
 		}
@@ -223,7 +223,7 @@ func (lib *Library) DeleteACLs(ctx context.Context, target any, filter ACL) ([]A
 	const fn = "kafka-delete-acls"
 	e, err := protocolACL(filter, true)
 	if err != nil {
-		return nil, newError(fn, err)
+		return nil, NewError(fn, err)
 	}
 	f := kmsg.NewDeleteACLsRequestFilter()
 	f.ResourceType, f.ResourceName, f.ResourcePatternType = e.resource, e.name, e.pattern
@@ -238,7 +238,7 @@ func (lib *Library) DeleteACLs(ctx context.Context, target any, filter ACL) ([]A
 		var out []ACL
 		for _, r := range resp.Results {
 			if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-				return nil, wrapf(errKafka, err, "%s", msgOr(r.ErrorMessage, "delete ACLs"))
+				return nil, Wrapf(ErrKafka, err, "%s", msgOr(r.ErrorMessage, "delete ACLs"))
 			}
 			for _, m := range r.MatchingACLs {
 				if kerr.ErrorForCode(m.ErrorCode) != nil {

@@ -109,7 +109,7 @@ func (lib *Library) DescribeConfigs(ctx context.Context, target any, r ConfigRes
 		}
 		if err != nil {
 			if isKafkaErr(err) {
-				return nil, wrapf(errKafka, err, "%s", r)
+				return nil, Wrapf(ErrKafka, err, "%s", r)
 			}
 			return nil, h.requestError(ctx, err)
 		}
@@ -157,7 +157,7 @@ func brokerIDs(r ConfigResource) []int32 {
 func (lib *Library) AlterConfigs(ctx context.Context, target any, r ConfigResource, set map[string]string, remove []string) error {
 	const fn = "kafka-alter-configs"
 	if len(set)+len(remove) == 0 {
-		return newError(fn, errorf(ErrInvalidArgument, "configs: want at least one config to set or remove"))
+		return NewError(fn, Errorf(ErrInvalidArgument, "configs: want at least one config to set or remove"))
 	}
 	var alter []kadm.AlterConfig
 	for _, name := range slices.Sorted(maps.Keys(set)) {
@@ -166,7 +166,7 @@ func (lib *Library) AlterConfigs(ctx context.Context, target any, r ConfigResour
 	}
 	for _, name := range remove {
 		if _, both := set[name]; both || name == "" {
-			return newError(fn, errorf(ErrInvalidArgument, "configs: %q is both set and removed, or empty", name))
+			return NewError(fn, Errorf(ErrInvalidArgument, "configs: %q is both set and removed, or empty", name))
 		}
 		alter = append(alter, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: name})
 	}
@@ -190,13 +190,13 @@ func alterConfigs(ctx context.Context, h *handle, r ConfigResource, alter []kadm
 	}
 	if err == nil && len(resp) == 1 && resp[0].Err != nil {
 		if resp[0].ErrMessage != "" {
-			return wrapf(errKafka, resp[0].Err, "%s: %s", r, resp[0].ErrMessage)
+			return Wrapf(ErrKafka, resp[0].Err, "%s: %s", r, resp[0].ErrMessage)
 		}
 		err = resp[0].Err
 	}
 	if err != nil {
 		if isKafkaErr(err) {
-			return wrapf(errKafka, err, "%s", r)
+			return Wrapf(ErrKafka, err, "%s", r)
 		}
 		return h.requestError(ctx, err)
 	}

@@ -132,7 +132,7 @@ func (lib *Library) ListGroups(ctx context.Context, target any) ([]GroupListing,
 func (lib *Library) DescribeGroup(ctx context.Context, target any, group string) (*GroupInfo, error) {
 	const fn = "kafka-describe-group"
 	if group == "" {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
+		return nil, NewError(fn, Errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (*GroupInfo, error) {
 		// On a cluster no group has used yet, the brokers first create
@@ -162,7 +162,7 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 		}
 		if err := l.Error(); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 			if isKafkaErr(err) {
-				return nil, wrapf(errKafka, err, "group %q", group)
+				return nil, Wrapf(ErrKafka, err, "group %q", group)
 			}
 			return nil, h.requestError(ctx, err)
 		}
@@ -179,7 +179,7 @@ func (lib *Library) DescribeGroup(ctx context.Context, target any, group string)
 				return nil, h.requestError(ctx, err)
 			}
 			if !found && l.Error() != nil {
-				return nil, wrapf(errKafka, l.Error(), "group %q", group)
+				return nil, Wrapf(ErrKafka, l.Error(), "group %q", group)
 			}
 		}
 		return info, nil

@@ -97,7 +97,7 @@ func (lib *Library) ListOffsets(ctx context.Context, target any, topic string, s
 		return nil, err
 	}
 	if spec.kind == offsetExact || spec.kind == offsetGroup {
-		return nil, newError(fn, errorf(ErrInvalidArgument, `offset: want "earliest", "latest" or ("timestamp" => ms), got %s`, spec))
+		return nil, NewError(fn, Errorf(ErrInvalidArgument, `offset: want "earliest", "latest" or ("timestamp" => ms), got %s`, spec))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) ([]PartitionOffset, error) {
 		listed, err := listAt(ctx, adm, topic, spec)
@@ -111,7 +111,7 @@ func (lib *Library) ListOffsets(ctx context.Context, target any, topic string, s
 // checkOffsetTopic checks an offset function's topic argument.
 func checkOffsetTopic(fn, topic string) error {
 	if topic == "" {
-		return newError(fn, errorf(ErrInvalidArgument, "topic: want a topic name, got \"\""))
+		return NewError(fn, Errorf(ErrInvalidArgument, "topic: want a topic name, got \"\""))
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func listAt(ctx context.Context, adm *kadm.Client, topic string, spec OffsetSpec
 		return nil, err
 	}
 	if lo, ok := listed.Lookup(topic, -1); ok && lo.Err != nil || len(listed[topic]) == 0 {
-		return nil, wrapf(errKafka, kerr.UnknownTopicOrPartition, "topic %q", topic)
+		return nil, Wrapf(ErrKafka, kerr.UnknownTopicOrPartition, "topic %q", topic)
 	}
 	return listed, nil
 }
@@ -168,12 +168,12 @@ func (lib *Library) DeleteRecords(ctx context.Context, target any, topic string,
 		return nil, err
 	}
 	if len(before) == 0 {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "offsets: want at least one partition and offset"))
+		return nil, NewError(fn, Errorf(ErrInvalidArgument, "offsets: want at least one partition and offset"))
 	}
 	offsets := kadm.Offsets{}
 	for p, o := range before {
 		if p < 0 || o < -1 {
-			return nil, newError(fn, errorf(ErrInvalidArgument, "offsets: partition %d offset %d: want a partition of 0 or more and an offset of -1 (the end) or more", p, o))
+			return nil, NewError(fn, Errorf(ErrInvalidArgument, "offsets: partition %d offset %d: want a partition of 0 or more and an offset of -1 (the end) or more", p, o))
 		}
 		offsets.Add(kadm.Offset{Topic: topic, Partition: p, At: o})
 	}
@@ -192,7 +192,7 @@ func (lib *Library) DeleteRecords(ctx context.Context, target any, topic string,
 			case !ok:
 				po.Err = unanswered("partition", fmt.Sprintf("%s %d", topic, p))
 			case r.Err != nil:
-				po.Err = wrapf(errKafka, r.Err, "partition %d", p)
+				po.Err = Wrapf(ErrKafka, r.Err, "partition %d", p)
 			default:
 				po.Offset = r.LowWatermark
 			}
@@ -225,16 +225,16 @@ func (lib *Library) DeleteRecords(ctx context.Context, target any, topic string,
 func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, topic string, spec OffsetSpec) ([]PartitionOffset, error) {
 	const fn = "kafka-reset-offsets"
 	if group == "" {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
+		return nil, NewError(fn, Errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
 	}
 	if err := checkOffsetTopic(fn, topic); err != nil {
 		return nil, err
 	}
 	if spec.kind == offsetGroup && spec.group == "" {
-		return nil, newError(fn, errorf(ErrInvalidArgument, `offset: want ("group" => name) with a group name`))
+		return nil, NewError(fn, Errorf(ErrInvalidArgument, `offset: want ("group" => name) with a group name`))
 	}
 	if spec.kind == offsetExact && spec.n < 0 {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "offset: want an offset of 0 or more, got %d", spec.n))
+		return nil, NewError(fn, Errorf(ErrInvalidArgument, "offset: want an offset of 0 or more, got %d", spec.n))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) ([]PartitionOffset, error) {
 		typ, err := checkInactive(ctx, h, adm, group)
@@ -261,7 +261,7 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 			altered, err := adm.AlterShareGroupOffsets(ctx, group, offsets)
 			if err != nil {
 				if isKafkaErr(err) {
-					return nil, wrapf(errKafka, err, "share group %q", group)
+					return nil, Wrapf(ErrKafka, err, "share group %q", group)
 				}
 				return nil, h.requestError(ctx, err)
 			}
@@ -284,7 +284,7 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 			case !ok && typ == "share":
 				to[i].Offset, to[i].Err = -1, unanswered("partition", fmt.Sprintf("%s %d", topic, po.Partition))
 			case err != nil:
-				to[i].Offset, to[i].Err = -1, wrapf(errKafka, err, "partition %d", po.Partition)
+				to[i].Offset, to[i].Err = -1, Wrapf(ErrKafka, err, "partition %d", po.Partition)
 			}
 		}
 		return to, nil
@@ -311,7 +311,7 @@ func checkInactive(ctx context.Context, h *handle, adm *kadm.Client, group strin
 		}
 	}
 	if len(info.Members) > 0 || info.State != "Empty" && info.State != "Dead" {
-		return "", wrapf(errKafka, kerr.NonEmptyGroup, "group %q has %d active members (state %s): stop them first, or they overwrite the reset", group, len(info.Members), info.State)
+		return "", Wrapf(ErrKafka, kerr.NonEmptyGroup, "group %q has %d active members (state %s): stop them first, or they overwrite the reset", group, len(info.Members), info.State)
 	}
 	return info.Type, nil
 }
@@ -336,7 +336,7 @@ func resetTargets(ctx context.Context, adm *kadm.Client, topic string, spec Offs
 		fetched, err := adm.FetchOffsetsForTopics(ctx, spec.group, topic)
 		if err != nil {
 			if isKafkaErr(err) {
-				return nil, wrapf(errKafka, err, "group %q", spec.group)
+				return nil, Wrapf(ErrKafka, err, "group %q", spec.group)
 			}
 			return nil, err
 		}
@@ -371,17 +371,17 @@ func resetTargets(ctx context.Context, adm *kadm.Client, topic string, spec Offs
 func (lib *Library) DeleteGroup(ctx context.Context, target any, group string) error {
 	const fn = "kafka-delete-group"
 	if group == "" {
-		return newError(fn, errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
+		return NewError(fn, Errorf(ErrInvalidArgument, "group: want a group name, got \"\""))
 	}
 	_, err := withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (bool, error) {
 		resp, err := adm.DeleteGroup(ctx, group)
 		switch {
 		case err != nil && isKafkaErr(err):
-			return false, wrapf(errKafka, err, "group %q", group)
+			return false, Wrapf(ErrKafka, err, "group %q", group)
 		case err != nil:
 			return false, h.requestError(ctx, err)
 		case resp.Err != nil:
-			return false, wrapf(errKafka, resp.Err, "group %q", group)
+			return false, Wrapf(ErrKafka, resp.Err, "group %q", group)
 		}
 		return true, nil
 	})

@@ -87,7 +87,7 @@ type PartitionInfo struct {
 func (lib *Library) CreateTopics(ctx context.Context, target any, topics []string, opts TopicOptions) (map[string]bool, error) {
 	const fn = "kafka-create-topics"
 	if opts.Partitions < 0 || opts.ReplicationFactor < 0 {
-		return nil, newError(fn, errorf(ErrInvalidArgument, "partitions %d, replication factor %d: want 0 (the broker's default) or more", opts.Partitions, opts.ReplicationFactor))
+		return nil, NewError(fn, Errorf(ErrInvalidArgument, "partitions %d, replication factor %d: want 0 (the broker's default) or more", opts.Partitions, opts.ReplicationFactor))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (map[string]bool, error) {
 		topics = unique(topics)
@@ -95,7 +95,7 @@ func (lib *Library) CreateTopics(ctx context.Context, target any, topics []strin
 		failed := map[string]error{}
 		for _, t := range topics {
 			if err := topicname.Check(t); err != nil {
-				failed[t] = wrapf(errKafka, kerr.InvalidTopicException, "%v", err)
+				failed[t] = Wrapf(ErrKafka, kerr.InvalidTopicException, "%v", err)
 				continue
 			}
 			valid = append(valid, t)
@@ -298,10 +298,10 @@ func (lib *Library) DescribeTopics(ctx context.Context, target any, topics ...st
 func (lib *Library) CreatePartitions(ctx context.Context, target any, topic string, count int) (bool, error) {
 	const fn = "kafka-create-partitions"
 	if err := topicname.Check(topic); err != nil {
-		return false, newError(fn, errorf(ErrInvalidArgument, "topic: %v", err))
+		return false, NewError(fn, Errorf(ErrInvalidArgument, "topic: %v", err))
 	}
 	if count < 1 || count > math.MaxInt32 {
-		return false, newError(fn, errorf(ErrInvalidArgument, "count %d: want 1 to %d partitions in all", count, math.MaxInt32))
+		return false, NewError(fn, Errorf(ErrInvalidArgument, "count %d: want 1 to %d partitions in all", count, math.MaxInt32))
 	}
 	return withAdmin(ctx, lib, fn, target, func(ctx context.Context, h *handle, adm *kadm.Client) (bool, error) {
 		// Kafka fails a count equal to the current one and kfake
@@ -321,7 +321,7 @@ func (lib *Library) CreatePartitions(ctx context.Context, target any, topic stri
 		case count == have:
 			return false, nil
 		case count < have:
-			return false, wrapf(errKafka, kerr.InvalidPartitions, "topic %q has %d partitions, more than %d; Kafka cannot remove partitions", topic, have, count)
+			return false, Wrapf(ErrKafka, kerr.InvalidPartitions, "topic %q has %d partitions, more than %d; Kafka cannot remove partitions", topic, have, count)
 		}
 		rs, err := adm.UpdatePartitions(ctx, count, topic)
 		if err != nil {
@@ -484,9 +484,9 @@ func unique(ss []string) []string {
 // when it adds to the error code's.
 func topicError(topic string, err error, brokerMsg string) error {
 	if brokerMsg != "" && !strings.Contains(err.Error(), brokerMsg) {
-		return wrapf(errKafka, err, "topic %q (%s)", topic, brokerMsg)
+		return Wrapf(ErrKafka, err, "topic %q (%s)", topic, brokerMsg)
 	}
-	return wrapf(errKafka, err, "topic %q", topic)
+	return Wrapf(ErrKafka, err, "topic %q", topic)
 }
 
 // topicsError is the error of a call that failed for some of its topics.

@@ -1,34 +1,17 @@
 package kafkabpl
 
 import (
-	"bytes"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// syncBuffer is a bytes.Buffer that the library's goroutines may write to
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+// syncBuffer: see [testkit.SyncBuffer].
+type syncBuffer = testkit.SyncBuffer
 
 // TestLogLevel checks that "log-level" writes franz-go's own log of the
 // client to the Library's log output, each line naming the handle, and

@@ -284,7 +284,7 @@ var configKeys = []configKey{
 	{"query-endpoint", nil, func(c *config, r valueReader) (err error) {
 		c.queryEndpoint, err = r.string()
 		if err == nil {
-			err = checkEndpoint(c.queryEndpoint)
+			err = CheckQueryEndpoint(c.queryEndpoint)
 		}
 		return err
 	}},
@@ -325,7 +325,7 @@ var configKeys = []configKey{
 		r.secret = true
 		c.registry.UserInfo, err = r.string()
 		if err == nil && c.registry.UserInfo != "" && !strings.Contains(c.registry.UserInfo, ":") {
-			err = errorf(ErrInvalidConfig, "config %q: want \"user:password\"", r.key)
+			err = Errorf(ErrInvalidConfig, "config %q: want \"user:password\"", r.key)
 		}
 		return err
 	}},
@@ -451,7 +451,7 @@ func parseConfigAs(d dialect, v any, extra *value.List, warn func(msg string)) (
 	}
 	v, err := value.FromGo(v)
 	if err != nil {
-		return nil, errorf(ErrInvalidConfig, "config: %v", err)
+		return nil, Errorf(ErrInvalidConfig, "config: %v", err)
 	}
 	c := defaultConfigOf(d)
 	c.given = map[string]bool{}
@@ -465,10 +465,10 @@ func parseConfigAs(d dialect, v any, extra *value.List, warn func(msg string)) (
 			return nil
 		}
 		if k == nil {
-			return errorf(ErrInvalidConfig, "unknown config key %q%s", name, suggestKey(name))
+			return Errorf(ErrInvalidConfig, "unknown config key %q%s", name, suggestKey(name))
 		}
 		if prev, dup := seen[k]; dup && prev != name {
-			return errorf(ErrInvalidConfig, "config keys %q and %q are the same key; give one", prev, name)
+			return Errorf(ErrInvalidConfig, "config keys %q and %q are the same key; give one", prev, name)
 		}
 		seen[k] = name
 		c.given[k.name] = true
@@ -491,14 +491,14 @@ func parseConfigAs(d dialect, v any, extra *value.List, warn func(msg string)) (
 		}
 		for name, val := range v.All() {
 			if name == "" {
-				return nil, errorf(ErrInvalidConfig, "config: element %s has no name; write \"key\" => value", value.Format(val))
+				return nil, Errorf(ErrInvalidConfig, "config: element %s has no name; write \"key\" => value", value.Format(val))
 			}
 			if err := apply(name, val); err != nil {
 				return nil, err
 			}
 		}
 	default:
-		return nil, errorf(ErrInvalidConfig, "config: want a server string, a list of servers or a named list, got %s", value.Describe(v))
+		return nil, Errorf(ErrInvalidConfig, "config: want a server string, a list of servers or a named list, got %s", value.Describe(v))
 	}
 	for name, val := range extra.All() {
 		if k := configKeyByName[strings.ToLower(name)]; k != nil {
@@ -514,22 +514,22 @@ func parseConfigAs(d dialect, v any, extra *value.List, warn func(msg string)) (
 // check validates what no single key can: required keys and combinations.
 func (c *config) check() error {
 	if len(c.servers) == 0 {
-		return errorf(ErrInvalidConfig, `config: "servers" is required (for example "localhost:9092")`)
+		return Errorf(ErrInvalidConfig, `config: "servers" is required (for example "localhost:9092")`)
 	}
 	if c.heartbeatInterval >= c.sessionTimeout {
-		return errorf(ErrInvalidConfig, `config "heartbeat-interval" (%d ms) must be less than "session-timeout" (%d ms)`,
+		return Errorf(ErrInvalidConfig, `config "heartbeat-interval" (%d ms) must be less than "session-timeout" (%d ms)`,
 			c.heartbeatInterval.Milliseconds(), c.sessionTimeout.Milliseconds())
 	}
 	if err := c.checkGroupProtocol(); err != nil {
 		return err
 	}
 	if c.retryBackoff > c.retryBackoffMax {
-		return errorf(ErrInvalidConfig, `config "retry-backoff" (%d ms) must not exceed "retry-backoff-max" (%d ms)`,
+		return Errorf(ErrInvalidConfig, `config "retry-backoff" (%d ms) must not exceed "retry-backoff-max" (%d ms)`,
 			c.retryBackoff.Milliseconds(), c.retryBackoffMax.Milliseconds())
 	}
 	if c.acks != kgo.AllISRAcks() {
 		if c.idempotenceSet && c.idempotence {
-			return errorf(ErrInvalidConfig, `config "idempotence" true needs "acks" "all" (acks 1 and 0 turn idempotence off)`)
+			return Errorf(ErrInvalidConfig, `config "idempotence" true needs "acks" "all" (acks 1 and 0 turn idempotence off)`)
 		}
 		c.idempotence = false // acks 1 and 0 turn idempotence off
 	}
@@ -547,13 +547,13 @@ func (c *config) check() error {
 func (c *config) checkGroupProtocol() error {
 	if !c.serverAssigns {
 		if c.given["group-remote-assignor"] {
-			return errorf(ErrInvalidConfig, `config "group-remote-assignor" needs "group-protocol" "consumer"`)
+			return Errorf(ErrInvalidConfig, `config "group-remote-assignor" needs "group-protocol" "consumer"`)
 		}
 		return nil
 	}
 	for _, key := range []string{"assignment-strategy", "session-timeout", "heartbeat-interval"} {
 		if c.given[key] {
-			return errorf(ErrInvalidConfig, `config %q is not read under "group-protocol" "consumer", where the broker assigns partitions and keeps the session; give "group-remote-assignor" ("uniform" or "range"), or the broker's group.consumer.* settings`, key)
+			return Errorf(ErrInvalidConfig, `config %q is not read under "group-protocol" "consumer", where the broker assigns partitions and keeps the session; give "group-remote-assignor" ("uniform" or "range"), or the broker's group.consumer.* settings`, key)
 		}
 	}
 	// kgo names the broker's assignor by its first balancer's kind.
@@ -582,7 +582,7 @@ func (c *config) bindSchemaSerdes() error {
 			continue
 		}
 		if c.registry.URL == "" {
-			return errorf(ErrInvalidConfig, "config %q %q needs \"schema-registry-url\"", sl.key, (*sl.s).Name())
+			return Errorf(ErrInvalidConfig, "config %q %q needs \"schema-registry-url\"", sl.key, (*sl.s).Name())
 		}
 		if c.reg == nil {
 			c.registry.Timeout = min(c.requestTimeout, 10*time.Second)

@@ -38,7 +38,7 @@ func (r valueReader) errorf(want string) error {
 	if r.secret {
 		got = "a " + typeName(r.v)
 	}
-	return errorf(ErrInvalidConfig, "config %q: want %s, got %s", r.key, want, got)
+	return Errorf(ErrInvalidConfig, "config %q: want %s, got %s", r.key, want, got)
 }
 
 func (r valueReader) string() (string, error) {
@@ -177,7 +177,7 @@ func (r valueReader) servers() ([]string, error) {
 		}
 		n, perr := strconv.Atoi(port)
 		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return nil, errorf(ErrInvalidConfig, "config %q: server %q is not host:port with a port from 1 to 65535", r.key, s)
+			return nil, Errorf(ErrInvalidConfig, "config %q: server %q is not host:port with a port from 1 to 65535", r.key, s)
 		}
 	}
 	return ss, nil
@@ -190,7 +190,7 @@ func (r valueReader) topics() ([]string, error) {
 	}
 	for _, t := range ts {
 		if err := topicname.Check(t); err != nil {
-			return nil, errorf(ErrInvalidConfig, "config %q: %v", r.key, err)
+			return nil, Errorf(ErrInvalidConfig, "config %q: %v", r.key, err)
 		}
 	}
 	return ts, nil
@@ -223,7 +223,7 @@ func (r valueReader) balancers() ([]kgo.GroupBalancer, error) {
 		}
 	}
 	if cooperative > 0 && cooperative < len(out) {
-		return nil, errorf(ErrInvalidConfig, "config %q: cooperative-sticky cannot be mixed with eager strategies in one consumer", r.key)
+		return nil, Errorf(ErrInvalidConfig, "config %q: cooperative-sticky cannot be mixed with eager strategies in one consumer", r.key)
 	}
 	return out, nil
 }
@@ -309,19 +309,19 @@ func (r valueReader) tls() (*tls.Config, error) {
 			case "insecure-skip-verify":
 				tc.InsecureSkipVerify, err = sub.bool()
 			default:
-				err = errorf(ErrInvalidConfig, "config %q: unknown key %q; want %s", r.key, name, want)
+				err = Errorf(ErrInvalidConfig, "config %q: unknown key %q; want %s", r.key, name, want)
 			}
 			if err != nil {
 				return nil, err
 			}
 		}
 		if (certFile == "") != (keyFile == "") {
-			return nil, errorf(ErrInvalidConfig, `config %q: "cert-file" and "key-file" go together`, r.key)
+			return nil, Errorf(ErrInvalidConfig, `config %q: "cert-file" and "key-file" go together`, r.key)
 		}
 		if certFile != "" {
 			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 			if err != nil {
-				return nil, wrapf(ErrInvalidConfig, err, "config %q: cannot load the client certificate", r.key)
+				return nil, Wrapf(ErrInvalidConfig, err, "config %q: cannot load the client certificate", r.key)
 			}
 			tc.Certificates = []tls.Certificate{cert}
 		}
@@ -333,11 +333,11 @@ func (r valueReader) tls() (*tls.Config, error) {
 func loadCA(key, file string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(file)
 	if err != nil {
-		return nil, wrapf(ErrInvalidConfig, err, "config %q", key)
+		return nil, Wrapf(ErrInvalidConfig, err, "config %q", key)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, errorf(ErrInvalidConfig, "config %q: %s holds no PEM certificate", key, file)
+		return nil, Errorf(ErrInvalidConfig, "config %q: %s holds no PEM certificate", key, file)
 	}
 	return pool, nil
 }
@@ -365,14 +365,14 @@ func (r valueReader) sasl() (sasl.Mechanism, error) {
 		case "password":
 			pass, err = sub.string()
 		default:
-			err = errorf(ErrInvalidConfig, "config %q: unknown key %q; want %s", r.key, name, want)
+			err = Errorf(ErrInvalidConfig, "config %q: unknown key %q; want %s", r.key, name, want)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if mech == "" || user == "" {
-		return nil, errorf(ErrInvalidConfig, `config %q: "mechanism" and "username" are required`, r.key)
+		return nil, Errorf(ErrInvalidConfig, `config %q: "mechanism" and "username" are required`, r.key)
 	}
 	switch mech {
 	case "PLAIN":

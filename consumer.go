@@ -20,7 +20,7 @@ type Record struct {
 	r    *kgo.Record
 	cfg  *config      // the consumer's deserializers
 	memo *decodedMemo // with a schema deserializer: the decoded key and value, once made
-	join *joined      // a stream's join: what the table held for the key
+	join *Joined      // a stream's join: what the table held for the key
 }
 
 // decodedMemo keeps what a schema deserializer made of a record, which
@@ -317,12 +317,12 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 	h, err := lib.acquire(id, Consumer)
 	if err != nil {
 		var zero T
-		return zero, newError(name, err)
+		return zero, NewError(name, err)
 	}
 	defer h.calls.Done()
 	v, err := fn(h.cons)
 	if err != nil {
-		return v, newError(name, err)
+		return v, NewError(name, err)
 	}
 	return v, nil
 }
@@ -375,6 +375,44 @@ func (p *Polled) messageList(recs []Record) *value.List {
 		l.Load()
 	}
 	return l
+}
+
+// Kgo returns the kgo record the Record views, for a Go program that
+// hands it on to franz-go. It is the client's: do not change it.
+func (r *Record) Kgo() *kgo.Record { return r.r }
+
+// Joined is what a stream's join found for a record's key (package
+// stream sets it, with [Record.SetJoined]; a record a consumer polled has
+// none).
+type Joined struct {
+	Raw    []byte           // the table's value, as written (nil: the table held none)
+	Decode func([]byte) any // reads Raw as the stream's value deserializer does
+}
+
+// SetJoined sets what a stream's join found for the record's key, which
+// [Record.Joined], [Record.JoinedBytes] and the "joined" element of
+// [Record.List] give; j is kept, not copied.
+func (r *Record) SetJoined(j *Joined) { r.join = j }
+
+// Joined returns the value a stream's join found for the record's key,
+// read with the stream's value deserializer, and whether the table held
+// the key. It is nil, false for a record no join gave a value to.
+func (r *Record) Joined() (any, bool) {
+	if r.join == nil || r.join.Raw == nil {
+		return nil, false
+	}
+	return r.join.Decode(r.join.Raw), true
+}
+
+// JoinedBytes returns the bytes of the value a stream's join found for
+// the record's key, as written to the table's topic (nil: none), for a
+// transform that reads them itself: it saves Joined's decoding. The bytes
+// are the table's: do not change them.
+func (r *Record) JoinedBytes() []byte {
+	if r.join == nil {
+		return nil
+	}
+	return r.join.Raw
 }
 
 // keyName is the text a key names its message with.
@@ -458,7 +496,7 @@ func (r *Record) List() *value.List {
 	vals[6] = &one.headers
 	n := r.DeliveryCount() // a share consumer's record when above 0
 	switch {
-	case r.join != nil && r.join.table != nil && n == 0: // a join's input (not a re-keyed one's second step)
+	case r.join != nil && n == 0: // a join's input
 		v, _ := r.Joined()
 		l.ResetShared(append(vals, v), joinedRecordNames)
 	default:
@@ -467,7 +505,7 @@ func (r *Record) List() *value.List {
 			l.AppendNamed("delivery-count", int64(n))
 			l.AppendNamed("acquisition-deadline", r.AcquisitionDeadline().UnixMilli())
 		}
-		if r.join != nil && r.join.table != nil {
+		if r.join != nil {
 			v, _ := r.Joined()
 			l.AppendNamed("joined", v)
 		}

@@ -212,7 +212,7 @@ func (cs *consumerState) noPosition(topics []string) error {
 	if names == nil {
 		return nil
 	}
-	return wrapf(errKafka, errNoOffset, "%s", strings.Join(names, ", "))
+	return Wrapf(ErrKafka, errNoOffset, "%s", strings.Join(names, ", "))
 }
 
 // Commit commits the offsets of every record polled so far and returns
@@ -274,7 +274,7 @@ func (cs *consumerState) commit(ctx context.Context) error {
 	for _, tp := range lost.sorted() {
 		where = append(where, fmt.Sprintf("topic %q partitions %v", tp.Topic, tp.Partitions))
 	}
-	return errorf(ErrNotCommitted, "%s: this consumer lost them (the group rebalanced, or its session ended) before the records it polled from them were committed; those records will be delivered again",
+	return Errorf(ErrNotCommitted, "%s: this consumer lost them (the group rebalanced, or its session ended) before the records it polled from them were committed; those records will be delivered again",
 		strings.Join(where, ", "))
 }
 
@@ -410,10 +410,10 @@ func (h *handle) leaveNow(ctx context.Context, member string) error {
 	req.Members = append(req.Members, m)
 	resp, err := req.RequestWith(ctx, h.cl)
 	if err != nil {
-		return wrapf(ErrTimeout, h.requestError(ctx, err), "group %q: could not leave", h.cfg.group)
+		return Wrapf(ErrTimeout, h.requestError(ctx, err), "group %q: could not leave", h.cfg.group)
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
-		return wrapf(errKafka, err, "group %q: leaving", h.cfg.group)
+		return Wrapf(ErrKafka, err, "group %q: leaving", h.cfg.group)
 	}
 	return nil
 }

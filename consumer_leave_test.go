@@ -1,62 +1,19 @@
 package kafkabpl
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// rawMember is a group member made of bare JoinGroup and SyncGroup
-// requests, which never heartbeats: a member whose process died, for the
-// coordinator, until its session times out.
-type rawMember struct {
-	cl       *kgo.Client
-	group    string
-	memberID string
-}
-
-// join joins group, waiting for the join to complete (a rebalance), and
-// syncs; it returns the join's error code.
-func (m *rawMember) join(ctx context.Context, topics []string, session time.Duration) error {
-	meta := kmsg.NewConsumerMemberMetadata()
-	meta.Topics = topics
-	for {
-		req := kmsg.NewPtrJoinGroupRequest()
-		req.Group = m.group
-		req.MemberID = m.memberID
-		req.SessionTimeoutMillis = int32(session.Milliseconds())
-		req.RebalanceTimeoutMillis = int32(session.Milliseconds())
-		req.ProtocolType = "consumer"
-		p := kmsg.NewJoinGroupRequestProtocol()
-		p.Name = "range"
-		p.Metadata = meta.AppendTo(nil)
-		req.Protocols = append(req.Protocols, p)
-		resp, err := req.RequestWith(ctx, m.cl)
-		if err != nil {
-			return err
-		}
-		m.memberID = resp.MemberID
-		if err := kerr.ErrorForCode(resp.ErrorCode); errors.Is(err, kerr.MemberIDRequired) {
-			continue // join again, with the id
-		} else if err != nil {
-			return err
-		}
-		sync := kmsg.NewPtrSyncGroupRequest()
-		sync.Group = m.group
-		sync.MemberID = m.memberID
-		sync.Generation = resp.Generation
-		_, err = sync.RequestWith(ctx, m.cl)
-		return err
-	}
-}
+// rawMember: see [testkit.RawMember].
+type rawMember = testkit.RawMember
 
 // TestDestroyDuringRebalance destroys a consumer while its group waits,
 // in a rebalance, for a member that died: destroy must take it out of the
@@ -96,14 +53,14 @@ func TestDestroyDuringRebalance(t *testing.T) {
 	// A member joins and dies: it never heartbeats again.
 	raw := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...)))
 	defer raw.Close()
-	ghost := &rawMember{cl: raw, group: "g"}
-	if err := ghost.join(ctx, []string{"t"}, 20*time.Second); err != nil {
+	ghost := &rawMember{Client: raw, Group: "g"}
+	if err := ghost.Join(ctx, []string{"t"}, 20*time.Second); err != nil {
 		t.Fatalf("ghost join: %v", err)
 	}
 	// Another member joins: the group rebalances and waits for the dead
 	// one until its session ends, 20 s from now.
-	late := &rawMember{cl: raw, group: "g"}
-	go late.join(ctx, []string{"t"}, 20*time.Second)
+	late := &rawMember{Client: raw, Group: "g"}
+	go late.Join(ctx, []string{"t"}, 20*time.Second)
 	time.Sleep(time.Second) // the join has begun; nothing to wait on that says so
 
 	start := time.Now()

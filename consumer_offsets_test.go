@@ -25,7 +25,7 @@ func checkNoOffset(t *testing.T, what string, err error, topic string, partition
 		return
 	}
 	msg := err.Error()
-	if !errors.Is(err, errKafka) || ErrorType(err) != "KafkaError" || !strings.HasPrefix(msg, "kafka-poll: ") || !strings.Contains(msg, "no prior committed offset") {
+	if !errors.Is(err, ErrKafka) || ErrorType(err) != "KafkaError" || !strings.HasPrefix(msg, "kafka-poll: ") || !strings.Contains(msg, "no prior committed offset") {
 		t.Errorf("%s: %v (%s); want a KafkaError of kafka-poll saying there is no prior committed offset", what, err, ErrorType(err))
 	}
 	for p := range partitions {

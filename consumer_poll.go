@@ -87,7 +87,7 @@ func (lib *Library) PollTopics(ctx context.Context, id string, topics []string, 
 // nothing for ever.
 func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time.Duration) (*Polled, error) {
 	if timeout < 0 {
-		return nil, errorf(ErrInvalidArgument, "timeout %d ms is negative", timeout.Milliseconds())
+		return nil, Errorf(ErrInvalidArgument, "timeout %d ms is negative", timeout.Milliseconds())
 	}
 	if topics != nil {
 		if _, err := cs.subscribe(ctx, topics, false); err != nil {
@@ -95,7 +95,7 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		}
 	}
 	if len(cs.subscription()) == 0 {
-		return nil, errorf(ErrNotSubscribed, "the consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
+		return nil, Errorf(ErrNotSubscribed, "the consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
 	}
 	cs.markPending() // the caller is done with what the last poll returned
 	poll := cs.h.polled.next()
@@ -153,7 +153,7 @@ func prepareBatches(ctx context.Context, cfg *config, recs []batch, deadline tim
 		case <-pctx.Done():
 			// The registry's error, as text: the poll's own deadline
 			// is not the caller's, nor a Timeout.
-			return &kindError{kind: ErrRegistryUnavailable, cause: errorf(ErrSchemaRegistry,
+			return &kindError{kind: ErrRegistryUnavailable, cause: Errorf(ErrSchemaRegistry,
 				"records held back, to be returned once the schema registry answers for their schemas: %v", err)}
 		case <-time.After(100 * time.Millisecond):
 		}
@@ -259,13 +259,13 @@ func fetchError(h *handle, fetches kgo.Fetches) error {
 		down := h.net.dialFailure(fe.Err)
 		switch {
 		case errors.Is(fe.Err, kgo.ErrClientClosed):
-			return errorf(ErrClosed, "consumer destroyed during the poll")
+			return Errorf(ErrClosed, "consumer destroyed during the poll")
 		case down != nil:
 			return down
 		case fe.Topic == "": // not a partition's: the group's (kgo.ErrGroupSession)
-			return wrapf(errKafka, fe.Err, "group %q", h.cfg.group)
+			return Wrapf(ErrKafka, fe.Err, "group %q", h.cfg.group)
 		default:
-			return wrapf(errKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
+			return Wrapf(ErrKafka, fe.Err, "topic %q partition %d", fe.Topic, fe.Partition)
 		}
 	}
 	return nil
@@ -333,7 +333,7 @@ func emptyPollError(ctx context.Context, h *handle, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case h.ctx.Err() != nil:
-		return errorf(ErrClosed, "consumer destroyed during the poll")
+		return Errorf(ErrClosed, "consumer destroyed during the poll")
 	}
 	return err
 }

@@ -87,14 +87,14 @@ func (lib *Library) Seek(ctx context.Context, id, topic string, pos Position, pa
 
 func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, partitions []int32) error {
 	if err := topicname.Check(topic); err != nil {
-		return errorf(ErrInvalidArgument, "topic: %v", err)
+		return Errorf(ErrInvalidArgument, "topic: %v", err)
 	}
 	if !pos.time && pos.at < seekBeginning {
-		return errorf(ErrInvalidArgument, "offset %d is negative", pos.at)
+		return Errorf(ErrInvalidArgument, "offset %d is negative", pos.at)
 	}
 	for _, p := range partitions {
 		if p < 0 {
-			return errorf(ErrInvalidArgument, "partition %d is negative", p)
+			return Errorf(ErrInvalidArgument, "partition %d is negative", p)
 		}
 	}
 	cs.markPending() // done with what the last poll returned, as at a poll
@@ -153,7 +153,7 @@ func (cs *consumerState) seek(ctx context.Context, topic string, pos Position, p
 		}
 		slices.Sort(partitions)
 	}
-	return errorf(errKafka, "topic %q partitions %v: the group assigned them again during each of %d tries to seek them; seek again", topic, partitions, seekAttempts)
+	return Errorf(ErrKafka, "topic %q partitions %v: the group assigned them again during each of %d tries to seek them; seek again", topic, partitions, seekAttempts)
 }
 
 // seekAttempts is how many times a seek tries again when the group
@@ -233,7 +233,7 @@ func (cs *consumerState) checkPartitions(ctx context.Context, topic string, part
 	n := int32(len(resp.Topics[0].Partitions))
 	for _, p := range partitions {
 		if p >= n {
-			return errorf(ErrInvalidArgument, "topic %q has %d partitions (0 to %d); partition %d does not exist", topic, n, n-1, p)
+			return Errorf(ErrInvalidArgument, "topic %q has %d partitions (0 to %d); partition %d does not exist", topic, n, n-1, p)
 		}
 	}
 	return nil
@@ -266,7 +266,7 @@ func (cs *consumerState) resolve(ctx context.Context, topic string, pos Position
 	for _, p := range partitions {
 		o, ok := listed.Lookup(topic, p)
 		if !ok || o.Err != nil {
-			return nil, wrapf(errKafka, o.Err, "topic %q partition %d: cannot list offsets", topic, p)
+			return nil, Wrapf(ErrKafka, o.Err, "topic %q partition %d: cannot list offsets", topic, p)
 		}
 		out[p] = kgo.EpochOffset{Epoch: -1, Offset: o.Offset}
 	}

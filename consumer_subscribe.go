@@ -31,7 +31,7 @@ func (cs *consumerState) subscription() []string {
 func (cs *consumerState) subscribe(ctx context.Context, topics []string, replace bool) ([]string, error) {
 	for _, t := range topics {
 		if err := topicname.Check(t); err != nil {
-			return nil, errorf(ErrInvalidArgument, "topics: %v", err)
+			return nil, Errorf(ErrInvalidArgument, "topics: %v", err)
 		}
 	}
 	cs.subMu.Lock()
@@ -136,7 +136,7 @@ func (cs *consumerState) startOffsets(ctx context.Context, topics []string) (map
 			case errors.Is(o.Err, kerr.UnknownTopicOrPartition):
 				// not created yet: from the beginning once it is
 			default:
-				return nil, wrapf(errKafka, o.Err, "topic %q partition %d", t, p)
+				return nil, Wrapf(ErrKafka, o.Err, "topic %q partition %d", t, p)
 			}
 		}
 	}

@@ -5,8 +5,11 @@
 // share consumers (queues: [ShareConsumer]) and admin clients behind
 // string handles, with typed methods: [Library.Create], [Library.Send],
 // [Library.Poll], [Library.Subscribe], [Library.Commit], [Library.Ack],
-// [Library.Seek], [Library.Destroy] and the admin calls, and streams
-// between topics ([Library.Stream]). For BPL runtimes, package
+// [Library.Seek], [Library.Destroy] and the admin calls. Streams between
+// topics, with state, windows, tables and joins, are package stream's,
+// built over this package's exported API (the few names of the seam it
+// uses are said as such, on [Handle] and [ClientConfig]); their handles
+// live in a Library like the clients'. For BPL runtimes, package
 // functions is the table of BPL functions (kafka-create, kafka-send,
 // kafka-poll, ...), thin adapters over these methods, to register under
 // their names: its documentation is the functions' reference. The command
@@ -41,122 +44,6 @@
 // form, as kafka-poll returns it, shaped by the consumer's "poll-format". A
 // record that its deserializer cannot read carries its error
 // ([Record.Err]): it is never dropped and never stalls the consumer.
-//
-// # Streams
-//
-// A stream ([Library.Stream]) reads topics, runs a [Transform] on each
-// record and writes what it returns, on goroutines of its own. Its config
-// is read like a consumer's and a producer's together; "group" is the
-// stream's application id: processes started with the same group share
-// the input partitions. Under exactly-once (see [ExactlyOnce]) a batch's
-// outputs, its dead letters and its input offsets are committed in one
-// transaction; under at-least-once the outputs are acknowledged before the
-// inputs are committed. An input that cannot be deserialized, a transform
-// that fails and an output that cannot be serialized are handled as the
-// stream's [OnError] says: stop (the stream fails, nothing from that input
-// on is committed), skip, or dead-letter (the input's key, value and
-// headers, with headers dlq-error, dlq-error-type, dlq-source-topic,
-// dlq-source-partition and dlq-source-offset). The outputs of one input
-// partition are written in input order. [Library.StreamStatus] reports a
-// stream's state and counts.
-//
-// # Stateful streams
-//
-// A stream can keep state per key ([StreamSpec]'s Update), or per key and
-// window ([Window]), in a store named by [StreamSpec]'s Store (see
-// [StreamSpec] for the guarantees).
-//
-// A stateful stream reads one topic, or several co-partitioned ones (see
-// [StreamSpec]), whose inputs need keys (state is kept
-// by the key's bytes; an input with a null key is an error, handled by the
-// stream's OnError). Windows are timed by the inputs' timestamps: a
-// partition's stream time is the latest timestamp it has read, and a window
-// [start, end) closes when the stream time reaches its end plus the grace.
-// A session holds a key's inputs at most the gap apart, and closes when the
-// stream time passes its last input by more than the gap plus the grace (an
-// input exactly the gap after it still joins it). An input whose windows
-// have all closed is late. The store is held in memory per input partition
-// and in the compacted topic "<group>-<store>-changelog" (created with the
-// input's partition count, or checked against it), written in the
-// transaction of the outputs and the input offsets; when a process is
-// assigned a partition, it restores the partition's state from the
-// changelog before processing any of its input, while its other partitions
-// go on (a restore first waits for a transaction a crashed owner left open
-// on the changelog to end). State values are kept exactly (3.0 stays a
-// float); [StreamStatus] reports the store ([StoreStatus]). Under
-// at-least-once an input processed again after a crash is counted again in
-// the state.
-//
-// A stateful stream with a [Rekey] keeps its state by a key of the
-// function's choosing: it writes each input with its new key to its
-// repartition topic, "<group>-<store>-repartition", and keeps state from
-// that topic, each step exactly once (Kafka Streams' groupBy).
-//
-// A stateful stream with Standbys ([StreamSpec]) has other members of its
-// group keep warm copies of each store partition by following its
-// changelog: the member that takes a partition over goes on from its
-// copy's position, reading only the changelog's tail, to the same state a
-// full restore gives. The copies are read with [Library.StoreStandbyGet]
-// and [Library.StoreStandbyRange], marked stale with their lag, and
-// [StoreStatus] shows each partition's owner and standbys and each copy's
-// lag.
-//
-// [Library.StoreGet], [Library.StoreRange] and [Library.StoreWindows] read
-// a store's committed state while its stream runs. Several processes of a
-// stream's group answer every key together: each advertises the config's
-// "query-endpoint" (or [Library.SetQueryEndpoint]'s) in its group
-// membership, and a query for a key of a partition held elsewhere is sent
-// to the owner through [Library.SetStoreForwarder]'s forwarder, where
-// [Library.AnswerStoreQuery] answers it (package server does both over
-// HTTP). A key of a partition being restored, or of a group that is
-// rebalancing, gives [ErrNotReady]; one held where it cannot be asked,
-// [ErrNotHeld].
-//
-// # Timers
-//
-// A per-key stateful stream can have a key called at a time rather than
-// for an input ([StreamSpec]'s OnTimer): its functions set the key's timer
-// by stream time or by the clock ([SetTimer]), and a key that gets no
-// input for the spec's Silence is called once, by the clock, even when no
-// other input arrives. A key's timer and last input time are kept with its
-// state, in the changelog: a timer fires once under exactly-once, and one
-// due while the stream was down fires after the restore. Timers cost one
-// heap entry per pending timer and per key under a silence watch. A store
-// with timers keeps each state in a wrapper of its own, with the key's
-// timer: give a stream that gains timers a new store (the stream fails on
-// a state written without them).
-//
-// # Interval joins
-//
-// A stream of two co-partitioned topics can join their records of the
-// same key whose timestamps are close ([StreamSpec]'s Interval,
-// [IntervalJoin]: Kafka Streams' stream-stream join): a left record at
-// time t matches the right records from t - Before to t + After. Each
-// record is joined when it is processed with the other side's records
-// buffered in the window, then buffered itself, so each pair is joined
-// once, when its later record comes. The buffers are the store's state
-// (a key's records, both sides, are its state), in its changelog:
-// exactly once, restored on assignment, and expired by the partition's
-// stream time (the latest timestamp buffered) once it passes a record by
-// Before + After + Grace, which keeps the store bounded; left and outer
-// joins then write the records that matched nothing. A record the stream
-// time left behind by more than its window and the grace is late.
-//
-// # Tables and joins
-//
-// A stream can read compacted topics as tables, the latest value per key
-// ([StreamSpec]'s Tables, [StreamTable]): its functions look keys up with
-// [Lookup], and [StreamJoin] joins each input with its key's value, inner
-// (inputs whose key the table lacks are dropped) or left. A table is
-// global by default: every process of the stream holds every partition of
-// it, read to its end before the stream's first input and followed after;
-// an input sees what its table holds when it is processed, not what it
-// held at the input's timestamp. A partitioned table
-// ([StreamTable.Partitioned]) is co-partitioned with the inputs: each
-// process holds the partitions it is assigned, restored before their
-// input is fetched, and its updates are applied in timestamp order with
-// the inputs (an update up to an input's timestamp, fetched, is seen by
-// it; a later one is not), as in Kafka Streams' table joins.
 //
 // # Subscribing is deterministic
 //
@@ -276,7 +163,7 @@
 //	retry-backoff                100                                        ms before the first retry of a failed request, fetch or produce
 //	retry-backoff-max            500                                        ms; the wait doubles up to it (±20% jitter); Java's default is 1000
 //	transaction-timeout          30000                                      ms; exactly-once streams: a batch must finish within it, and it must outlast a broker failover
-//	query-endpoint               none                                       stateful streams: the URL ("http://host:port/module") other processes of the group forward store queries to; kafkabpl serve sets its own (see Library.SetQueryEndpoint)
+//	query-endpoint               none                                       stateful streams: the URL ("http://host:port/module") other processes of the group forward store queries to; kafkabpl serve sets its own (see stream.Runtime.SetQueryEndpoint)
 //	log-level                    "none"                                     "error", "warn", "info", "debug": franz-go's own log of the client, to the Library's log output
 //	tls                          off                                        true, or ("ca-file" "cert-file" "key-file" "server-name" "insecure-skip-verify")
 //	sasl                         off                                        ("mechanism" => "PLAIN"|"SCRAM-SHA-256"|"SCRAM-SHA-512" "username" "password")

@@ -78,11 +78,15 @@ var (
 	ErrNotReady = errors.New("not ready")
 	// ErrNotHeld: a store query's key is in a partition that another
 	// process of the stream's group holds, and this one cannot ask it:
-	// no forwarder is set (see [Library.SetStoreForwarder]; kafkabpl
+	// no forwarder is set (see package stream's Runtime.SetStoreForwarder; kafkabpl
 	// serve sets one), or the owner advertises no query endpoint. The
 	// message names the partition and its owner. Its BPL type is
 	// "NotHeld".
 	ErrNotHeld = errors.New("not held here")
+	// ErrKafka marks errors the brokers or the client reported that no
+	// other sentinel names (a kerr code stays reachable beside it); its
+	// BPL type is "KafkaError".
+	ErrKafka = errors.New("kafka error")
 )
 
 // exceptionTypes is each sentinel's BPL exception type, in the order
@@ -115,10 +119,12 @@ type Error struct {
 	Err  error  // wraps one of the sentinel errors or a kerr error
 }
 
-// newError is the error of BPL function fn. A context error passed through
-// bare gets the sentinel a caller tests for: a passed deadline is an
-// ErrTimeout.
-func newError(fn string, err error) *Error {
+// NewError returns the error of BPL function fn, for packages built over
+// the Library (package stream) and the package itself. A context error
+// passed through bare gets the sentinel a caller tests for: a passed
+// deadline is an ErrTimeout. An err that is already fn's is returned as
+// it is.
+func NewError(fn string, err error) *Error {
 	if e, ok := err.(*Error); ok && e.Func == fn {
 		return e // already said by fn: not "fn: fn: ..."
 	}
@@ -202,15 +208,18 @@ func (e *kindError) Unwrap() []error {
 	return []error{e.kind, e.cause}
 }
 
-// errorf returns an error of the given kind whose message is the formatted
-// text, with no "invalid argument:" prefix in front of it.
-func errorf(kind error, format string, args ...any) error {
+// Errorf returns an error of kind, one of the sentinel errors, whose
+// message is the formatted text, with no "invalid argument:" prefix in
+// front of it; errors.Is sees kind, and [ErrorType] types it as kind's.
+// It is for packages built over the Library (package stream), whose
+// errors read as the package's own.
+func Errorf(kind error, format string, args ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-// wrapf is errorf with a cause appended to the message and kept for
+// Wrapf is Errorf with a cause appended to the message and kept for
 // errors.Is.
-func wrapf(kind, cause error, format string, args ...any) error {
+func Wrapf(kind, cause error, format string, args ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...), cause: cause}
 }
 

@@ -56,13 +56,13 @@ func TestErrorType(t *testing.T) {
 		err  error
 		want string
 	}{
-		{newError("kafka-poll", errorf(ErrUnknownHandle, "x")), "UnknownHandle"},
-		{newError("kafka-send", context.DeadlineExceeded), "Timeout"},
-		{newError("kafka-poll", context.Canceled), "Interrupted"},
+		{NewError("kafka-poll", Errorf(ErrUnknownHandle, "x")), "UnknownHandle"},
+		{NewError("kafka-send", context.DeadlineExceeded), "Timeout"},
+		{NewError("kafka-poll", context.Canceled), "Interrupted"},
 		{fmt.Errorf("dead letter: %w", ErrLate), "LateRecord"},
-		{newError("kafka-commit", ErrNotCommitted), "KafkaError"},
+		{NewError("kafka-commit", ErrNotCommitted), "KafkaError"},
 		{errors.New("from the brokers"), "KafkaError"},
-		{newError("kafka-stream", wrapf(ErrInvalidArgument, bplException{}, "transform")), "Thrown"},
+		{NewError("kafka-stream", Wrapf(ErrInvalidArgument, bplException{}, "transform")), "Thrown"},
 	} {
 		if got := ErrorType(tt.err); got != tt.want {
 			t.Errorf("ErrorType(%v) = %s, want %s", tt.err, got, tt.want)

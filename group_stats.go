@@ -303,7 +303,7 @@ func (gs *groupStats) autoCommitted(cl *kgo.Client, _ *kmsg.OffsetCommitRequest,
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
 				if err = kerr.ErrorForCode(p.ErrorCode); err != nil {
-					err = wrapf(errKafka, err, "topic %q partition %d", t.Topic, p.Partition)
+					err = Wrapf(ErrKafka, err, "topic %q partition %d", t.Topic, p.Partition)
 					break partitions
 				}
 			}

@@ -22,7 +22,7 @@ import (
 type Kind string
 
 // The kinds of handle, as kafka-create names them (streams are made by
-// [Library.Stream]). A handle's id starts with the kind's letter: p, c,
+// package stream (Runtime.Start)). A handle's id starts with the kind's letter: p, c,
 // a or s; a share consumer's with c, as a consumer's (see
 // [ShareConsumer]).
 const (
@@ -52,9 +52,9 @@ func (k Kind) letter() byte {
 // the handle adds on top (a consumer's subscription) has its own locks.
 //
 // cl and adm are set before the handle is registered and never change,
-// except a stream's: its run goroutine replaces them, under stream.mu, when
-// it re-initializes its producer (see stream.reinit). Code that may run
-// beside that goroutine reads the client with client().
+// except an extension's (a stream's): Handle.SetClient replaces them, under
+// swap, when a stream re-initializes its producer. Code that may run
+// beside that reads the client with client().
 type handle struct {
 	id   string
 	kind Kind
@@ -81,7 +81,12 @@ type handle struct {
 	// polled holds the lists made of the latest poll's records, which
 	// the next poll or the destroy finishes (consumers only).
 	polled pollLists
-	stream *stream // streams only
+	// ext is the work of a package built over the Library behind the
+	// handle (a stream's), which destroy stops; nil for the Library's
+	// own kinds. swap guards cl, adm and stopClient of such a handle,
+	// whose client may be replaced (see Handle.SetClient).
+	ext  Extension
+	swap sync.Mutex
 
 	// bg is the library's, for what outlives a call on the handle (its
 	// close during a rebalance, say); nil for an admin call's own
@@ -89,14 +94,14 @@ type handle struct {
 	bg *background
 }
 
-// client returns the handle's kgo client, safely beside a stream's run
-// goroutine.
+// client returns the handle's kgo client, safely beside an extension
+// that replaces it.
 func (h *handle) client() *kgo.Client {
-	if h.stream == nil {
+	if h.ext == nil {
 		return h.cl
 	}
-	h.stream.mu.Lock()
-	defer h.stream.mu.Unlock()
+	h.swap.Lock()
+	defer h.swap.Unlock()
 	return h.cl
 }
 
@@ -151,12 +156,12 @@ func (lib *Library) acquireOf(id string, kinds ...Kind) (*handle, error) {
 			what = string(kinds[0])
 		}
 		if lib.closed {
-			return nil, errorf(ErrClosed, "library closed; unknown %s id %q", what, id)
+			return nil, Errorf(ErrClosed, "library closed; unknown %s id %q", what, id)
 		}
-		return nil, errorf(ErrUnknownHandle, "unknown %s id %q", what, id)
+		return nil, Errorf(ErrUnknownHandle, "unknown %s id %q", what, id)
 	}
 	if len(kinds) > 0 && !slices.Contains(kinds, h.kind) {
-		return nil, errorf(ErrWrongKind, "%q is %s id, not %s id", id, article(h.kind), article(kinds[0]))
+		return nil, Errorf(ErrWrongKind, "%q is %s id, not %s id", id, article(h.kind), article(kinds[0]))
 	}
 	h.calls.Add(1) // under the registry lock: destroy cannot be waiting yet
 	return h, nil
@@ -239,9 +244,9 @@ func (r *reachability) unreachable() error {
 		return nil
 	}
 	if isKafkaErr(r.dialErr) { // the broker answered, refusing us (SASL, say)
-		return wrapf(errKafka, r.dialErr, "cannot connect to %s", r.servers)
+		return Wrapf(ErrKafka, r.dialErr, "cannot connect to %s", r.servers)
 	}
-	return wrapf(ErrTimeout, r.dialErr, "no broker reachable at %s", r.servers)
+	return Wrapf(ErrTimeout, r.dialErr, "no broker reachable at %s", r.servers)
 }
 
 // timeoutError returns the Timeout error for a call that ran out of time
@@ -250,7 +255,7 @@ func (r *reachability) timeoutError(d time.Duration, cause error) error {
 	if err := r.unreachable(); err != nil {
 		return err
 	}
-	return wrapf(ErrTimeout, cause, "no answer from %s within %v", r.servers, d)
+	return Wrapf(ErrTimeout, cause, "no answer from %s within %v", r.servers, d)
 }
 
 // dialFailure returns a Timeout error naming the servers when err is a
@@ -258,7 +263,7 @@ func (r *reachability) timeoutError(d time.Duration, cause error) error {
 func (r *reachability) dialFailure(err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		return wrapf(ErrTimeout, err, "no broker reachable at %s", r.servers)
+		return Wrapf(ErrTimeout, err, "no broker reachable at %s", r.servers)
 	}
 	return nil
 }
@@ -277,9 +282,9 @@ func (h *handle) requestError(ctx context.Context, err error) error {
 		return h.net.timeoutError(h.cfg.requestTimeout, err)
 	}
 	if errors.Is(err, kgo.ErrClientClosed) {
-		return errorf(ErrClosed, "handle destroyed")
+		return Errorf(ErrClosed, "handle destroyed")
 	}
-	return wrapf(errKafka, err, "request failed")
+	return Wrapf(ErrKafka, err, "request failed")
 }
 
 // article returns the kind with its indefinite article: "a producer",

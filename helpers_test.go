@@ -117,3 +117,12 @@ func unkeyed(vs ...any) []Message {
 	}
 	return msgs
 }
+
+// sendValues sends msgs to topic with a producer of its own, all
+// delivered.
+func sendValues(t *testing.T, lib *Library, servers, topic string, msgs ...Message) {
+	t.Helper()
+	p := must[string](t)(lib.Create(testCtx(t), Producer, servers))
+	send(t, lib, p, []string{topic}, msgs...)
+	lib.Destroy(testCtx(t), p)
+}

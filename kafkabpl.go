@@ -34,8 +34,7 @@ type Library struct {
 	hooks atomic.Pointer[ClientHooks] // nil: none
 	dial  atomic.Pointer[Dialer]      // nil: the default
 
-	endpoint  atomic.Pointer[string]         // the streams' default query endpoint; nil: none
-	forwarder atomic.Pointer[StoreForwarder] // nil: store queries are not forwarded
+	attached sync.Map // packages' per-Library values (see Attached)
 }
 
 // ClientHooks gives the franz-go hooks of a client the Library makes, for
@@ -212,36 +211,36 @@ func (lib *Library) Create(ctx context.Context, kind Kind, config any) (string, 
 		fn = "kafka-" + string(kind) // brain4it's kafka-producer or kafka-consumer
 	}
 	if kind != Producer && kind != Consumer && kind != ShareConsumer && kind != Admin {
-		return "", newError(fn, errorf(ErrInvalidArgument, "kind %q: want \"producer\", \"consumer\", \"share-consumer\" or \"admin\"", string(kind)))
+		return "", NewError(fn, Errorf(ErrInvalidArgument, "kind %q: want \"producer\", \"consumer\", \"share-consumer\" or \"admin\"", string(kind)))
 	}
 	cfg, err := parseConfigAs(kafkaDialect, config, nil, func(msg string) { lib.log(fn, "warning: "+msg) })
 	if err == nil && kind == ShareConsumer {
 		err = checkShareConfig(cfg)
 	}
 	if err != nil {
-		return "", newError(fn, err)
+		return "", NewError(fn, err)
 	}
 	cfg.clientLog, cfg.hooks, cfg.dial = lib.clientLog, lib.clientHooks(), lib.dialer()
 	h, err := newHandle(kind, cfg)
 	if err != nil {
-		return "", newError(fn, err)
+		return "", NewError(fn, err)
 	}
 	h.bg = &lib.bg
 	if kind == Consumer && len(cfg.topics) > 0 {
 		if _, err := h.cons.subscribe(ctx, cfg.topics, false); err != nil {
 			h.close(ctx)
-			return "", newError(fn, err)
+			return "", NewError(fn, err)
 		}
 	}
 	if kind == ShareConsumer {
 		if err := h.share.start(ctx); err != nil {
 			h.close(ctx)
-			return "", newError(fn, err)
+			return "", NewError(fn, err)
 		}
 	}
 	if !lib.add(h) {
 		h.close(ctx)
-		return "", newError(fn, errorf(ErrClosed, "library closed"))
+		return "", NewError(fn, Errorf(ErrClosed, "library closed"))
 	}
 	return h.id, nil
 }
@@ -269,7 +268,7 @@ func newHandle(kind Kind, cfg *config) (*handle, error) {
 	if h.cl, err = kgo.NewClient(opts...); err != nil {
 		h.cancel()
 		h.stopClient()
-		return nil, wrapf(ErrInvalidConfig, err, "config")
+		return nil, Wrapf(ErrInvalidConfig, err, "config")
 	}
 	h.net.dialer.setClient(h.cl)
 	h.adm = kadm.NewClient(h.cl)
@@ -296,7 +295,7 @@ func (lib *Library) Destroy(ctx context.Context, id string) (bool, error) {
 	}
 	defer lib.bg.end(destroying(h))
 	if err := h.close(ctx); err != nil {
-		return true, newError("kafka-destroy", err)
+		return true, NewError("kafka-destroy", err)
 	}
 	return true, nil
 }
@@ -328,14 +327,14 @@ func (lib *Library) Close(ctx context.Context) error {
 		wg.Go(func() {
 			if err := h.close(ctx); err != nil {
 				mu.Lock()
-				errs = append(errs, newError("kafka-destroy", fmt.Errorf("%s %q: %w", h.kind, h.id, err)))
+				errs = append(errs, NewError("kafka-destroy", fmt.Errorf("%s %q: %w", h.kind, h.id, err)))
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	if err := lib.bg.wait(ctx); err != nil {
-		errs = append(errs, newError("kafka-destroy", err))
+		errs = append(errs, NewError("kafka-destroy", err))
 	}
 	return errors.Join(errs...)
 }
@@ -360,8 +359,10 @@ func (h *handle) close(ctx context.Context) error {
 		}
 	case ShareConsumer:
 		err = h.share.leave(ctx)
-	case Stream:
-		if err = h.stream.stop(ctx); h.stream.detached {
+	}
+	if h.ext != nil {
+		var detached bool
+		if detached, err = h.ext.Stop(ctx); detached {
 			h.closeDetached(h.cl, h.stopClient)
 			return err
 		}

@@ -27,14 +27,16 @@ var layers = map[string][]string{
 	"bpl":                            {"value", "internal/box"},
 	"serde":                          {"value", "internal/pbdesc"},
 	"internal/store":                 {"value", "serde"},
+	"internal/murmur2":               {},
 	"":                               {"value", "serde", "internal/store", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
+	"stream":                         {"", "value", "serde", "internal/store", "internal/topicname", "internal/murmur2"},
 	"embedded":                       {"internal/topicname", "internal/registry"},
 	"internal/testkit":               {"value", "embedded", "internal/testdial"}, // by tests only
-	"functions":                      {"value", "serde", "", "internal/words", "internal/box"},
-	"metrics":                        {""},
-	"streamtest":                     {"", "value", "bpl", "functions"},
-	"server":                         {"value", "bpl", "", "functions"},
-	"cmd/kafkabpl":                   {"value", "bpl", "", "functions", "embedded", "server", "metrics"},
+	"functions":                      {"value", "serde", "", "stream", "internal/words", "internal/box"},
+	"metrics":                        {"", "stream"},
+	"streamtest":                     {"", "stream", "value", "bpl", "functions"},
+	"server":                         {"value", "bpl", "", "stream", "functions"},
+	"cmd/kafkabpl":                   {"value", "bpl", "", "stream", "functions", "embedded", "server", "metrics"},
 	"bench/interp":                   {"value", "bpl"}, // the evaluator beside brain4it's Java interpreter
 }
 

@@ -92,12 +92,12 @@ func (lib *Library) SendEach(ctx context.Context, id string, topics []string, n 
 	msgAt := message
 	h, err := lib.acquire(id, Producer)
 	if err != nil {
-		return 0, newError("kafka-send", err)
+		return 0, NewError("kafka-send", err)
 	}
 	defer h.calls.Done()
 	sent, err := h.send(ctx, topics, n, msgAt)
 	if err != nil {
-		return sent, newError("kafka-send", err)
+		return sent, NewError("kafka-send", err)
 	}
 	return sent, nil
 }
@@ -105,7 +105,7 @@ func (lib *Library) SendEach(ctx context.Context, id string, topics []string, n 
 func (h *handle) send(ctx context.Context, topics []string, n int, msgAt func(i int) (Message, error)) (int, error) {
 	for _, t := range topics {
 		if err := topicname.Check(t); err != nil {
-			return 0, errorf(ErrInvalidArgument, "topics: %v", err)
+			return 0, Errorf(ErrInvalidArgument, "topics: %v", err)
 		}
 	}
 	if len(topics) == 0 || n == 0 {
@@ -198,7 +198,7 @@ func (h *handle) produceListed(rctx context.Context, t *tally, topics []string) 
 		}
 		for i, topic := range topics {
 			if listed[topic] == 0 {
-				cancels[i](wrapf(errKafka, kerr.UnknownTopicOrPartition, "topic %q: the brokers do not list it, and allow-auto-create-topics is off", topic))
+				cancels[i](Wrapf(ErrKafka, kerr.UnknownTopicOrPartition, "topic %q: the brokers do not list it, and allow-auto-create-topics is off", topic))
 			}
 		}
 	}
@@ -347,13 +347,13 @@ func (t *tally) fail(r *kgo.Record, err error) {
 // yet, or was slow. (kgo retries refusals without reporting them, so
 // which is not known.)
 func notTaken(topic string, cause error, d time.Duration) error {
-	return wrapf(ErrTimeout, cause, "topic %q: the brokers list it, but its leader did not take the records within %v", topic, d)
+	return Wrapf(ErrTimeout, cause, "topic %q: the brokers list it, but its leader did not take the records within %v", topic, d)
 }
 
 // notAvailable is the error of a send that waited send-timeout for a topic
 // the brokers never listed.
 func notAvailable(topic string, d time.Duration) error {
-	return wrapf(ErrTimeout, kerr.UnknownTopicOrPartition, "topic %q did not become available within %v (does the broker create topics on first use?)", topic, d)
+	return Wrapf(ErrTimeout, kerr.UnknownTopicOrPartition, "topic %q did not become available within %v (does the broker create topics on first use?)", topic, d)
 }
 
 // listedTopics asks the brokers which of topics they list, without asking
@@ -400,7 +400,7 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 		if d, ok := ctx.Deadline(); ok && reached && d.Before(t.deadline) && !time.Now().Before(d) {
 			// The caller's deadline came first and ended the call: the
 			// brokers were not given send-timeout, so do not blame them.
-			cause = wrapf(ErrTimeout, context.DeadlineExceeded, "the caller's deadline passed before send-timeout (%v)", h.cfg.sendTimeout)
+			cause = Wrapf(ErrTimeout, context.DeadlineExceeded, "the caller's deadline passed before send-timeout (%v)", h.cfg.sendTimeout)
 		} else {
 			cause = h.net.timeoutError(h.cfg.sendTimeout, cause)
 		}
@@ -433,7 +433,7 @@ func (t *tally) result(ctx context.Context, h *handle, total int) (int, error) {
 		// its own: name the one the caller can change here.
 		msg += fmt.Sprintf(" (a record, key and headers included, must fit in the producer's max-message-bytes, %d, and in the topic's max.message.bytes)", h.cfg.maxMessageBytes)
 	}
-	return delivered, &SendError{Delivered: delivered, Failed: t.failures(states, len(topicsOf(t.recs))), err: wrapf(errorKind(cause), cause, "%s", msg)}
+	return delivered, &SendError{Delivered: delivered, Failed: t.failures(states, len(topicsOf(t.recs))), err: Wrapf(errorKind(cause), cause, "%s", msg)}
 }
 
 // topicsOf returns how the records of a Send go to topics: the distinct
@@ -460,7 +460,7 @@ func (t *tally) failures(states []recordState, nTopics int) []SendFailure {
 		f := SendFailure{Message: i / nTopics, Topic: t.recs[i].Topic, Err: t.errs[i]}
 		if st == recordPending {
 			f.Unconfirmed = true
-			f.Err = errorf(ErrTimeout, "not confirmed within send-timeout: it may still arrive")
+			f.Err = Errorf(ErrTimeout, "not confirmed within send-timeout: it may still arrive")
 		}
 		out = append(out, f)
 	}
@@ -526,12 +526,8 @@ func errorKind(cause error) error {
 			return s
 		}
 	}
-	return errKafka
+	return ErrKafka
 }
-
-// errKafka marks errors the brokers or the client reported; ErrorType calls
-// them "KafkaError".
-var errKafka = errors.New("kafka error")
 
 // records serializes every message once and lays the records out in one
 // slice: message by message, each to every topic. A schema serde's subject
@@ -559,10 +555,10 @@ func (h *handle) records(ctx context.Context, topics []string, n int, msgAt func
 		partition := int32(-1) // our partitioner's "choose for me"
 		if m.Partition != nil {
 			if partition = *m.Partition; partition < 0 {
-				return nil, nil, errorf(ErrInvalidArgument, "message %d: partition %d is negative", pos, partition)
+				return nil, nil, Errorf(ErrInvalidArgument, "message %d: partition %d is negative", pos, partition)
 			}
 		} else if h.cfg.partitioner.manual() {
-			return nil, nil, errorf(ErrInvalidArgument, "message %d has no partition and the partitioner is \"manual\"", pos)
+			return nil, nil, Errorf(ErrInvalidArgument, "message %d has no partition and the partitioner is \"manual\"", pos)
 		}
 		var headers []kgo.RecordHeader
 		if len(m.Headers) > 0 {
@@ -636,7 +632,7 @@ func (h *handle) flush(ctx context.Context) error {
 	defer cancel()
 	if err := h.cl.Flush(ctx); err != nil {
 		n := h.cl.BufferedProduceRecords()
-		return wrapf(ErrTimeout, h.net.timeoutError(h.cfg.sendTimeout, err), "%d records still unsent", n)
+		return Wrapf(ErrTimeout, h.net.timeoutError(h.cfg.sendTimeout, err), "%d records still unsent", n)
 	}
 	return nil
 }

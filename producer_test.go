@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/murmur2"
+	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -21,30 +23,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// javaMurmur2 is Kafka's Utils.murmur2 (murmur2, written from the
-// algorithm), checked against Kafka's own vectors below.
-func javaMurmur2(data []byte) int32 { return int32(murmur2(data)) }
-
 // javaPartition is the partition Java's default partitioner picks for a key.
 func javaPartition(key string, partitions int) int32 {
-	return (javaMurmur2([]byte(key)) & 0x7fffffff) % int32(partitions)
-}
-
-// TestJavaMurmur2Vectors checks the reference against the values Kafka's
-// own unit tests expect from Utils.murmur2.
-func TestJavaMurmur2Vectors(t *testing.T) {
-	for in, want := range map[string]int32{
-		"21":                         -973932308,
-		"foobar":                     -790332482,
-		"a-little-bit-long-string":   -985981536,
-		"a-little-bit-longer-string": -1486304829,
-		"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
-		"abc": 479470107,
-	} {
-		if got := javaMurmur2([]byte(in)); got != want {
-			t.Errorf("murmur2(%q) = %d, want %d", in, got, want)
-		}
-	}
+	return murmur2.Partition([]byte(key), partitions)
 }
 
 // TestKeysLandLikeJava checks that keyed messages go to the partition
@@ -479,42 +460,9 @@ func TestSendTopicNeverHosted(t *testing.T) {
 }
 
 // refuseProduce makes c answer the first n produce requests (every one,
-// with n -1) with UNKNOWN_TOPIC_OR_PARTITION for every partition, as a
-// Kafka broker does for a topic it lists but does not host yet. It returns
-// how many requests it has seen.
+// with n -1) with UNKNOWN_TOPIC_OR_PARTITION: see [testkit.RefuseProduce].
 func refuseProduce(c *kfake.Cluster, n int32) *atomic.Int32 {
-	return refuseProduceIf(c, n, kerr.UnknownTopicOrPartition, nil)
-}
-
-// refuseProduceIf is refuseProduce for the produce requests match accepts
-// (nil: every one), refused with code; the others are handled as usual
-// and not counted.
-func refuseProduceIf(c *kfake.Cluster, n int32, code *kerr.Error, match func(*kmsg.ProduceRequest) bool) *atomic.Int32 {
-	var seen atomic.Int32
-	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		req := kreq.(*kmsg.ProduceRequest)
-		if match != nil && !match(req) {
-			return nil, nil, false
-		}
-		if seen.Add(1) > n && n >= 0 {
-			c.DropControl()
-			return nil, nil, false
-		}
-		resp := req.ResponseKind().(*kmsg.ProduceResponse)
-		for _, rt := range req.Topics {
-			st := kmsg.NewProduceResponseTopic()
-			st.Topic, st.TopicID = rt.Topic, rt.TopicID
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewProduceResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = rp.Partition, code.Code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
-	})
-	return &seen
+	return testkit.RefuseProduce(c, n, kerr.UnknownTopicOrPartition, nil)
 }
 
 // TestSendTooLarge checks the error for a message larger than the

@@ -1,68 +1,23 @@
 package kafkabpl
 
 import (
-	"context"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// registryMode is what a flakyRegistry does with a request.
-type registryMode int32
-
+// The flaky registry of the outage tests: see [testkit.FlakyRegistry].
 const (
-	registryUp   registryMode = iota // passes it on
-	registryDown                     // answers HTTP 503
-	registryHung                     // never answers (until the client gives up)
+	registryUp   = testkit.RegistryUp
+	registryDown = testkit.RegistryDown
+	registryHung = testkit.RegistryHung
 )
 
-// flakyRegistry is a schema registry in front of a fake one that can be
-// taken down, or made to hang, and brought back.
-type flakyRegistry struct {
-	*httptest.Server
-	mode atomic.Int32
-	hits atomic.Int64 // requests answered while down or hung
-}
-
-func newFlakyRegistry(t *testing.T) *flakyRegistry {
-	t.Helper()
-	target := must[*url.URL](t)(url.Parse(newRegistryFake(t).URL()))
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	f := &flakyRegistry{}
-	stop := make(chan struct{}) // ends hung requests when the test ends
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch registryMode(f.mode.Load()) {
-		case registryDown:
-			f.hits.Add(1)
-			http.Error(w, `{"error_code":50301,"message":"down for the test"}`, http.StatusServiceUnavailable)
-		case registryHung:
-			f.hits.Add(1)
-			io.Copy(io.Discard, r.Body) // then the server sees the client go
-			select {
-			case <-r.Context().Done():
-			case <-stop:
-			}
-		default:
-			proxy.ServeHTTP(w, r)
-		}
-	}))
-	t.Cleanup(func() {
-		close(stop)
-		f.Close()
-	})
-	return f
-}
-
-func (f *flakyRegistry) set(m registryMode) { f.mode.Store(int32(m)) }
+func newFlakyRegistry(t *testing.T) *testkit.FlakyRegistry { return testkit.NewFlakyRegistry(t) }
 
 // TestPollHoldsBackDuringRegistryOutage checks that records a consumer
 // cannot read because the schema registry is down (HTTP 503) or hangs are
@@ -117,7 +72,7 @@ func TestPollHoldsBackDuringRegistryOutage(t *testing.T) {
 	// The schema is cached now: a new one is sent while the registry
 	// works, then read while it does not.
 	send("b")
-	reg.set(registryDown)
+	reg.Set(registryDown)
 	if names := got(c, 1); len(names) != 1 || names[0] != "b" {
 		t.Fatalf("a record of a cached schema while the registry is down: %v", names)
 	}
@@ -125,10 +80,10 @@ func TestPollHoldsBackDuringRegistryOutage(t *testing.T) {
 	// works.
 	p2 := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL,
 		"value-serializer": "Avro", "value-schema": userV2}))
-	reg.set(registryUp)
+	reg.Set(registryUp)
 	must[int](t)(lib.Send(ctx, p2, []string{"readings"}, []Message{{Value: bplValue(t, `("name" => "c" "age" => 2 "email" => null)`)}}))
-	for _, mode := range []registryMode{registryDown, registryHung} {
-		reg.set(mode)
+	for _, mode := range []testkit.RegistryMode{registryDown, registryHung} {
+		reg.Set(mode)
 		start := time.Now()
 		res, err := lib.Poll(ctx, c, time.Second)
 		took := time.Since(start)
@@ -141,14 +96,14 @@ func TestPollHoldsBackDuringRegistryOutage(t *testing.T) {
 			t.Errorf("mode %d: the poll of a second took %v", mode, took)
 		}
 	}
-	if reg.hits.Load() == 0 {
+	if reg.Hits.Load() == 0 {
 		t.Fatal("the registry was never asked while down: the test tests nothing")
 	}
 
 	// The consumer leaves while "c" is held back: nothing covered it, so
 	// the group's next member reads it once the registry is back.
 	must[bool](t)(lib.Destroy(ctx, c))
-	reg.set(registryUp)
+	reg.Set(registryUp)
 	c2 := consumer()
 	if names := got(c2, 1); len(names) != 1 || names[0] != "c" {
 		t.Fatalf("after the outage, the next member got %v, want [c]", names)
@@ -159,47 +114,6 @@ func TestPollHoldsBackDuringRegistryOutage(t *testing.T) {
 	}
 }
 
-// TestStreamWaitsForRegistry checks that a stream whose inputs need the
-// schema registry waits while it is down, even with "on-error" skip: an
-// input the registry cannot answer for is not a bad one, and none is
-// skipped or lost; once the registry is back every input is processed.
-func TestStreamWaitsForRegistry(t *testing.T) {
-	t.Parallel()
-	servers := newCluster(t, embedded.Topics("in", "out")).Servers()
-	reg := newFlakyRegistry(t)
-	lib := streamLib(t)
-	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL,
-		"value-serializer": "Avro", "value-schema": userV1}))
-	must[int](t)(lib.Send(ctx, p, []string{"in"}, []Message{{Value: bplValue(t, `("name" => "a" "age" => 1)`)}}))
-	reg.set(registryDown) // before the stream has met the schema
-	id := must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "s", "schema-registry-url": reg.URL,
-		"value-deserializer": "Avro"}, StreamSpec{From: []string{"in"}, To: "out", OnError: SkipOnError,
-		Transform: func(_ context.Context, in *Record) ([]StreamOutput, error) {
-			if err := in.Err(); err != nil {
-				return nil, err
-			}
-			name, _ := in.Value().(*value.List).Get("name")
-			return []StreamOutput{{Message: Message{Value: name}}}, nil
-		}}))
-	waitFor(t, "the stream to ask the registry while it is down", func() bool { return reg.hits.Load() > 0 })
-	// For the next few of its tries, it holds the input: nothing
-	// processed, nothing skipped.
-	for tries := reg.hits.Load(); reg.hits.Load() < tries+3; time.Sleep(50 * time.Millisecond) {
-		if st := must[*StreamStatus](t)(lib.StreamStatus(ctx, id)); st.Skipped != 0 || st.Processed != 0 || st.State != StreamRunning {
-			t.Fatalf("while the registry is down: %+v, want nothing processed, nothing skipped, running", st)
-		}
-	}
-	reg.set(registryUp)
-	waitStream(t, lib, id, func(st *StreamStatus) bool { return st.Processed == 1 })
-	if recs := readAll(t, lib, servers, 1, "out"); values(recs) != "a" {
-		t.Errorf("outputs %q, want a", values(recs))
-	}
-	if st := must[*StreamStatus](t)(lib.StreamStatus(ctx, id)); st.Skipped != 0 {
-		t.Errorf("skipped %d inputs", st.Skipped)
-	}
-}
-
 // TestSendToHungRegistry checks that a send whose registry never answers
 // fails as a Timeout, after the registry's timeout, not as a
 // SchemaRegistryError: the registry refused nothing.
@@ -207,7 +121,7 @@ func TestSendToHungRegistry(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	reg := newFlakyRegistry(t)
-	reg.set(registryHung)
+	reg.Set(registryHung)
 	lib := newLib(t)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, map[string]any{"servers": servers, "schema-registry-url": reg.URL,

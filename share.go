@@ -149,10 +149,10 @@ func (ss *shareState) opts() []kgo.Opt {
 // checkShareConfig checks what a share consumer's config needs.
 func checkShareConfig(cfg *config) error {
 	if !cfg.given["group"] {
-		return errorf(ErrInvalidConfig, `config: a share consumer needs "group", the share group it joins`)
+		return Errorf(ErrInvalidConfig, `config: a share consumer needs "group", the share group it joins`)
 	}
 	if cfg.given["auto-offset-reset"] && cfg.autoOffsetReset == resetNone {
-		return errorf(ErrInvalidConfig, `config "auto-offset-reset" "none": a share group starts a partition at "earliest" or "latest"`)
+		return Errorf(ErrInvalidConfig, `config "auto-offset-reset" "none": a share group starts a partition at "earliest" or "latest"`)
 	}
 	return nil
 }
@@ -197,7 +197,7 @@ func withConsumers[T any](lib *Library, name, id string, cons func(*consumerStat
 	h, err := lib.acquireOf(id, Consumer, ShareConsumer)
 	if err != nil {
 		var zero T
-		return zero, newError(name, err)
+		return zero, NewError(name, err)
 	}
 	defer h.calls.Done()
 	var v T
@@ -207,7 +207,7 @@ func withConsumers[T any](lib *Library, name, id string, cons func(*consumerStat
 		v, err = cons(h.cons)
 	}
 	if err != nil {
-		return v, newError(name, err)
+		return v, NewError(name, err)
 	}
 	return v, nil
 }
@@ -225,7 +225,7 @@ func (ss *shareState) subscription() []string {
 func (ss *shareState) subscribe(topics []string, replace bool) ([]string, error) {
 	for _, t := range topics {
 		if err := topicname.Check(t); err != nil {
-			return nil, errorf(ErrInvalidArgument, "topics: %v", err)
+			return nil, Errorf(ErrInvalidArgument, "topics: %v", err)
 		}
 	}
 	ss.mu.Lock()
@@ -271,7 +271,7 @@ func (ss *shareState) unsubscribe(topics []string) ([]string, error) {
 // returned.
 func (ss *shareState) poll(ctx context.Context, topics []string, timeout time.Duration) (*Polled, error) {
 	if timeout < 0 {
-		return nil, errorf(ErrInvalidArgument, "timeout %d ms is negative", timeout.Milliseconds())
+		return nil, Errorf(ErrInvalidArgument, "timeout %d ms is negative", timeout.Milliseconds())
 	}
 	if topics != nil {
 		sub, err := ss.subscribe(topics, false)
@@ -279,12 +279,12 @@ func (ss *shareState) poll(ctx context.Context, topics []string, timeout time.Du
 			return nil, err
 		}
 		if extra := slices.DeleteFunc(sub, func(t string) bool { return slices.Contains(topics, t) }); len(extra) > 0 {
-			return nil, errorf(ErrInvalidArgument, "topics %q: a share consumer polls its whole subscription, which also has %q; poll without topics, or unsubscribe from those", topics, extra)
+			return nil, Errorf(ErrInvalidArgument, "topics %q: a share consumer polls its whole subscription, which also has %q; poll without topics, or unsubscribe from those", topics, extra)
 		}
 	}
 	sub := ss.subscription()
 	if len(sub) == 0 {
-		return nil, errorf(ErrNotSubscribed, "the share consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
+		return nil, Errorf(ErrNotSubscribed, "the share consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
 	}
 	ss.pollMu.Lock()
 	defer ss.pollMu.Unlock()
@@ -366,7 +366,7 @@ func (ss *shareState) fetch(ctx context.Context, timeout time.Duration) ([]batch
 func (ss *shareState) ack(ack AckType, ids []RecordID) error {
 	status, ok := ack.status()
 	if !ok {
-		return errorf(ErrInvalidArgument, "acknowledgement %q: want %q, %q, %q or %q", string(ack), AckAccept, AckRelease, AckReject, AckRenew)
+		return Errorf(ErrInvalidArgument, "acknowledgement %q: want %q, %q, %q or %q", string(ack), AckAccept, AckRelease, AckReject, AckRenew)
 	}
 	recs, err := ss.take(ack, ids)
 	if err != nil || len(recs) == 0 {
@@ -393,9 +393,9 @@ func (ss *shareState) take(ack AckType, ids []RecordID) ([]*kgo.Record, error) {
 		e := ss.latest[id]
 		switch {
 		case e == nil:
-			return nil, errorf(ErrInvalidArgument, "%s is not a record the latest poll returned: the next poll or commit accepts what a poll returned", id)
+			return nil, Errorf(ErrInvalidArgument, "%s is not a record the latest poll returned: the next poll or commit accepts what a poll returned", id)
 		case e.acked != "":
-			return nil, errorf(ErrInvalidArgument, "%s is acknowledged already (%s)", id, e.acked)
+			return nil, Errorf(ErrInvalidArgument, "%s is acknowledged already (%s)", id, e.acked)
 		}
 		if !slices.Contains(entries, e) {
 			entries = append(entries, e)
@@ -439,7 +439,7 @@ func (ss *shareState) commit(ctx context.Context) error {
 			where = append(where, fmt.Sprintf("topic %q partition %d (%v)", tp.Topic, p, err))
 		}
 	}
-	return wrapf(ErrNotCommitted, first, "the brokers refused acknowledgements of records of %s: the records' acquisition locks had ended, or the connection that held them closed; the group delivers them again, unless they reached its delivery count limit",
+	return Wrapf(ErrNotCommitted, first, "the brokers refused acknowledgements of records of %s: the records' acquisition locks had ended, or the connection that held them closed; the group delivers them again, unless they reached its delivery count limit",
 		strings.Join(where, ", "))
 }
 
@@ -474,11 +474,11 @@ func (ss *shareState) leave(ctx context.Context) error {
 func (lib *Library) Ack(id string, ack AckType, ids ...RecordID) error {
 	h, err := lib.acquire(id, ShareConsumer)
 	if err != nil {
-		return newError("kafka-ack", err)
+		return NewError("kafka-ack", err)
 	}
 	defer h.calls.Done()
 	if err := h.share.ack(ack, ids); err != nil {
-		return newError("kafka-ack", err)
+		return NewError("kafka-ack", err)
 	}
 	return nil
 }

@@ -197,17 +197,17 @@
 // message's value. "on-error" decides what becomes of an input that cannot
 // be deserialized, a transform that throws and an output that cannot be
 // serialized: "stop" (the stream fails), "skip", or "dead-letter".
-// kafka-stream is [kafkabpl.Library.Stream]: what a stream guarantees
+// kafka-stream is [stream.Runtime.Start]: what a stream guarantees
 // under each "guarantee" and each "on-error" is said there, with
-// [kafkabpl.StreamSpec], and in package kafkabpl's documentation
+// [stream.Spec], and in package kafkabpl's documentation
 // (Streams). kafkabpl run keeps running while a script's streams run, and
 // exits 1 when one failed.
 //
 // # Stateful streams
 //
 // A stream can keep state per key, or per key and window, in a store named
-// by "store" (see [kafkabpl.StreamSpec] for the guarantees,
-// [kafkabpl.Window] for the windows):
+// by "store" (see [stream.Spec] for the guarantees,
+// [stream.Window] for the windows):
 //
 //	(kafka-stream config "from" => topic "to" => topic "store" => name
 //	  "transform" => (function (in state) ...))
@@ -241,7 +241,7 @@
 // "member" "takeovers" "standbys" => (("partition" "position" "end" "lag"
 // "keys" "error") ...) "placement" => (("partition" "owner" "standbys") ...)):
 // the copies this process keeps and how far behind each is, and each
-// partition's owner and standbys (see [kafkabpl.StreamSpec] Standbys). How the store keeps state, and when
+// partition's owner and standbys (see [stream.Spec] Standbys). How the store keeps state, and when
 // windows close, is said in package kafkabpl's documentation (Stateful
 // streams).
 //
@@ -260,7 +260,7 @@
 // query endpoint it advertises (config "query-endpoint"; kafkabpl serve
 // sets it, and forwards), and raises NotReady while the group settles,
 // NotHeld when it cannot be asked. kafka-store-range reads this process's
-// partitions only. See [kafkabpl.Library.StoreGet].
+// partitions only. See [stream.Runtime.StoreGet].
 // A stream with "standbys" reads its standby copies of the partitions
 // other members hold too:
 //
@@ -269,7 +269,7 @@
 //
 // "lag" is the changelog offsets the copy has not applied yet, as its
 // last fetch saw them; "stale" is true when that is not 0: the owner's
-// state may be ahead. See [kafkabpl.Library.StoreStandbyGet].
+// state may be ahead. See [stream.Runtime.StoreStandbyGet].
 //
 // # Timers
 //
@@ -287,8 +287,8 @@
 //
 // Timers and silences are kept with the key's state, in the store and its
 // changelog: exactly once as the state is, and one due while no process
-// runs the stream fires once one does. [kafkabpl.SetTimer] and
-// [kafkabpl.OnTimer] say the rest.
+// runs the stream fires once one does. [stream.SetTimer] and
+// [stream.OnTimer] say the rest.
 //
 // # Interval joins
 //
@@ -310,7 +310,7 @@
 // Each pair is joined once, when its later record is processed. Both
 // sides' records wait in the store (a key's records are its state, in
 // the changelog) until the stream time passes them by before + after +
-// grace; then they expire. See [kafkabpl.IntervalJoin].
+// grace; then they expire. See [stream.IntervalJoin].
 //
 // # Tables and joins
 //
@@ -340,8 +340,8 @@
 // stream fails otherwise) and should be compacted (a warning otherwise).
 // kafka-stream-status adds "tables" => (name => ("name" "topic" "ready"
 // "keys" "bytes" "read" "total" "updates" and, partitioned, "partitioned"
-// "partitions" "restoring" "pending") ...). See [kafkabpl.StreamTable] and
-// [kafkabpl.StreamJoin].
+// "partitions" "restoring" "pending") ...). See [stream.Table] and
+// [stream.Join].
 //
 // Values, configs and their keys, serializers, the schema registry,
 // errors and timeouts are those of package kafkabpl, described there.

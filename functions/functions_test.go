@@ -10,6 +10,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -222,7 +223,7 @@ func FuzzFunctions(f *testing.F) {
 			t.Errorf("%s %s: error %q does not start with the function's name", name, value.Format(args), err)
 		}
 		// A stream would run on after the call: stop it.
-		for _, id := range lib.Streams() {
+		for _, id := range stream.Of(lib).IDs() {
 			lib.Destroy(ctx, id)
 		}
 	})

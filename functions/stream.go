@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -25,7 +26,7 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := kafkabpl.StreamSpec{}
+	spec := stream.Spec{}
 	config := &value.List{}
 	var transform value.Callable
 	stateful := map[string]any{}
@@ -62,13 +63,13 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			spec.Guarantee = kafkabpl.Guarantee(g)
+			spec.Guarantee = stream.Guarantee(g)
 		case "on-error":
 			o, err := a.oneOf(v, `"on-error"`, "stop", "skip", "dead-letter")
 			if err != nil {
 				return nil, err
 			}
-			spec.OnError = kafkabpl.OnError(o)
+			spec.OnError = stream.OnError(o)
 		case "on-commit":
 			fn, ok := v.(value.Callable)
 			if !ok {
@@ -88,7 +89,7 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 				return nil, err
 			}
 			if spec.Join == nil {
-				spec.Join = &kafkabpl.StreamJoin{}
+				spec.Join = &stream.Join{}
 			}
 			spec.Join.Table = name
 		case "join-kind":
@@ -97,9 +98,9 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 				return nil, err
 			}
 			if spec.Join == nil {
-				spec.Join = &kafkabpl.StreamJoin{}
+				spec.Join = &stream.Join{}
 			}
-			spec.Join.Kind = kafkabpl.JoinKind(k)
+			spec.Join.Kind = stream.JoinKind(k)
 		}
 	}
 	if spec.Join != nil && spec.Join.Table == "" {
@@ -111,25 +112,25 @@ func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
 	if err := a.readStateArgs(&spec, stateful, transform); err != nil {
 		return nil, err
 	}
-	return lib.Stream(ctx, kafkabpl.Config{Base: a.pos[0], Keys: config}, spec)
+	return stream.Of(lib.Library).Start(ctx, kafkabpl.Config{Base: a.pos[0], Keys: config}, spec)
 }
 
 // tables reads "tables": a topic, a list of topics, or (name => table
 // ...), where a table is its topic or (tableUsage); a table without a name
 // is named by its topic.
-func (a *args) tables(v any) ([]kafkabpl.StreamTable, error) {
+func (a *args) tables(v any) ([]stream.Table, error) {
 	if s, ok := v.(string); ok {
-		return []kafkabpl.StreamTable{{Topic: s}}, nil
+		return []stream.Table{{Topic: s}}, nil
 	}
 	l, ok := v.(*value.List)
 	if !ok {
 		return nil, a.errorf(`"tables": want a topic, a list of topics or (name => topic ...), got %s`, value.Describe(v))
 	}
-	var ts []kafkabpl.StreamTable
+	var ts []stream.Table
 	for name, e := range l.All() {
 		switch e := e.(type) {
 		case string:
-			ts = append(ts, kafkabpl.StreamTable{Name: name, Topic: e})
+			ts = append(ts, stream.Table{Name: name, Topic: e})
 		case *value.List:
 			t, err := a.table(name, e)
 			if err != nil {
@@ -147,8 +148,8 @@ func (a *args) tables(v any) ([]kafkabpl.StreamTable, error) {
 const tableUsage = `("topic" => topic "partitioned" => true|false "hold" => ms)`
 
 // table reads a table's settings, (tableUsage).
-func (a *args) table(name string, l *value.List) (kafkabpl.StreamTable, error) {
-	t := kafkabpl.StreamTable{Name: name}
+func (a *args) table(name string, l *value.List) (stream.Table, error) {
+	t := stream.Table{Name: name}
 	what := fmt.Sprintf(`"tables" %q`, name)
 	for key, v := range l.All() {
 		var err error
@@ -187,7 +188,7 @@ func bplLookup(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _, err := kafkabpl.Lookup(ctx, name, a.pos[1])
+	v, _, err := stream.Lookup(ctx, name, a.pos[1])
 	if err != nil {
 		return nil, fnError("kafka-lookup", err)
 	}
@@ -236,9 +237,9 @@ func (a *args) oneOf(v any, what string, choices ...string) (int, error) {
 // The slice of one output it returns is reused by its next call, which
 // the stream makes only after writing the outputs of this one (the
 // transforms of a stream run one at a time): an input costs no slice.
-func bplTransform(fn value.Callable) kafkabpl.Transform {
-	var one [1]kafkabpl.StreamOutput
-	return func(ctx context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+func bplTransform(fn value.Callable) stream.Transform {
+	var one [1]stream.Output
+	return func(ctx context.Context, in *kafkabpl.Record) ([]stream.Output, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
 		v, err := callFn(ctx, fn, rec, nil, 1)
@@ -252,19 +253,19 @@ func bplTransform(fn value.Callable) kafkabpl.Transform {
 // outputsOf reads what a BPL function returned as outputs: null (none), a
 // kafka-output or kafka-outputs value, or any other value, which is one
 // output to the stream's "to"; outputs that set no key get key.
-func outputsOf(v, key any) ([]kafkabpl.StreamOutput, error) {
+func outputsOf(v, key any) ([]stream.Output, error) {
 	return outputsInto(nil, v, key)
 }
 
 // outputsInto is outputsOf appending one output (the usual case) to buf.
-func outputsInto(buf []kafkabpl.StreamOutput, v, key any) ([]kafkabpl.StreamOutput, error) {
+func outputsInto(buf []stream.Output, v, key any) ([]stream.Output, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
 	case *streamOutputs:
-		outs := make([]kafkabpl.StreamOutput, len(v.outs))
+		outs := make([]stream.Output, len(v.outs))
 		for i, o := range v.outs {
-			outs[i] = o.StreamOutput
+			outs[i] = o.Output
 			if !o.keySet {
 				outs[i].Key = key
 			}
@@ -284,7 +285,7 @@ func outputsInto(buf []kafkabpl.StreamOutput, v, key any) ([]kafkabpl.StreamOutp
 			return nil, invalidf("the function returned a list that contains itself, which no message can hold")
 		}
 	}
-	return append(buf, kafkabpl.StreamOutput{Message: kafkabpl.Message{Key: key, Value: v}}), nil
+	return append(buf, stream.Output{Message: kafkabpl.Message{Key: key, Value: v}}), nil
 }
 
 // streamOutputs is what kafka-output and kafka-outputs return: messages a
@@ -297,7 +298,7 @@ type streamOutputs struct {
 // streamOutput is one output; keySet says whether the transform set the
 // key (to null, maybe) or leaves the input's.
 type streamOutput struct {
-	kafkabpl.StreamOutput
+	stream.Output
 	keySet bool
 }
 
@@ -381,7 +382,7 @@ func bplOutputs(_ context.Context, l *value.List) (any, error) {
 			out.outs = append(out.outs, o.outs...)
 			continue
 		}
-		out.outs = append(out.outs, streamOutput{StreamOutput: kafkabpl.StreamOutput{Message: kafkabpl.Message{Value: v}}})
+		out.outs = append(out.outs, streamOutput{Output: stream.Output{Message: kafkabpl.Message{Value: v}}})
 	}
 	return out, nil
 }
@@ -391,7 +392,7 @@ func (lib table) bplStreamStatus(ctx context.Context, l *value.List) (any, error
 	if err != nil {
 		return nil, err
 	}
-	st, err := lib.StreamStatus(ctx, id)
+	st, err := stream.Of(lib.Library).Status(ctx, id)
 	if err != nil {
 		return nil, err
 	}

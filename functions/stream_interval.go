@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -16,7 +17,7 @@ var intervalNames = []string{"window", "before", "after", "grace", "kind", "late
 
 // readIntervalJoin reads "interval-join" into spec; transform is the
 // joiner, (function (left right) ...).
-func (a *args) readIntervalJoin(spec *kafkabpl.StreamSpec, v any, named map[string]any, transform value.Callable) error {
+func (a *args) readIntervalJoin(spec *stream.Spec, v any, named map[string]any, transform value.Callable) error {
 	for _, name := range []string{"window", "aggregate", "merge", "result", "on-timer", "silence", "rekey"} {
 		if _, ok := named[name]; ok {
 			return a.errorf(`%q: an interval join takes none; its window is the "interval-join" list's`, name)
@@ -25,7 +26,7 @@ func (a *args) readIntervalJoin(spec *kafkabpl.StreamSpec, v any, named map[stri
 	if transform == nil {
 		return a.errorf(`"transform": an interval join needs one, of the two records, such as (function (left right) (list (get left "value") (get right "value")))`)
 	}
-	j := &kafkabpl.IntervalJoin{Joiner: bplJoiner(transform)}
+	j := &stream.IntervalJoin{Joiner: bplJoiner(transform)}
 	windowed, sided := false, false
 	err := a.settings(v, `"interval-join"`, intervalUsage, intervalNames, func(name string, v any) error {
 		var err error
@@ -33,10 +34,10 @@ func (a *args) readIntervalJoin(spec *kafkabpl.StreamSpec, v any, named map[stri
 		switch name {
 		case "kind":
 			k, err = a.oneOf(v, `"interval-join" "kind"`, "inner", "left", "outer")
-			j.Kind = kafkabpl.IntervalKind(k)
+			j.Kind = stream.IntervalKind(k)
 		case "late":
 			k, err = a.oneOf(v, `"interval-join" "late"`, "drop", "dead-letter")
-			j.Late = kafkabpl.LateRecords(k)
+			j.Late = stream.LateRecords(k)
 		case "window":
 			j.Before, err = a.millis(v, `"interval-join" "window"`)
 			j.After, windowed = j.Before, true
@@ -68,8 +69,8 @@ func (a *args) readIntervalJoin(spec *kafkabpl.StreamSpec, v any, named map[stri
 // joiner: it gets the two records as record lists (null for the side an
 // unmatched record lacks) and returns outputs as a transform does, keyed
 // by the records' key unless they say otherwise.
-func bplJoiner(fn value.Callable) func(ctx context.Context, left, right *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
-	return func(ctx context.Context, left, right *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+func bplJoiner(fn value.Callable) func(ctx context.Context, left, right *kafkabpl.Record) ([]stream.Output, error) {
+	return func(ctx context.Context, left, right *kafkabpl.Record) ([]stream.Output, error) {
 		var l, r any
 		var key any
 		if left != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -48,13 +49,13 @@ func TestIntervalJoinBPLArgs(t *testing.T) {
 	}
 	// A good one reads every setting.
 	a := &args{fn: "kafka-stream"}
-	var spec kafkabpl.StreamSpec
+	var spec stream.Spec
 	l := bplList(t, nv{"before", 1000}, nv{"after", 2000}, nv{"grace", 3000}, nv{"kind", "outer"}, nv{"late", "dead-letter"})
 	if err := a.readIntervalJoin(&spec, l, map[string]any{}, fn); err != nil {
 		t.Fatal(err)
 	}
 	j := spec.Interval
-	if j.Before != time.Second || j.After != 2*time.Second || j.Grace != 3*time.Second || j.Kind != kafkabpl.IntervalOuter || j.Late != kafkabpl.DeadLetterLate || j.Joiner == nil {
+	if j.Before != time.Second || j.After != 2*time.Second || j.Grace != 3*time.Second || j.Kind != stream.IntervalOuter || j.Late != stream.DeadLetterLate || j.Joiner == nil {
 		t.Errorf("interval join %+v", j)
 	}
 	if err := a.readIntervalJoin(&spec, bplList(t, nv{"window", 500}), map[string]any{}, fn); err != nil || spec.Interval.Before != 500*time.Millisecond || spec.Interval.After != 500*time.Millisecond {

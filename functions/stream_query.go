@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -18,7 +19,7 @@ func (lib table) bplStoreGet(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _, err := lib.StoreGet(ctx, id, a.pos[1])
+	v, _, err := stream.Of(lib.Library).StoreGet(ctx, id, a.pos[1])
 	return v, err
 }
 
@@ -30,7 +31,7 @@ func (lib table) bplStoreRange(ctx context.Context, l *value.List) (any, error) 
 		return nil, err
 	}
 	from, to := a.rangeBounds()
-	entries, err := lib.StoreRange(ctx, id, from, to)
+	entries, err := stream.Of(lib.Library).StoreRange(ctx, id, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func (lib table) bplStoreWindows(ctx context.Context, l *value.List) (any, error
 			return nil, err
 		}
 	}
-	ws, err := lib.StoreWindows(ctx, id, a.pos[1], time.UnixMilli(since), time.UnixMilli(until))
+	ws, err := stream.Of(lib.Library).StoreWindows(ctx, id, a.pos[1], time.UnixMilli(since), time.UnixMilli(until))
 	if err != nil {
 		return nil, err
 	}

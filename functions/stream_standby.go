@@ -3,7 +3,7 @@ package functions
 import (
 	"context"
 
-	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -19,7 +19,7 @@ func (lib table) bplStoreStandbyGet(ctx context.Context, l *value.List) (any, er
 	if err != nil {
 		return nil, err
 	}
-	e, found, err := lib.StoreStandbyGet(ctx, id, a.pos[1])
+	e, found, err := stream.Of(lib.Library).StoreStandbyGet(ctx, id, a.pos[1])
 	if err != nil || !found {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (lib table) bplStoreStandbyRange(ctx context.Context, l *value.List) (any, 
 		return nil, err
 	}
 	from, to := a.rangeBounds()
-	entries, err := lib.StoreStandbyRange(ctx, id, from, to)
+	entries, err := stream.Of(lib.Library).StoreStandbyRange(ctx, id, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (a *args) rangeBounds() (from, to any) {
 }
 
 // standbyEntry is a standby copy's entry as the BPL functions return it.
-func standbyEntry(e kafkabpl.StoreEntry) *value.List {
+func standbyEntry(e stream.StoreEntry) *value.List {
 	l := &value.List{}
 	l.AppendNamed("state", e.State)
 	l.AppendNamed("partition", int64(e.Partition))

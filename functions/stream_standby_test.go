@@ -10,6 +10,7 @@ import (
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -28,7 +29,7 @@ func TestBPLStreamStandbys(t *testing.T) {
 	s := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"store", "s"}, nv{"transform", keep}, nv{"standbys", int64(1)}).(string)
 	var member string
 	testkit.WaitFor(t, "the placement", func() bool {
-		st := testkit.Must[*kafkabpl.StreamStatus](t)(lib.StreamStatus(testkit.Ctx(t), s))
+		st := testkit.Must[*stream.Status](t)(stream.Of(lib).Status(testkit.Ctx(t), s))
 		member = st.Store.Member
 		return len(st.Store.Placement) > 0
 	})
@@ -66,8 +67,8 @@ func TestBPLStoreStandby(t *testing.T) {
 	for range 2 {
 		ids = append(ids, mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"store", "s"}, nv{"transform", count}, nv{"standbys", int64(1)}).(string))
 	}
-	status := func(id string) *kafkabpl.StreamStatus {
-		return testkit.Must[*kafkabpl.StreamStatus](t)(lib.StreamStatus(testkit.Ctx(t), id))
+	status := func(id string) *stream.Status {
+		return testkit.Must[*stream.Status](t)(stream.Of(lib).Status(testkit.Ctx(t), id))
 	}
 	testkit.WaitFor(t, "both members' copies caught up", func() bool {
 		keys := int64(0)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -54,7 +55,7 @@ var stateNames = []string{"store", "window", "aggregate", "merge", "result", "on
 
 // readStateArgs reads the named arguments of a stateful stream into spec;
 // transform is the "transform" function, nil if none was given.
-func (a *args) readStateArgs(spec *kafkabpl.StreamSpec, named map[string]any, transform value.Callable) error {
+func (a *args) readStateArgs(spec *stream.Spec, named map[string]any, transform value.Callable) error {
 	if v, ok := named["store"]; ok {
 		s, err := a.strValue(v, `"store"`)
 		if err != nil {
@@ -158,8 +159,8 @@ const windowUsage = `("type" => "tumbling"|"hopping"|"session" "size" => ms "adv
 var windowNames = []string{"type", "size", "advance", "gap", "grace", "emit", "late", "idle"}
 
 // window reads a "window" list.
-func (a *args) window(v any) (*kafkabpl.Window, error) {
-	w := &kafkabpl.Window{}
+func (a *args) window(v any) (*stream.Window, error) {
+	w := &stream.Window{}
 	typed := false
 	err := a.settings(v, `"window"`, windowUsage, windowNames, func(name string, v any) error {
 		var err error
@@ -167,13 +168,13 @@ func (a *args) window(v any) (*kafkabpl.Window, error) {
 		switch name {
 		case "type":
 			k, err = a.oneOf(v, `"window" "type"`, "tumbling", "hopping", "session")
-			w.Kind, typed = kafkabpl.WindowKind(k), true
+			w.Kind, typed = stream.WindowKind(k), true
 		case "emit":
 			k, err = a.oneOf(v, `"window" "emit"`, "close", "update")
-			w.Emit = kafkabpl.Emit(k)
+			w.Emit = stream.Emit(k)
 		case "late":
 			k, err = a.oneOf(v, `"window" "late"`, "drop", "dead-letter")
-			w.Late = kafkabpl.LateRecords(k)
+			w.Late = stream.LateRecords(k)
 		case "size":
 			w.Size, err = a.millis(v, `"window" "size"`)
 		case "advance":
@@ -231,8 +232,8 @@ type argsCaller interface {
 // bplUpdate adapts a BPL function (in state) to an Update: it returns
 // (kafka-state new-state output ...), or null to keep the state (as the
 // function left it) and write nothing.
-func bplUpdate(fn value.Callable) kafkabpl.Update {
-	return func(ctx context.Context, in *kafkabpl.Record, state any) ([]kafkabpl.StreamOutput, any, error) {
+func bplUpdate(fn value.Callable) stream.Update {
+	return func(ctx context.Context, in *kafkabpl.Record, state any) ([]stream.Output, any, error) {
 		rec := in.List()
 		key := inputKey(in, rec)
 		v, err := callFn(ctx, fn, rec, state, 2)
@@ -254,8 +255,8 @@ func bplUpdate(fn value.Callable) kafkabpl.Update {
 // ("key" "kind" "at" "partition"); it returns (kafka-state new-state
 // output ...), whose outputs are keyed by the timer's key unless they say
 // otherwise, or null to keep the state and write nothing.
-func bplOnTimer(fn value.Callable) kafkabpl.OnTimer {
-	return func(ctx context.Context, ev *kafkabpl.TimerEvent, state any) ([]kafkabpl.StreamOutput, any, error) {
+func bplOnTimer(fn value.Callable) stream.OnTimer {
+	return func(ctx context.Context, ev *stream.TimerEvent, state any) ([]stream.Output, any, error) {
 		v, err := callFn(ctx, fn, ev.List(), state, 2)
 		if err != nil {
 			return nil, nil, err
@@ -286,7 +287,7 @@ func bplSetTimer(ctx context.Context, l *value.List) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := kafkabpl.SetTimer(ctx, kafkabpl.TimerKind(k), time.UnixMilli(ms)); err != nil {
+	if err := stream.SetTimer(ctx, stream.TimerKind(k), time.UnixMilli(ms)); err != nil {
 		return nil, fnError("kafka-set-timer", err)
 	}
 	return true, nil
@@ -297,7 +298,7 @@ func bplCancelTimer(ctx context.Context, l *value.List) (any, error) {
 	if _, err := readArgs("kafka-cancel-timer", l, 0, 0, "(kafka-cancel-timer)", nil); err != nil {
 		return nil, err
 	}
-	if err := kafkabpl.CancelTimer(ctx); err != nil {
+	if err := stream.CancelTimer(ctx); err != nil {
 		return nil, fnError("kafka-cancel-timer", err)
 	}
 	return true, nil
@@ -349,8 +350,8 @@ func bplMerge(fn value.Callable) func(context.Context, any, any) (any, error) {
 // bplResult adapts a BPL function (w) to a window's Result: it returns
 // what a transform does (null, a value, kafka-output or kafka-outputs),
 // keyed by the window's key.
-func bplResult(fn value.Callable) func(context.Context, *kafkabpl.WindowResult) ([]kafkabpl.StreamOutput, error) {
-	return func(ctx context.Context, w *kafkabpl.WindowResult) ([]kafkabpl.StreamOutput, error) {
+func bplResult(fn value.Callable) func(context.Context, *stream.WindowResult) ([]stream.Output, error) {
+	return func(ctx context.Context, w *stream.WindowResult) ([]stream.Output, error) {
 		v, err := callFn(ctx, fn, w.List(), nil, 1)
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -69,7 +70,7 @@ func TestBPLStateForms(t *testing.T) {
 		t.Errorf("an aggregate returning outputs: %v", err)
 	}
 	// A result gets the window as a list.
-	r := &kafkabpl.WindowResult{Key: "k", Start: 10, End: 20, Value: int64(3), Final: true}
+	r := &stream.WindowResult{Key: "k", Start: 10, End: 20, Value: int64(3), Final: true}
 	spy = func(_ context.Context, l *value.List) (any, error) { args = l; return "done", nil }
 	outs, err := bplResult(spy)(testkit.Ctx(t), r)
 	if err != nil || len(outs) != 1 || outs[0].Value != "done" || outs[0].Key != "k" || value.Format(args.At(0)) != `("key" => "k" "start" => 10 "end" => 20 "value" => 3 "final" => true)` {
@@ -114,8 +115,8 @@ func TestBPLStreamStateArgs(t *testing.T) {
 	l := &args{fn: "kafka-stream"}
 	w, err := l.window(win(nv{"type", "hopping"}, nv{"size", 60000}, nv{"advance", 10000}, nv{"grace", 5000},
 		nv{"emit", "update"}, nv{"late", "dead-letter"}, nv{"idle", 1000}))
-	if err != nil || w.Kind != kafkabpl.Hopping || w.Size != time.Minute || w.Advance != 10*time.Second || w.Grace != 5*time.Second ||
-		w.Emit != kafkabpl.EmitOnUpdate || w.Late != kafkabpl.DeadLetterLate || w.Idle != time.Second {
+	if err != nil || w.Kind != stream.Hopping || w.Size != time.Minute || w.Advance != 10*time.Second || w.Grace != 5*time.Second ||
+		w.Emit != stream.EmitOnUpdate || w.Late != stream.DeadLetterLate || w.Idle != time.Second {
 		t.Errorf("window %+v, %v", w, err)
 	}
 }
@@ -134,12 +135,12 @@ func TestBPLStateNotData(t *testing.T) {
 	keep := returning(mustCall(t, lib, "kafka-state", out)) // the state is the output
 	s := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"store", "st"},
 		nv{"transform", keep}, nv{"auto-offset-reset", "earliest"}).(string)
-	var st *kafkabpl.StreamStatus
+	var st *stream.Status
 	testkit.WaitFor(t, "the stream to fail", func() bool {
-		st = testkit.Must[*kafkabpl.StreamStatus](t)(lib.StreamStatus(testkit.Ctx(t), s))
-		return st.State != kafkabpl.StreamRunning
+		st = testkit.Must[*stream.Status](t)(stream.Of(lib).Status(testkit.Ctx(t), s))
+		return st.State != stream.Running
 	})
-	if want := `state: (kafka-output "x") cannot be kept in a store (only data: numbers, strings, booleans, null and lists of them)`; st.State != kafkabpl.StreamFailed ||
+	if want := `state: (kafka-output "x") cannot be kept in a store (only data: numbers, strings, booleans, null and lists of them)`; st.State != stream.Failed ||
 		!errors.Is(st.LastError, kafkabpl.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(st.LastError), want) {
 		t.Errorf("stream %s, %v; want it failed with an error containing %q", st.State, st.LastError, want)
 	}

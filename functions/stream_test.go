@@ -10,6 +10,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -182,11 +183,11 @@ func TestBPLStream(t *testing.T) {
 		return mustCall(t, lib, "kafka-outputs", v, mustCall(t, lib, "kafka-output", v, nv{"topic", "copies"})), nil
 	})
 	s := mustCall(t, lib, "kafka-stream", servers, nv{"group", "g"}, nv{"from", "in"}, nv{"to", "out"}, nv{"transform", twice}, nv{"guarantee", "at-least-once"}).(string)
-	if !strings.HasPrefix(s, "s") || !slices.Contains(lib.Streams(), s) {
+	if !strings.HasPrefix(s, "s") || !slices.Contains(stream.Of(lib).IDs(), s) {
 		t.Fatalf("kafka-stream returned %q", s)
 	}
 	testkit.WaitFor(t, "the stream to process its 3 inputs", func() bool {
-		return testkit.Must[*kafkabpl.StreamStatus](t)(lib.StreamStatus(testkit.Ctx(t), s)).Processed == 3
+		return testkit.Must[*stream.Status](t)(stream.Of(lib).Status(testkit.Ctx(t), s)).Processed == 3
 	})
 	st := mustCall(t, lib, "kafka-stream-status", s).(*value.List)
 	if got := value.Format(st); got != `("state" => "running" "processed" => 3 "produced" => 4 "dropped" => 1 "skipped" => 0 "dead-lettered" => 0 "lag" => 0 "transactions" => 1 "aborted" => 0 "reinits" => 0 "last-error" => null)` {

@@ -57,7 +57,7 @@
 // their own partitions; during a rebalance, the larger of two figures for
 // one partition stands.
 //
-// Stream metrics, read from [kafkabpl.Library.StreamStatus] at each
+// Stream metrics, read from [stream.Runtime.Status] at each
 // scrape (which asks the brokers for the lag), labelled by stream id:
 //
 //	kafkabpl_stream_running{stream}                gauge: 1 while running
@@ -93,6 +93,7 @@ import (
 	"weak"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -360,8 +361,8 @@ func (c *streamCollector) Collect(ch chan<- prometheus.Metric) {
 
 // collect reports lib's streams.
 func (c *streamCollector) collect(ctx context.Context, ch chan<- prometheus.Metric, lib *kafkabpl.Library) {
-	for _, id := range lib.Streams() {
-		st, err := lib.StreamStatus(ctx, id)
+	for _, id := range stream.Of(lib).IDs() {
+		st, err := stream.Of(lib).Status(ctx, id)
 		if err != nil {
 			continue // destroyed since it was listed
 		}
@@ -369,7 +370,7 @@ func (c *streamCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 			ch <- prometheus.MustNewConstMetric(d, t, float64(v), id)
 		}
 		running := int64(0)
-		if st.State == kafkabpl.StreamRunning {
+		if st.State == stream.Running {
 			running = 1
 		}
 		emit(descRunning, prometheus.GaugeValue, running)

@@ -13,6 +13,7 @@ import (
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/metrics"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -105,10 +106,10 @@ func TestScrape(t *testing.T) {
 	ctx := testkit.Ctx(t)
 
 	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
-	id := testkit.Must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "copier"}, kafkabpl.StreamSpec{
+	id := testkit.Must[string](t)(stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": "copier"}, stream.Spec{
 		From: []string{"in"}, To: "out",
-		Transform: func(_ context.Context, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
-			return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: r.Key(), Value: r.Value()}}}, nil
+		Transform: func(_ context.Context, r *kafkabpl.Record) ([]stream.Output, error) {
+			return []stream.Output{{Message: kafkabpl.Message{Key: r.Key(), Value: r.Value()}}}, nil
 		},
 	}))
 	c := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Consumer, map[string]any{"servers": servers, "topics": "out", "auto-offset-reset": "earliest"}))
@@ -187,14 +188,14 @@ func TestStreamTimersAndTables(t *testing.T) {
 	ctx := testkit.Ctx(t)
 	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
 	testkit.Must[int](t)(lib.Send(ctx, p, []string{"devices"}, []kafkabpl.Message{{Key: "d1", Value: "north"}, {Key: "d2", Value: "south"}}))
-	id := testkit.Must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "watch"}, kafkabpl.StreamSpec{
+	id := testkit.Must[string](t)(stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": "watch"}, stream.Spec{
 		From: []string{"in"}, To: "out", Store: "seen", Silence: 300 * time.Millisecond,
-		Tables: []kafkabpl.StreamTable{{Name: "registry", Topic: "devices"}},
-		Update: func(_ context.Context, r *kafkabpl.Record, _ any) ([]kafkabpl.StreamOutput, any, error) {
+		Tables: []stream.Table{{Name: "registry", Topic: "devices"}},
+		Update: func(_ context.Context, r *kafkabpl.Record, _ any) ([]stream.Output, any, error) {
 			return nil, r.Value(), nil
 		},
-		OnTimer: func(_ context.Context, ev *kafkabpl.TimerEvent, state any) ([]kafkabpl.StreamOutput, any, error) {
-			return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: ev.Key, Value: "silent"}}}, state, nil
+		OnTimer: func(_ context.Context, ev *stream.TimerEvent, state any) ([]stream.Output, any, error) {
+			return []stream.Output{{Message: kafkabpl.Message{Key: ev.Key, Value: "silent"}}}, state, nil
 		},
 	}))
 	testkit.Must[int](t)(lib.Send(ctx, p, []string{"in"}, []kafkabpl.Message{{Key: "d1", Value: "20"}, {Key: "d2", Value: "21"}}))

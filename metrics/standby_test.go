@@ -8,6 +8,7 @@ import (
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/internal/testkit"
+	"github.com/brain4it/kafkabpl/stream"
 )
 
 // TestStreamStandbys checks the figures of a stream's standby copies: two
@@ -24,19 +25,19 @@ func TestStreamStandbys(t *testing.T) {
 		msgs = append(msgs, kafkabpl.Message{Key: fmt.Sprintf("k%d", i), Value: "v"})
 	}
 	testkit.Must[int](t)(lib.Send(ctx, p, []string{"in"}, msgs))
-	keep := func(_ context.Context, r *kafkabpl.Record, _ any) ([]kafkabpl.StreamOutput, any, error) {
+	keep := func(_ context.Context, r *kafkabpl.Record, _ any) ([]stream.Output, any, error) {
 		return nil, r.Value(), nil
 	}
 	var ids []string
 	for _, standbys := range []int{1, 1} {
-		ids = append(ids, testkit.Must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "standbys"},
-			kafkabpl.StreamSpec{From: []string{"in"}, To: "out", Store: "s", Update: keep, Standbys: standbys})))
+		ids = append(ids, testkit.Must[string](t)(stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": "standbys"},
+			stream.Spec{From: []string{"in"}, To: "out", Store: "s", Update: keep, Standbys: standbys})))
 	}
-	plain := testkit.Must[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": "plain"},
-		kafkabpl.StreamSpec{From: []string{"in"}, To: "out", Store: "s", Update: keep}))
+	plain := testkit.Must[string](t)(stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": "plain"},
+		stream.Spec{From: []string{"in"}, To: "out", Store: "s", Update: keep}))
 	testkit.WaitFor(t, "each member's copy caught up", func() bool {
 		for _, id := range ids {
-			st, err := lib.StreamStatus(ctx, id)
+			st, err := stream.Of(lib).Status(ctx, id)
 			if err != nil || len(st.Store.Standbys) != 1 || st.Store.Standbys[0].Lag != 0 || st.Store.Standbys[0].Keys == 0 {
 				return false
 			}

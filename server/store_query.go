@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -52,11 +53,11 @@ func newForwardClient() *http.Client {
 // (when the server knows its URL) and forward store queries.
 func (m *Module) routeStoreQueries(lib *kafkabpl.Library) {
 	if u := m.srv.cfg.URL; u != "" {
-		if err := lib.SetQueryEndpoint(strings.TrimRight(u, "/") + "/" + url.PathEscape(m.name)); err != nil {
+		if err := stream.Of(lib).SetQueryEndpoint(strings.TrimRight(u, "/") + "/" + url.PathEscape(m.name)); err != nil {
 			m.srv.logf("module %s: advertises no query endpoint: %v", m.name, err)
 		}
 	}
-	lib.SetStoreForwarder(m.forwardStoreQuery)
+	stream.Of(lib).SetStoreForwarder(m.forwardStoreQuery)
 }
 
 // accessKey is the key a forwarded query carries: the module's
@@ -71,7 +72,7 @@ func (m *Module) accessKey() string {
 	return m.srv.cfg.AccessKey
 }
 
-// forwardStoreQuery is the module's kafkabpl.StoreForwarder: it posts
+// forwardStoreQuery is the module's stream.StoreForwarder: it posts
 // query to endpoint (another server's URL/MODULE).
 func (m *Module) forwardStoreQuery(ctx context.Context, endpoint string, query []byte) ([]byte, error) {
 	if _, ok := ctx.Deadline(); !ok {
@@ -147,7 +148,7 @@ func (s *Server) storeQuery(w http.ResponseWriter, r *http.Request, t Target) er
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.MaxEvalTime)
 	defer cancel()
-	answer, err := m.Library().AnswerStoreQuery(ctx, []byte(body))
+	answer, err := stream.Of(m.Library()).AnswerStoreQuery(ctx, []byte(body))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -53,7 +54,7 @@ func (r *queryRig) setup(b *testing.B) {
 	var libs [2]*kafkabpl.Library
 	var ids [2]string
 	var mods [2]*Module
-	set := func(_ context.Context, in *kafkabpl.Record, _ any) ([]kafkabpl.StreamOutput, any, error) {
+	set := func(_ context.Context, in *kafkabpl.Record, _ any) ([]stream.Output, any, error) {
 		v, err := strconv.ParseInt(in.Value().(string), 10, 64)
 		return nil, v, err
 	}
@@ -65,8 +66,8 @@ func (r *queryRig) setup(b *testing.B) {
 			return
 		}
 		libs[i], mods[i] = m.Library(), m
-		ids[i], err = libs[i].Stream(ctx, map[string]any{"servers": cluster.Servers(), "group": "bq", "max-poll-records": 20000},
-			kafkabpl.StreamSpec{From: []string{"bq-in"}, To: "bq-out", Store: "s", Update: set, Guarantee: kafkabpl.AtLeastOnce})
+		ids[i], err = stream.Of(libs[i]).Start(ctx, map[string]any{"servers": cluster.Servers(), "group": "bq", "max-poll-records": 20000},
+			stream.Spec{From: []string{"bq-in"}, To: "bq-out", Store: "s", Update: set, Guarantee: stream.AtLeastOnce})
 		if err != nil {
 			r.err = err
 			return
@@ -98,7 +99,7 @@ func (r *queryRig) setup(b *testing.B) {
 		var processed int64
 		settled := true
 		for i, lib := range libs {
-			st, err := lib.StreamStatus(ctx, ids[i])
+			st, err := stream.Of(lib).Status(ctx, ids[i])
 			if err != nil {
 				r.err = err
 				return
@@ -117,10 +118,10 @@ func (r *queryRig) setup(b *testing.B) {
 	b.Logf("store of %d keys loaded in %v", n, time.Since(start).Round(time.Millisecond))
 	// Which keys a holds: those it answers with forwarding off.
 	r.lib, r.id = libs[0], ids[0]
-	r.lib.SetStoreForwarder(nil)
+	stream.Of(r.lib).SetStoreForwarder(nil)
 	for i := 0; i < n && (len(r.local) < 10_000 || len(r.remote) < 10_000); i += max(1, n/40_000) {
 		k := fmt.Sprintf("k%07d", i)
-		if _, _, err := r.lib.StoreGet(ctx, r.id, k); err == nil {
+		if _, _, err := stream.Of(r.lib).StoreGet(ctx, r.id, k); err == nil {
 			r.local = append(r.local, k)
 		} else {
 			r.remote = append(r.remote, k)
@@ -160,7 +161,7 @@ func BenchmarkStoreQuery(b *testing.B) {
 				for pb.Next() {
 					k := c.keys[i%len(c.keys)]
 					i++
-					v, found, err := rig.lib.StoreGet(ctx, rig.id, k)
+					v, found, err := stream.Of(rig.lib).StoreGet(ctx, rig.id, k)
 					want, _ := strconv.ParseInt(k[1:], 10, 64)
 					if err != nil || !found || v != want {
 						b.Fatalf("%s: %v %v %v", k, v, found, err)

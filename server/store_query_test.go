@@ -12,6 +12,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/stream"
 )
 
 // newPeerServer serves a server that knows its own URL, as kafkabpl serve
@@ -87,7 +88,7 @@ func TestStoreQueryForwarded(t *testing.T) {
 		for _, srv := range srvs {
 			m := srv.Module("counts")
 			id, _ := m.Interp().Global("counts")
-			st, err := m.Library().StreamStatus(ctx, id.(string))
+			st, err := stream.Of(m.Library()).Status(ctx, id.(string))
 			if err != nil || st.Store.Partitions != 2 || st.Store.Restoring != 0 {
 				return false
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/streamtest"
 )
 
@@ -21,13 +22,13 @@ import (
 func TestPartitionedTableHold(t *testing.T) {
 	streamtest.Run(t, func(d *streamtest.Driver) {
 		d.Send("prices", kafkabpl.Message{Key: "k", Value: "p1"})
-		id := d.Stream(map[string]any{"group": "hold"}, kafkabpl.StreamSpec{
+		id := d.Stream(map[string]any{"group": "hold"}, stream.Spec{
 			From: []string{"orders"}, To: "priced",
-			Tables: []kafkabpl.StreamTable{{Topic: "prices", Partitioned: true, Hold: time.Minute}},
-			Join:   &kafkabpl.StreamJoin{Table: "prices", Kind: kafkabpl.LeftJoin},
-			Transform: func(_ context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+			Tables: []stream.Table{{Topic: "prices", Partitioned: true, Hold: time.Minute}},
+			Join:   &stream.Join{Table: "prices", Kind: stream.LeftJoin},
+			Transform: func(_ context.Context, in *kafkabpl.Record) ([]stream.Output, error) {
 				v, _ := in.Joined()
-				return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: in.Key(), Value: fmt.Sprintf("%v@%v", in.Value(), v)}}}, nil
+				return []stream.Output{{Message: kafkabpl.Message{Key: in.Key(), Value: fmt.Sprintf("%v@%v", in.Value(), v)}}}, nil
 			},
 		})
 		old := func(v string) kafkabpl.Message {

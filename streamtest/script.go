@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/brain4it/kafkabpl/functions"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -96,7 +97,7 @@ func Script(t *testing.T, path string, opts ...Option) {
 		case err != nil:
 			t.Errorf("%s: %v", path, err)
 		}
-		for _, err := range d.Lib.FailedStreams() {
+		for _, err := range stream.Of(d.Lib).Failed() {
 			t.Errorf("%s: %v", path, err)
 		}
 		t.Logf("%s: %d assertions passed, %d failed", path, passed, failed)

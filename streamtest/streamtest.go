@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -101,13 +102,13 @@ func Partitions(n int) Option { return func(o *options) { o.partitions = n } }
 // Stream starts a stream with config (its "servers" are the cluster's,
 // when it gives none) and spec, and returns its handle id. A stream's
 // first batch waits for its group to form: Advance or Read after sending.
-func (d *Driver) Stream(config map[string]any, spec kafkabpl.StreamSpec) string {
+func (d *Driver) Stream(config map[string]any, spec stream.Spec) string {
 	d.T.Helper()
 	cfg := map[string]any{"servers": d.Servers}
 	for k, v := range config {
 		cfg[k] = v
 	}
-	id, err := d.Lib.Stream(context.Background(), cfg, spec)
+	id, err := stream.Of(d.Lib).Start(context.Background(), cfg, spec)
 	if err != nil {
 		d.T.Fatalf("streamtest: %v", err)
 	}
@@ -180,9 +181,9 @@ func (d *Driver) ReadWith(topic string, config map[string]any) []kafkabpl.Record
 }
 
 // Status returns stream id's status.
-func (d *Driver) Status(id string) *kafkabpl.StreamStatus {
+func (d *Driver) Status(id string) *stream.Status {
 	d.T.Helper()
-	st, err := d.Lib.StreamStatus(context.Background(), id)
+	st, err := stream.Of(d.Lib).Status(context.Background(), id)
 	if err != nil {
 		d.T.Fatalf("streamtest: %v", err)
 	}

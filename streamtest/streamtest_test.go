@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/streamtest"
 )
 
@@ -22,15 +23,15 @@ import (
 // comes (Idle). Every window's count comes once, exactly once.
 func TestWindowedHour(t *testing.T) {
 	streamtest.Run(t, func(d *streamtest.Driver) {
-		id := d.Stream(map[string]any{"group": "per-minute"}, kafkabpl.StreamSpec{
+		id := d.Stream(map[string]any{"group": "per-minute"}, stream.Spec{
 			From: []string{"readings"}, To: "counts", Store: "minutes",
-			Window: &kafkabpl.Window{Kind: kafkabpl.Tumbling, Size: time.Minute, Idle: time.Minute,
+			Window: &stream.Window{Kind: stream.Tumbling, Size: time.Minute, Idle: time.Minute,
 				Aggregate: func(_ context.Context, _ *kafkabpl.Record, acc any) (any, error) {
 					n, _ := acc.(int64)
 					return n + 1, nil
 				},
-				Result: func(_ context.Context, w *kafkabpl.WindowResult) ([]kafkabpl.StreamOutput, error) {
-					return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: w.Key, Value: fmt.Sprintf("%d:%v", (w.End-w.Start)/60000, w.Value)}}}, nil
+				Result: func(_ context.Context, w *stream.WindowResult) ([]stream.Output, error) {
+					return []stream.Output{{Message: kafkabpl.Message{Key: w.Key, Value: fmt.Sprintf("%d:%v", (w.End-w.Start)/60000, w.Value)}}}, nil
 				}},
 		})
 		start := time.Now()
@@ -47,7 +48,7 @@ func TestWindowedHour(t *testing.T) {
 		if took := time.Since(start); took < time.Hour {
 			t.Errorf("the virtual clock moved %v, want an hour and more", took)
 		}
-		if st := d.Status(id); st.State != kafkabpl.StreamRunning || st.Processed != 60 {
+		if st := d.Status(id); st.State != stream.Running || st.Processed != 60 {
 			t.Errorf("status %+v", st)
 		}
 	})
@@ -57,13 +58,13 @@ func TestWindowedHour(t *testing.T) {
 // minutes, one at ten, and one only.
 func TestSilenceTenMinutes(t *testing.T) {
 	streamtest.Run(t, func(d *streamtest.Driver) {
-		d.Stream(map[string]any{"group": "watchdog"}, kafkabpl.StreamSpec{
+		d.Stream(map[string]any{"group": "watchdog"}, stream.Spec{
 			From: []string{"readings"}, To: "alarms", Store: "last", Silence: 10 * time.Minute,
-			Update: func(_ context.Context, in *kafkabpl.Record, _ any) ([]kafkabpl.StreamOutput, any, error) {
+			Update: func(_ context.Context, in *kafkabpl.Record, _ any) ([]stream.Output, any, error) {
 				return nil, in.Value(), nil
 			},
-			OnTimer: func(_ context.Context, ev *kafkabpl.TimerEvent, last any) ([]kafkabpl.StreamOutput, any, error) {
-				return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: ev.Key, Value: fmt.Sprintf("%v %s after %v", ev.Key, ev.Kind, last)}}}, last, nil
+			OnTimer: func(_ context.Context, ev *stream.TimerEvent, last any) ([]stream.Output, any, error) {
+				return []stream.Output{{Message: kafkabpl.Message{Key: ev.Key, Value: fmt.Sprintf("%v %s after %v", ev.Key, ev.Kind, last)}}}, last, nil
 			},
 		})
 		d.Send("readings", kafkabpl.Message{Key: "d1", Value: "20"})

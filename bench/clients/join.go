@@ -12,6 +12,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/benchloop"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -26,7 +27,7 @@ import (
 // into a map first). The output is read back read_committed and every
 // record checked. The sides: kgo, the loop a franz-go program writes (the
 // table into a map, then a GroupTransactSession looking each input up and
-// producing its output); Library.Stream with Tables, Join and a Go
+// producing its output); Runtime.Start with Tables, Join and a Go
 // transform; kafka-stream with "tables", "join" and a BPL function
 // through the evaluator.
 
@@ -94,7 +95,7 @@ type joinStreamer interface {
 
 var joinTitle = map[string]string{
 	"kgo":     "raw kgo loop: the table into a map, then transactions (franz-go), absolute median",
-	"gojoin":  "Library.Stream, Tables and Join, a Go transform",
+	"gojoin":  "Runtime.Start, Tables and Join, a Go transform",
 	"bpljoin": "kafka-stream \"tables\" and \"join\", a BPL function through the evaluator",
 }
 
@@ -211,17 +212,17 @@ func libJoinStop(lib *kafkabpl.Library, id string, j *joinParams, closeAll func(
 	return func() error {
 		ctx := context.Background()
 		defer closeAll()
-		var st *kafkabpl.StreamStatus
+		var st *stream.Status
 		var err error
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			if st, err = lib.StreamStatus(ctx, id); err != nil {
+			if st, err = stream.Of(lib).Status(ctx, id); err != nil {
 				return err
 			}
 			if st.Processed >= int64(j.records) || time.Now().After(deadline) {
 				break
 			}
 		}
-		if st.State != kafkabpl.StreamRunning {
+		if st.State != stream.Running {
 			return fmt.Errorf("stream %s: %v", st.State, st.LastError)
 		}
 		if st.Processed != int64(j.records) || st.Produced != int64(j.records) || st.Dropped != 0 {
@@ -235,7 +236,7 @@ func libJoinStop(lib *kafkabpl.Library, id string, j *joinParams, closeAll func(
 	}
 }
 
-// goJoin is Library.Stream joining with the table and a Go transform
+// goJoin is Runtime.Start joining with the table and a Go transform
 // writing "<joined>|<value>", decoded and encoded by the String serdes as
 // a Go program writes it.
 type goJoin struct{}
@@ -245,15 +246,15 @@ func (goJoin) name() string { return "gojoin" }
 func (goJoin) start(ctx context.Context, p *params, j *joinParams, out, group string) (func() error, error) {
 	lib := kafkabpl.New()
 	lib.SetLogOutput(io.Discard)
-	transform := func(_ context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+	transform := func(_ context.Context, in *kafkabpl.Record) ([]stream.Output, error) {
 		t, _ := in.Joined()
 		s, _ := t.(string)
 		v, _ := in.Value().(string)
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: in.Key(), Value: s + "|" + v}}}, nil
+		return []stream.Output{{Message: kafkabpl.Message{Key: in.Key(), Value: s + "|" + v}}}, nil
 	}
-	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": group},
-		kafkabpl.StreamSpec{From: []string{joinIn}, To: out, Guarantee: kafkabpl.ExactlyOnce, Transform: transform,
-			Tables: []kafkabpl.StreamTable{{Name: "t", Topic: joinTable}}, Join: &kafkabpl.StreamJoin{Table: "t"}})
+	id, err := stream.Of(lib).Start(ctx, map[string]any{"servers": p.servers, "group": group},
+		stream.Spec{From: []string{joinIn}, To: out, Guarantee: stream.ExactlyOnce, Transform: transform,
+			Tables: []stream.Table{{Name: "t", Topic: joinTable}}, Join: &stream.Join{Table: "t"}})
 	if err != nil {
 		lib.Close(ctx)
 		return nil, err

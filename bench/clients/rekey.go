@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -28,7 +29,7 @@ import (
 // of every site once, with its count. The sides: raw kgo, one
 // GroupTransactSession reading the input and the repartition topic,
 // writing the repartition records, and counting them as the windowed
-// count's loop does, changelog included; Library.Stream with Rekey and a
+// count's loop does, changelog included; Runtime.Start with Rekey and a
 // tumbling Window, a Go aggregate.
 
 const (
@@ -38,7 +39,7 @@ const (
 
 var rekeyTitle = map[string]string{
 	"kgo":     "raw kgo loop writing the repartition topic and the changelog (franz-go), absolute median",
-	"gorekey": "Library.Stream, Rekey and Window Tumbling, a Go aggregate",
+	"gorekey": "Runtime.Start, Rekey and Window Tumbling, a Go aggregate",
 }
 
 // siteOf is an input key's site: key % sites, as text.
@@ -181,7 +182,7 @@ func (kgoRekey) start(ctx context.Context, p *params, w *winParams, sites int, o
 	return startCountWindows(sess, out, changelog, rekey, int64(w.records)), nil
 }
 
-// goRekey is Library.Stream with Rekey (the site, as the kgo loop's) and
+// goRekey is Runtime.Start with Rekey (the site, as the kgo loop's) and
 // a tumbling Window with a Go aggregate counting.
 type goRekey struct{}
 
@@ -197,19 +198,19 @@ func (goRekey) start(ctx context.Context, p *params, w *winParams, sites int, ou
 	rekey := func(_ context.Context, in *kafkabpl.Record) (any, error) {
 		return siteOf(in.KeyBytes(), sites), nil
 	}
-	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": group, "value-serializer": "bpl"},
-		kafkabpl.StreamSpec{From: []string{rekeyTopic}, To: out, Guarantee: kafkabpl.ExactlyOnce, Store: rekeyStore, Rekey: rekey,
-			Window: &kafkabpl.Window{Kind: kafkabpl.Tumbling, Size: winSize * time.Millisecond, Aggregate: count}})
+	id, err := stream.Of(lib).Start(ctx, map[string]any{"servers": p.servers, "group": group, "value-serializer": "bpl"},
+		stream.Spec{From: []string{rekeyTopic}, To: out, Guarantee: stream.ExactlyOnce, Store: rekeyStore, Rekey: rekey,
+			Window: &stream.Window{Kind: stream.Tumbling, Size: winSize * time.Millisecond, Aggregate: count}})
 	if err != nil {
 		lib.Close(ctx)
 		return nil, err
 	}
 	return func() error {
 		defer lib.Close(context.Background())
-		var st *kafkabpl.StreamStatus
+		var st *stream.Status
 		want := int64(w.closedWindows() * sites)
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			if st, err = lib.StreamStatus(ctx, id); err != nil {
+			if st, err = stream.Of(lib).Status(ctx, id); err != nil {
 				return err
 			}
 			// Processed counts each input and its repartition record.
@@ -217,7 +218,7 @@ func (goRekey) start(ctx context.Context, p *params, w *winParams, sites int, ou
 				break
 			}
 		}
-		if st.State != kafkabpl.StreamRunning {
+		if st.State != stream.Running {
 			return fmt.Errorf("stream %s: %v", st.State, st.LastError)
 		}
 		if st.Processed != 2*int64(w.records) || st.Produced != want || st.Store == nil || st.Store.Repartitioned != int64(w.records) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -24,7 +25,7 @@ import (
 // written once with kgo in the store's state encoding (the version byte
 // 1, the integer tag 3, the zig-zag varint: internal/store/codec.go). Each
 // round starts a stream of that store's group, on a new input topic of
-// checkKeys inputs, and is timed from Library.Stream until its
+// checkKeys inputs, and is timed from Runtime.Start until its
 // StoreStatus shows the partition restored (Restoring 0, Keys all of
 // them). The inputs are then processed, untimed: the Update checks that
 // each key's state is the count written for it, so a restore that lost
@@ -77,7 +78,7 @@ func fillChangelog(ctx context.Context, adm *kadm.Client, p *params, keys int) e
 
 var restoreTitle = map[string]string{
 	"kgo":     "raw kgo reading the changelog into a map, absolute median",
-	"restore": "Library.Stream restoring its store, to StoreStatus Restoring 0",
+	"restore": "Runtime.Start restoring its store, to StoreStatus Restoring 0",
 }
 
 // runRestores runs the restore table's rounds and prints it.
@@ -234,7 +235,7 @@ func libRestore(ctx context.Context, adm *kadm.Client, p *params, keys, round in
 	}
 	var checked, wrong atomic.Int64
 	var firstWrong atomic.Value
-	update := func(_ context.Context, r *kafkabpl.Record, state any) ([]kafkabpl.StreamOutput, any, error) {
+	update := func(_ context.Context, r *kafkabpl.Record, state any) ([]stream.Output, any, error) {
 		i, _ := strconv.Atoi(string(r.KeyBytes()))
 		if n, ok := state.(int64); !ok || n != int64(i) {
 			wrong.Add(1)
@@ -249,14 +250,14 @@ func libRestore(ctx context.Context, adm *kadm.Client, p *params, keys, round in
 	defer lib.Close(context.Background())
 	runtime.GC()
 	start := time.Now()
-	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": restoreGroup},
-		kafkabpl.StreamSpec{From: []string{in}, To: in + "-out", Guarantee: kafkabpl.ExactlyOnce, Store: restoreStore, Update: update})
+	id, err := stream.Of(lib).Start(ctx, map[string]any{"servers": p.servers, "group": restoreGroup},
+		stream.Spec{From: []string{in}, To: in + "-out", Guarantee: stream.ExactlyOnce, Store: restoreStore, Update: update})
 	if err != nil {
 		return 0, 0, err
 	}
 	var d time.Duration
 	for deadline := start.Add(60 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		st, err := lib.StreamStatus(ctx, id)
+		st, err := stream.Of(lib).Status(ctx, id)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -267,7 +268,7 @@ func libRestore(ctx context.Context, adm *kadm.Client, p *params, keys, round in
 			}
 			break
 		}
-		if st.State != kafkabpl.StreamRunning || time.Now().After(deadline) {
+		if st.State != stream.Running || time.Now().After(deadline) {
 			return 0, 0, fmt.Errorf("stream %s, store %+v: %v", st.State, st.Store, st.LastError)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/brain4it/kafkabpl/functions"
 	"github.com/brain4it/kafkabpl/internal/benchloop"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -21,7 +22,7 @@ import (
 // new output topic, with a new group, under each guarantee. Raw kgo runs
 // the loop a franz-go program writes (GroupTransactSession for
 // exactly-once; poll, produce, flush, commit for at-least-once); the
-// library runs Library.Stream with a Go transform, and kafka-stream with a
+// library runs Runtime.Start with a Go transform, and kafka-stream with a
 // BPL function through the evaluator. A run is timed from starting the
 // stream until the group's committed offsets on the input reach every
 // record (one watcher for all, kadm every 2 ms); stopping it and the
@@ -38,7 +39,7 @@ type streamer interface {
 
 var streamTitle = map[string]string{
 	"kgo":       "raw kgo loop (franz-go), absolute median",
-	"gostream":  "Library.Stream, a Go transform",
+	"gostream":  "Runtime.Start, a Go transform",
 	"bplstream": "kafka-stream, a BPL function through the evaluator",
 }
 
@@ -155,11 +156,11 @@ func (kgoStream) start(_ context.Context, p *params, in, out, group string, eos 
 	}, nil
 }
 
-func guarantee(eos bool) kafkabpl.Guarantee {
+func guarantee(eos bool) stream.Guarantee {
 	if eos {
-		return kafkabpl.ExactlyOnce
+		return stream.ExactlyOnce
 	}
-	return kafkabpl.AtLeastOnce
+	return stream.AtLeastOnce
 }
 
 // libStop stops the library's stream id once its status shows every
@@ -168,18 +169,18 @@ func libStop(lib *kafkabpl.Library, id string, p *params, closeAll func()) func(
 	return func() (int64, error) {
 		ctx := context.Background()
 		defer closeAll()
-		var st *kafkabpl.StreamStatus
+		var st *stream.Status
 		var err error
 		// The counts follow the commit the watcher saw by a moment.
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			if st, err = lib.StreamStatus(ctx, id); err != nil {
+			if st, err = stream.Of(lib).Status(ctx, id); err != nil {
 				return 0, err
 			}
 			if st.Processed >= int64(p.records) || time.Now().After(deadline) {
 				break
 			}
 		}
-		if st.State != kafkabpl.StreamRunning {
+		if st.State != stream.Running {
 			return 0, fmt.Errorf("stream %s: %v", st.State, st.LastError)
 		}
 		if _, err := lib.Destroy(ctx, id); err != nil {
@@ -189,7 +190,7 @@ func libStop(lib *kafkabpl.Library, id string, p *params, closeAll func()) func(
 	}
 }
 
-// goStream is Library.Stream with a Go transform that returns each input's
+// goStream is Runtime.Start with a Go transform that returns each input's
 // key and value, decoded and encoded again by the String serdes: identity
 // as a Go program writes it.
 type goStream struct{}
@@ -199,11 +200,11 @@ func (goStream) name() string { return "gostream" }
 func (goStream) start(ctx context.Context, p *params, in, out, group string, eos bool) (func() (int64, error), error) {
 	lib := kafkabpl.New()
 	lib.SetLogOutput(io.Discard)
-	identity := func(_ context.Context, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: r.Key(), Value: r.Value()}}}, nil
+	identity := func(_ context.Context, r *kafkabpl.Record) ([]stream.Output, error) {
+		return []stream.Output{{Message: kafkabpl.Message{Key: r.Key(), Value: r.Value()}}}, nil
 	}
-	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": group},
-		kafkabpl.StreamSpec{From: []string{in}, To: out, Transform: identity, Guarantee: guarantee(eos)})
+	id, err := stream.Of(lib).Start(ctx, map[string]any{"servers": p.servers, "group": group},
+		stream.Spec{From: []string{in}, To: out, Transform: identity, Guarantee: guarantee(eos)})
 	if err != nil {
 		lib.Close(ctx)
 		return nil, err

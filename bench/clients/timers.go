@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -137,24 +138,24 @@ func timerOnce(ctx context.Context, p *params, t *timerParams, silence bool, gro
 	lib := kafkabpl.New()
 	lib.SetLogOutput(io.Discard)
 	defer lib.Close(context.Background())
-	count := func(_ context.Context, _ *kafkabpl.Record, state any) ([]kafkabpl.StreamOutput, any, error) {
+	count := func(_ context.Context, _ *kafkabpl.Record, state any) ([]stream.Output, any, error) {
 		n, _ := state.(int64)
 		return nil, n + 1, nil
 	}
-	spec := kafkabpl.StreamSpec{From: []string{timerTopic}, To: timerTopic + "-out", Store: "keys", Update: count}
+	spec := stream.Spec{From: []string{timerTopic}, To: timerTopic + "-out", Store: "keys", Update: count}
 	if silence {
 		spec.Silence = t.silence
-		spec.OnTimer = func(_ context.Context, _ *kafkabpl.TimerEvent, state any) ([]kafkabpl.StreamOutput, any, error) {
+		spec.OnTimer = func(_ context.Context, _ *stream.TimerEvent, state any) ([]stream.Output, any, error) {
 			return nil, state, nil
 		}
 	}
-	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": group}, spec)
+	id, err := stream.Of(lib).Start(ctx, map[string]any{"servers": p.servers, "group": group}, spec)
 	if err != nil {
 		return tr, err
 	}
-	status := func() (*kafkabpl.StreamStatus, error) {
-		st, err := lib.StreamStatus(ctx, id)
-		if err == nil && st.State != kafkabpl.StreamRunning {
+	status := func() (*stream.Status, error) {
+		st, err := stream.Of(lib).Status(ctx, id)
+		if err == nil && st.State != stream.Running {
 			err = fmt.Errorf("stream %s: %v", st.State, st.LastError)
 		}
 		return st, err

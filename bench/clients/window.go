@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -40,7 +41,7 @@ import (
 // changed count and a tombstone per closed one (what the program needs to
 // restore its counts after a crash, as the library's changelog does); the
 // same loop without the changelog (state in memory only, lost on a crash:
-// a lower bound); Library.Stream with a Go aggregate; kafka-stream with a
+// a lower bound); Runtime.Start with a Go aggregate; kafka-stream with a
 // BPL aggregate through the evaluator.
 
 // winParams is the windowed workload's shape.
@@ -106,7 +107,7 @@ type windowStreamer interface {
 var windowTitle = map[string]string{
 	"kgo":       "raw kgo loop with a changelog (franz-go), absolute median",
 	"kgo-mem":   "raw kgo loop, counts in memory only (no changelog)",
-	"gowindow":  "Library.Stream, Window Tumbling, a Go aggregate",
+	"gowindow":  "Runtime.Start, Window Tumbling, a Go aggregate",
 	"bplwindow": "kafka-stream \"window\", a BPL aggregate through the evaluator",
 }
 
@@ -380,18 +381,18 @@ func libWindowStop(lib *kafkabpl.Library, id string, w *winParams, closeAll func
 	return func() error {
 		ctx := context.Background()
 		defer closeAll()
-		var st *kafkabpl.StreamStatus
+		var st *stream.Status
 		var err error
 		want := int64(w.closedWindows() * w.keys)
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			if st, err = lib.StreamStatus(ctx, id); err != nil {
+			if st, err = stream.Of(lib).Status(ctx, id); err != nil {
 				return err
 			}
 			if st.Processed >= int64(w.records) && st.Produced >= want || time.Now().After(deadline) {
 				break
 			}
 		}
-		if st.State != kafkabpl.StreamRunning {
+		if st.State != stream.Running {
 			return fmt.Errorf("stream %s: %v", st.State, st.LastError)
 		}
 		if st.Processed != int64(w.records) || st.Produced != want {
@@ -405,7 +406,7 @@ func libWindowStop(lib *kafkabpl.Library, id string, w *winParams, closeAll func
 	}
 }
 
-// goWindow is Library.Stream with a tumbling Window and a Go aggregate
+// goWindow is Runtime.Start with a tumbling Window and a Go aggregate
 // counting.
 type goWindow struct{}
 
@@ -418,9 +419,9 @@ func (goWindow) start(ctx context.Context, p *params, w *winParams, out, group s
 		n, _ := acc.(int64)
 		return n + 1, nil
 	}
-	id, err := lib.Stream(ctx, map[string]any{"servers": p.servers, "group": group, "value-serializer": "bpl"},
-		kafkabpl.StreamSpec{From: []string{winTopic}, To: out, Guarantee: kafkabpl.ExactlyOnce, Store: winStore,
-			Window: &kafkabpl.Window{Kind: kafkabpl.Tumbling, Size: winSize * time.Millisecond, Aggregate: count}})
+	id, err := stream.Of(lib).Start(ctx, map[string]any{"servers": p.servers, "group": group, "value-serializer": "bpl"},
+		stream.Spec{From: []string{winTopic}, To: out, Guarantee: stream.ExactlyOnce, Store: winStore,
+			Window: &stream.Window{Kind: stream.Tumbling, Size: winSize * time.Millisecond, Aggregate: count}})
 	if err != nil {
 		lib.Close(ctx)
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -504,7 +505,7 @@ func faultConsumers(t *testing.T, c *faultCluster, java string) {
 // node killed is one that does not coordinate its transactions: the
 // transaction in flight waits for the failover of the output partitions
 // that node led, its coordinator aborts it, and the stream must
-// re-initialize its producer (StreamStatus.Reinits) and go on.
+// re-initialize its producer (stream.Status.Reinits) and go on.
 func faultStream(t *testing.T, c *faultCluster, group string, txnTimeoutMS int) {
 	in, out := group+"-in", group+"-out"
 	start := time.Now()
@@ -519,16 +520,16 @@ func faultStream(t *testing.T, c *faultCluster, group string, txnTimeoutMS int) 
 	}
 	lib := newRealLib(t)
 	lib.SetLogOutput(logWriter{t})
-	upcase := func(_ context.Context, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+	upcase := func(_ context.Context, r *kafkabpl.Record) ([]stream.Output, error) {
 		time.Sleep(time.Millisecond)
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: r.Key(), Value: strings.ToUpper(string(r.ValueBytes()))}}}, nil
+		return []stream.Output{{Message: kafkabpl.Message{Key: r.Key(), Value: strings.ToUpper(string(r.ValueBytes()))}}}, nil
 	}
 	config := map[string]any{"servers": c.servers(), "group": group, "max-poll-records": 100}
 	if txnTimeoutMS > 0 {
 		config["transaction-timeout"] = txnTimeoutMS
 	}
-	id := ok[string](t)(lib.Stream(ctx, config,
-		kafkabpl.StreamSpec{From: []string{in}, To: out, Transform: upcase, Guarantee: kafkabpl.ExactlyOnce}))
+	id := ok[string](t)(stream.Of(lib).Start(ctx, config,
+		stream.Spec{From: []string{in}, To: out, Transform: upcase, Guarantee: stream.ExactlyOnce}))
 	victim, coordinates := c.coordinator(t, ctx, group), "the group "+group
 	if txnTimeoutMS > 0 {
 		// The transactional id is the group and the handle's id.
@@ -541,7 +542,7 @@ func faultStream(t *testing.T, c *faultCluster, group string, txnTimeoutMS int) 
 	// not grow.
 	var (
 		mu        sync.Mutex
-		st        *kafkabpl.StreamStatus
+		st        *stream.Status
 		stall     time.Duration
 		stallFrom int64
 	)
@@ -550,7 +551,7 @@ func faultStream(t *testing.T, c *faultCluster, group string, txnTimeoutMS int) 
 		defer close(watchDone)
 		last, lastAt := int64(-1), time.Now()
 		for ctx.Err() == nil {
-			s, err := lib.StreamStatus(ctx, id)
+			s, err := stream.Of(lib).Status(ctx, id)
 			if err != nil {
 				return
 			}
@@ -562,23 +563,23 @@ func faultStream(t *testing.T, c *faultCluster, group string, txnTimeoutMS int) 
 				stall, stallFrom = d, last
 			}
 			mu.Unlock()
-			if s.State != kafkabpl.StreamRunning || (s.Processed == faultRecords && s.Lag == 0) {
+			if s.State != stream.Running || (s.Processed == faultRecords && s.Lag == 0) {
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	status := func() kafkabpl.StreamStatus {
+	status := func() stream.Status {
 		mu.Lock()
 		defer mu.Unlock()
 		if st == nil {
-			return kafkabpl.StreamStatus{State: kafkabpl.StreamRunning}
+			return stream.Status{State: stream.Running}
 		}
 		return *st
 	}
 	waitFor(t, c, "a fifth of the inputs committed", func() bool {
 		s := status()
-		if s.State != kafkabpl.StreamRunning {
+		if s.State != stream.Running {
 			t.Fatalf("stream %+v", s)
 		}
 		return s.Processed >= faultRecords/5
@@ -597,7 +598,7 @@ func faultStream(t *testing.T, c *faultCluster, group string, txnTimeoutMS int) 
 		t.Fatalf("the stream did not process all inputs within %v of the restart: %+v", faultWait, status())
 	}
 	s = status()
-	if s.State != kafkabpl.StreamRunning || s.Processed != faultRecords {
+	if s.State != stream.Running || s.Processed != faultRecords {
 		t.Fatalf("stream: %+v, want running with %d inputs processed", s, faultRecords)
 	}
 	if txnTimeoutMS > 0 && s.Reinits == 0 {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -47,26 +48,26 @@ func TestRealKafkaIntervalJoin(t *testing.T) {
 			t.Fatalf("produce: %v", err)
 		}
 	}
-	joiner := func(_ context.Context, l, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+	joiner := func(_ context.Context, l, r *kafkabpl.Record) ([]stream.Output, error) {
 		rv := "-"
 		if r != nil {
 			rv = string(r.ValueBytes())
 		}
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: l.Key(), Value: string(l.ValueBytes()) + "+" + rv}}}, nil
+		return []stream.Output{{Message: kafkabpl.Message{Key: l.Key(), Value: string(l.ValueBytes()) + "+" + rv}}}, nil
 	}
 	lib := newRealLib(t)
 	lib.SetLogOutput(logWriter{t})
 	config := map[string]any{"servers": k.servers, "group": group}
-	spec := kafkabpl.StreamSpec{From: []string{left, right}, To: out, Store: "pairs",
-		Interval: &kafkabpl.IntervalJoin{Before: time.Second, After: time.Second, Kind: kafkabpl.IntervalLeft, Joiner: joiner}}
+	spec := stream.Spec{From: []string{left, right}, To: out, Store: "pairs",
+		Interval: &stream.IntervalJoin{Before: time.Second, After: time.Second, Kind: stream.IntervalLeft, Joiner: joiner}}
 
 	var lefts []*kgo.Record
 	for i := range 6 {
 		lefts = append(lefts, rec(left, fmt.Sprintf("k%d", i), 0))
 	}
 	produce(lefts...)
-	id := ok[string](t)(lib.Stream(ctx, config, spec))
-	waitStreamStatus(t, lib, id, func(st *kafkabpl.StreamStatus) bool { return st.Processed == 6 })
+	id := ok[string](t)(stream.Of(lib).Start(ctx, config, spec))
+	waitStreamStatus(t, lib, id, func(st *stream.Status) bool { return st.Processed == 6 })
 	if ok, err := lib.Destroy(ctx, id); !ok || err != nil {
 		t.Fatalf("destroy: %v %v", ok, err)
 	}
@@ -74,17 +75,17 @@ func TestRealKafkaIntervalJoin(t *testing.T) {
 	// k0..k2 get a right record within the window (half a second after
 	// their left one), k3..k5 one outside it (3 s after). Then one 60 s on
 	// for every key moves each partition's stream time past them all.
-	id = ok[string](t)(lib.Stream(ctx, config, spec))
+	id = ok[string](t)(stream.Of(lib).Start(ctx, config, spec))
 	produce(rec(right, "k0", 500*time.Millisecond), rec(right, "k1", 500*time.Millisecond), rec(right, "k2", 500*time.Millisecond))
-	waitStreamStatus(t, lib, id, func(st *kafkabpl.StreamStatus) bool { return st.Processed == 3 })
+	waitStreamStatus(t, lib, id, func(st *stream.Status) bool { return st.Processed == 3 })
 	var later []*kgo.Record
 	for i := range 6 {
 		later = append(later, rec(right, fmt.Sprintf("k%d", i), time.Minute))
 	}
 	produce(rec(right, "k3", 3*time.Second), rec(right, "k4", 3*time.Second), rec(right, "k5", 3*time.Second))
-	waitStreamStatus(t, lib, id, func(st *kafkabpl.StreamStatus) bool { return st.Processed == 6 })
+	waitStreamStatus(t, lib, id, func(st *stream.Status) bool { return st.Processed == 6 })
 	produce(later...)
-	st := waitStreamStatus(t, lib, id, func(st *kafkabpl.StreamStatus) bool { return st.Processed == 12 })
+	st := waitStreamStatus(t, lib, id, func(st *stream.Status) bool { return st.Processed == 12 })
 	if st.Store.Restored < 6 || st.Store.Late != 0 || st.Store.Keys != 6 {
 		t.Errorf("store %+v: want the 6 left records restored, none late, and the 6 last right records held", *st.Store)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -42,12 +43,12 @@ func testRealPartitionedTable(t *testing.T, servers string) {
 	if err := prod.ProduceSync(ctx, rows...).FirstErr(); err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	spec := kafkabpl.StreamSpec{From: []string{orders}, To: out,
-		Tables: []kafkabpl.StreamTable{{Name: "customers", Topic: customers, Partitioned: true}},
-		Join:   &kafkabpl.StreamJoin{Table: "customers"},
-		Transform: func(_ context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+	spec := stream.Spec{From: []string{orders}, To: out,
+		Tables: []stream.Table{{Name: "customers", Topic: customers, Partitioned: true}},
+		Join:   &stream.Join{Table: "customers"},
+		Transform: func(_ context.Context, in *kafkabpl.Record) ([]stream.Output, error) {
 			name, _ := in.Joined()
-			return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: in.Key(), Value: fmt.Sprintf("%v@%v", in.Value(), name)}}}, nil
+			return []stream.Output{{Message: kafkabpl.Message{Key: in.Key(), Value: fmt.Sprintf("%v@%v", in.Value(), name)}}}, nil
 		},
 	}
 	var libs []*kafkabpl.Library
@@ -56,11 +57,11 @@ func testRealPartitionedTable(t *testing.T, servers string) {
 		lib := newRealLib(t)
 		lib.SetLogOutput(logWriter{t})
 		libs = append(libs, lib)
-		ids = append(ids, ok[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": group}, spec)))
+		ids = append(ids, ok[string](t)(stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": group}, spec)))
 	}
 	var held int64
 	for i, lib := range libs {
-		st := waitStreamStatus(t, lib, ids[i], func(st *kafkabpl.StreamStatus) bool {
+		st := waitStreamStatus(t, lib, ids[i], func(st *stream.Status) bool {
 			tb := st.Tables[0]
 			return tb.Ready && tb.Partitions == 1
 		})
@@ -98,10 +99,10 @@ func testRealPartitionedTable(t *testing.T, servers string) {
 	// Both members' counts: inputs processed and dropped, table updates
 	// applied or fetched.
 	var processed, dropped, updates int64
-	waitStreamStatus(t, libs[0], ids[0], func(*kafkabpl.StreamStatus) bool {
+	waitStreamStatus(t, libs[0], ids[0], func(*stream.Status) bool {
 		processed, dropped, updates = 0, 0, 0
 		for i, lib := range libs {
-			st, err := lib.StreamStatus(ctx, ids[i])
+			st, err := stream.Of(lib).Status(ctx, ids[i])
 			if err != nil {
 				return false
 			}

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -49,28 +50,28 @@ func TestRealKafkaStandby(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	count := func(_ context.Context, in *kafkabpl.Record, state any) ([]kafkabpl.StreamOutput, any, error) {
+	count := func(_ context.Context, in *kafkabpl.Record, state any) ([]stream.Output, any, error) {
 		n, _ := state.(int64)
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: in.Key(), Value: n + 1}}}, n + 1, nil
+		return []stream.Output{{Message: kafkabpl.Message{Key: in.Key(), Value: n + 1}}}, n + 1, nil
 	}
 	cfg := map[string]any{"servers": k.servers, "group": "standby-real", "value-serializer": "JSON"}
-	spec := kafkabpl.StreamSpec{From: []string{topic}, To: "standby-out", Update: count, Store: "counts", Standbys: 1}
+	spec := stream.Spec{From: []string{topic}, To: "standby-out", Update: count, Store: "counts", Standbys: 1}
 	libA, libB := kafkabpl.New(), kafkabpl.New()
 	for _, lib := range []*kafkabpl.Library{libA, libB} {
 		lib.SetLogOutput(logWriter{t})
 		defer lib.Close(context.Background())
 	}
 	send(2)
-	a, err := libA.Stream(ctx, cfg, spec)
+	a, err := stream.Of(libA).Start(ctx, cfg, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitStreamStatus(t, libA, a, func(st *kafkabpl.StreamStatus) bool { return st.Processed == 2*keys })
-	b, err := libB.Stream(ctx, cfg, spec)
+	waitStreamStatus(t, libA, a, func(st *stream.Status) bool { return st.Processed == 2*keys })
+	b, err := stream.Of(libB).Start(ctx, cfg, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caughtUp := func(st *kafkabpl.StreamStatus) bool {
+	caughtUp := func(st *stream.Status) bool {
 		ss := st.Store
 		return ss.Partitions == 1 && ss.Restoring == 0 && len(ss.Standbys) == 1 && ss.Standbys[0].Lag == 0 &&
 			ss.Standbys[0].Keys > 0 && len(ss.Placement) == 2
@@ -78,8 +79,8 @@ func TestRealKafkaStandby(t *testing.T) {
 	waitStreamStatus(t, libA, a, caughtUp)
 	waitStreamStatus(t, libB, b, caughtUp)
 	send(1)
-	stB := waitStreamStatus(t, libB, b, func(st *kafkabpl.StreamStatus) bool {
-		sa, err := libA.StreamStatus(ctx, a)
+	stB := waitStreamStatus(t, libB, b, func(st *stream.Status) bool {
+		sa, err := stream.Of(libA).Status(ctx, a)
 		return err == nil && sa.Processed+st.Processed == 3*keys && caughtUp(st)
 	})
 	// Lag 0 is measured against the end the copy's last fetch saw, which
@@ -93,10 +94,10 @@ func TestRealKafkaStandby(t *testing.T) {
 	}
 	copied := stB.Store.Standbys[0].Partition
 	end, _ := ends.Lookup("standby-real-counts-changelog", copied)
-	stB = waitStreamStatus(t, libB, b, func(st *kafkabpl.StreamStatus) bool {
+	stB = waitStreamStatus(t, libB, b, func(st *stream.Status) bool {
 		return len(st.Store.Standbys) == 1 && st.Store.Standbys[0].Partition == copied && st.Store.Standbys[0].Position >= end.Offset
 	})
-	entries, err := libB.StoreStandbyRange(ctx, b, nil, nil)
+	entries, err := stream.Of(libB).StoreStandbyRange(ctx, b, nil, nil)
 	if err != nil || len(entries) == 0 || int64(len(entries)) != stB.Store.Standbys[0].Keys {
 		t.Fatalf("standby range: %d entries (%v), the copy holds %d keys", len(entries), err, stB.Store.Standbys[0].Keys)
 	}
@@ -104,15 +105,15 @@ func TestRealKafkaStandby(t *testing.T) {
 	if _, err := libA.Destroy(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	stB = waitStreamStatus(t, libB, b, func(st *kafkabpl.StreamStatus) bool {
+	stB = waitStreamStatus(t, libB, b, func(st *stream.Status) bool {
 		return st.Store.Partitions == 2 && st.Store.Restoring == 0 && st.Store.Takeovers == 1
 	})
 	if tail := stB.Store.Restored - restored; tail >= int64(len(entries)) {
 		t.Errorf("the takeover restored %d records, more than its copy's %d keys: not the tail only", tail, len(entries))
 	}
 	send(1)
-	waitStreamStatus(t, libB, b, func(st *kafkabpl.StreamStatus) bool { return st.Lag == 0 && st.Store.Keys == keys })
-	got, err := libB.StoreRange(ctx, b, nil, nil)
+	waitStreamStatus(t, libB, b, func(st *stream.Status) bool { return st.Lag == 0 && st.Store.Keys == keys })
+	got, err := stream.Of(libB).StoreRange(ctx, b, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

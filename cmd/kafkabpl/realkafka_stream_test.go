@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -80,11 +81,11 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // waitStreamStatus polls a stream's status until done says so, 60 s at
 // most, and returns it.
-func waitStreamStatus(t *testing.T, lib *kafkabpl.Library, id string, done func(*kafkabpl.StreamStatus) bool) *kafkabpl.StreamStatus {
+func waitStreamStatus(t *testing.T, lib *kafkabpl.Library, id string, done func(*stream.Status) bool) *stream.Status {
 	t.Helper()
 	start := time.Now()
 	for {
-		st, err := lib.StreamStatus(realCtx(t), id)
+		st, err := stream.Of(lib).Status(realCtx(t), id)
 		if err != nil {
 			t.Fatalf("stream status: %v", err)
 		}
@@ -92,7 +93,7 @@ func waitStreamStatus(t *testing.T, lib *kafkabpl.Library, id string, done func(
 			t.Logf("stream status after %v: %+v", time.Since(start).Round(time.Millisecond), *st)
 			return st
 		}
-		if st.State != kafkabpl.StreamRunning || time.Since(start) > testTimeout {
+		if st.State != stream.Running || time.Since(start) > testTimeout {
 			t.Fatalf("stream status after %v: %+v", time.Since(start).Round(time.Millisecond), *st)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -102,8 +103,8 @@ func waitStreamStatus(t *testing.T, lib *kafkabpl.Library, id string, done func(
 // realStreamDouble is the exactly-once transform: a JSON number n becomes
 // 2n, under the input's key; n ending in 7 is dropped; a multiple of 25
 // also goes to the alerts topic, as n, under key "alert".
-func realStreamDouble(alerts string) kafkabpl.Transform {
-	return func(_ context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
+func realStreamDouble(alerts string) stream.Transform {
+	return func(_ context.Context, in *kafkabpl.Record) ([]stream.Output, error) {
 		n, ok := in.Value().(int64)
 		if !ok {
 			return nil, fmt.Errorf("value %v is no integer", in.Value())
@@ -111,9 +112,9 @@ func realStreamDouble(alerts string) kafkabpl.Transform {
 		if n%10 == 7 {
 			return nil, nil
 		}
-		outs := []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: in.Key(), Value: 2 * n}}}
+		outs := []stream.Output{{Message: kafkabpl.Message{Key: in.Key(), Value: 2 * n}}}
 		if n%25 == 0 {
-			outs = append(outs, kafkabpl.StreamOutput{Topic: alerts, Message: kafkabpl.Message{Key: "alert", Value: n}})
+			outs = append(outs, stream.Output{Topic: alerts, Message: kafkabpl.Message{Key: "alert", Value: n}})
 		}
 		return outs, nil
 	}
@@ -154,9 +155,9 @@ func testRealStreamExactlyOnce(t *testing.T, servers string) {
 	lib := newRealLib(t)
 	lib.SetLogOutput(logWriter{t})
 	config := map[string]any{"servers": servers, "group": group, "value-deserializer": "JSON", "value-serializer": "JSON", "max-poll-records": 50}
-	spec := kafkabpl.StreamSpec{From: []string{in}, To: out, Transform: realStreamDouble(alerts), OnError: kafkabpl.DeadLetterOnError}
-	id := ok[string](t)(lib.Stream(ctx, config, spec))
-	st := waitStreamStatus(t, lib, id, func(st *kafkabpl.StreamStatus) bool { return st.Processed == 301 && st.Lag == 0 })
+	spec := stream.Spec{From: []string{in}, To: out, Transform: realStreamDouble(alerts), OnError: stream.DeadLetterOnError}
+	id := ok[string](t)(stream.Of(lib).Start(ctx, config, spec))
+	st := waitStreamStatus(t, lib, id, func(st *stream.Status) bool { return st.Processed == 301 && st.Lag == 0 })
 	// Dropped: 7, 17, ..., 297. Produced: the other 270, and the 12
 	// multiples of 25 to alerts.
 	if st.Produced != 282 || st.Dropped != 30 || st.DeadLettered != 1 || st.Skipped != 0 || st.Transactions < 1 || st.Aborted != 0 {
@@ -207,8 +208,8 @@ func testRealStreamExactlyOnce(t *testing.T, servers string) {
 	if err := prod.ProduceSync(ctx, numbers(in, 300, 330)...).FirstErr(); err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	id = ok[string](t)(lib.Stream(ctx, config, spec))
-	st = waitStreamStatus(t, lib, id, func(st *kafkabpl.StreamStatus) bool { return st.Processed >= 30 && st.Lag == 0 })
+	id = ok[string](t)(stream.Of(lib).Start(ctx, config, spec))
+	st = waitStreamStatus(t, lib, id, func(st *stream.Status) bool { return st.Processed >= 30 && st.Lag == 0 })
 	// 27 outputs (307, 317, 327 dropped), and alerts for 300 and 325.
 	if st.Processed != 30 || st.Produced != 29 || st.Dropped != 3 || st.DeadLettered != 0 {
 		t.Errorf("restarted stream's status: %+v, want processed 30, produced 29, dropped 3", *st)
@@ -269,12 +270,12 @@ func testRealStreamAtLeastOnce(t *testing.T, servers string) {
 	}
 	lib := newRealLib(t)
 	lib.SetLogOutput(logWriter{t})
-	identity := func(_ context.Context, in *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: in.Key(), Value: in.Value()}}}, nil
+	identity := func(_ context.Context, in *kafkabpl.Record) ([]stream.Output, error) {
+		return []stream.Output{{Message: kafkabpl.Message{Key: in.Key(), Value: in.Value()}}}, nil
 	}
-	id := ok[string](t)(lib.Stream(ctx, map[string]any{"servers": servers, "group": group, "max-poll-records": 30},
-		kafkabpl.StreamSpec{From: []string{in}, To: out, Transform: identity, Guarantee: kafkabpl.AtLeastOnce}))
-	st := waitStreamStatus(t, lib, id, func(st *kafkabpl.StreamStatus) bool { return st.Processed == 200 && st.Lag == 0 })
+	id := ok[string](t)(stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": group, "max-poll-records": 30},
+		stream.Spec{From: []string{in}, To: out, Transform: identity, Guarantee: stream.AtLeastOnce}))
+	st := waitStreamStatus(t, lib, id, func(st *stream.Status) bool { return st.Processed == 200 && st.Lag == 0 })
 	if st.Produced != 200 || st.Dropped != 0 || st.Transactions < 1 || st.Aborted != 0 || st.LastError != nil {
 		t.Errorf("status: %+v, want produced 200, 1 commit or more, none aborted, no error", *st)
 	}
@@ -305,7 +306,7 @@ func testRealStreamAtLeastOnce(t *testing.T, servers string) {
 	if ok, err := lib.Destroy(ctx, id); !ok || err != nil {
 		t.Errorf("destroy: %v %v", ok, err)
 	}
-	if errs := lib.FailedStreams(); len(errs) > 0 {
+	if errs := stream.Of(lib).Failed(); len(errs) > 0 {
 		t.Errorf("failed streams: %v", errors.Join(errs...))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/functions"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -121,11 +122,11 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	// What the script started goes on after its last expression, until
 	// it ends or the user stops the command: its streams, executors and
 	// timer tasks.
-	if runErr == nil && (in.Busy() > 0 || lib.RunningStreams() > 0) {
+	if runErr == nil && (in.Busy() > 0 || stream.Of(lib).Running() > 0) {
 		fmt.Fprintf(stderr, "%s: the script's streams, executors and timer tasks run on; Ctrl-C stops them\n", name)
 		waitStarted(ctx, in, lib)
 	}
-	failed := lib.FailedStreams()
+	failed := stream.Of(lib).Failed()
 	in.Close()
 	// Destroying what the script left delivers what its producers buffered
 	// and commits what its consumers polled.
@@ -169,7 +170,7 @@ func registryURL(c *embedded.Cluster, getenv func(string) string) string {
 func waitStarted(ctx context.Context, in *bpl.Interp, lib *kafkabpl.Library) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for in.Busy() > 0 || lib.RunningStreams() > 0 {
+	for in.Busy() > 0 || stream.Of(lib).Running() > 0 {
 		select {
 		case <-ctx.Done():
 			return

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/stream"
 )
 
 // TestSoak creates and destroys producers, consumers and streams in a
@@ -93,8 +94,8 @@ func TestSoak(t *testing.T) {
 		}
 	}()
 
-	upcase := func(_ context.Context, r *kafkabpl.Record) ([]kafkabpl.StreamOutput, error) {
-		return []kafkabpl.StreamOutput{{Message: kafkabpl.Message{Key: r.Key(), Value: strings.ToUpper(string(r.ValueBytes()))}}}, nil
+	upcase := func(_ context.Context, r *kafkabpl.Record) ([]stream.Output, error) {
+		return []stream.Output{{Message: kafkabpl.Message{Key: r.Key(), Value: strings.ToUpper(string(r.ValueBytes()))}}}, nil
 	}
 	// cycle creates and destroys the i-th handle: a producer that sends
 	// one record, a consumer that polls once, or a stream.
@@ -112,8 +113,8 @@ func TestSoak(t *testing.T) {
 				_, err = lib.Poll(ctx, id, 100*time.Millisecond)
 			}
 		case 2:
-			if id, err = lib.Stream(ctx, map[string]any{"servers": servers, "group": "soak-stream"},
-				kafkabpl.StreamSpec{From: []string{"soak-in"}, To: "soak-out", Transform: upcase}); err == nil {
+			if id, err = stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": "soak-stream"},
+				stream.Spec{From: []string{"soak-in"}, To: "soak-out", Transform: upcase}); err == nil {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}

@@ -1,6 +1,8 @@
-// Package testkit is what the tests of package kafkabpl and package
-// functions share: an embedded cluster per test, contexts and waits
-// bounded well inside the test binary's timeout, and the loopback guard.
+// Package testkit is what the tests of the module's packages share
+// (package kafkabpl's, stream's and functions'): an embedded cluster per
+// test, contexts and waits bounded well inside the test binary's timeout,
+// fakes of failures (a flaky schema registry, refused produces), and the
+// loopback guard.
 //
 // Importing it guards the test binary: its init sets [testdial.Dial] to a
 // dialer that refuses any address outside 127.0.0.0/8 (and localhost), so

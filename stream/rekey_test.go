@@ -1,0 +1,62 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/embedded"
+)
+
+// TestStreamRekey counts readings per site, re-keyed from their device:
+// the repartition topic is created with the input's partition count, the
+// counts are exact, and a stream started again goes on from the
+// changelog.
+func TestStreamRekey(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("readings"), embedded.Partitions(3)).Servers()
+	lib := streamLib(t)
+	site := map[string]string{"d1": "north", "d2": "north", "d3": "south", "d4": "north", "d5": "south"}
+	cfg := map[string]any{"servers": servers, "group": "sites", "max-poll-records": 4}
+	spec := Spec{From: []string{"readings"}, To: "counts", Store: "per-site", Update: countUpdate,
+		Rekey: func(_ context.Context, in *kafkabpl.Record) (any, error) {
+			if s, ok := site[in.Key().(string)]; ok {
+				return s, nil
+			}
+			return nil, errors.New("unknown device")
+		}}
+	sendValues(t, lib, servers, "readings", keyed("d1", "d2", "d3", "d4", "d5", "d1")...)
+	id := must[string](t)(Of(lib).Start(testCtx(t), cfg, spec))
+	if got := lastPerKey(readAll(t, lib, servers, 6, "counts")); got != "north=4 south=2" {
+		t.Errorf("counts %s", got)
+	}
+	st := waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 12 && st.InputLag["readings"] == 0 })
+	if _, ok := st.InputLag["sites-per-site-repartition"]; !ok || len(st.InputLag) != 2 {
+		t.Errorf("input lag %v, want the input's and the repartition topic's", st.InputLag)
+	}
+	if st.Store.Repartition != "sites-per-site-repartition" || st.Store.Repartitioned != 6 || st.Produced != 6 || st.Store.Keys != 2 {
+		t.Errorf("status %+v, store %+v", st, st.Store)
+	}
+	infos := must[[]kafkabpl.TopicInfo](t)(lib.DescribeTopics(testCtx(t), servers, "sites-per-site-repartition"))
+	if len(infos) != 1 || len(infos[0].Partitions) != 3 {
+		t.Errorf("repartition topic %+v, want 3 partitions", infos)
+	}
+	lib.Destroy(testCtx(t), id)
+
+	sendValues(t, lib, servers, "readings", keyed("d3", "d9")...) // d9: unknown, skipped
+	spec.OnError = SkipOnError
+	id = must[string](t)(Of(lib).Start(testCtx(t), cfg, spec))
+	if got := lastPerKey(readAll(t, lib, servers, 7, "counts")); got != "north=4 south=3" {
+		t.Errorf("after a restart: %s", got)
+	}
+	st = waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 3 })
+	if st.Skipped != 1 || !strings.Contains(st.LastError.Error(), "unknown device") {
+		t.Errorf("status after a restart %+v", st)
+	}
+	lib.Destroy(testCtx(t), id)
+	if _, err := Of(lib).Start(testCtx(t), cfg, Spec{From: []string{"readings"}, To: "x", Transform: poisonTransform, Rekey: spec.Rekey}); !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(err.Error(), `"rekey": a new key is a stateful stream's`) {
+		t.Errorf("rekey in a stateless stream: %v", err)
+	}
+}
