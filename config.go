@@ -55,7 +55,8 @@ type config struct {
 
 	// stream
 	transactionTimeout time.Duration
-	queryEndpoint      string // a stateful stream's, advertised in its group membership (stream_owner.go)
+	queryEndpoint      string // a stateful stream's, advertised in its group membership (package stream)
+	stateDir           string // a stateful stream's state on disk, under it; "": in memory
 
 	// every kind
 	given           map[string]bool // the keys the user gave, by canonical name
@@ -286,6 +287,10 @@ var configKeys = []configKey{
 		if err == nil {
 			err = CheckQueryEndpoint(c.queryEndpoint)
 		}
+		return err
+	}},
+	{"state-dir", []string{"state.dir"}, func(c *config, r valueReader) (err error) {
+		c.stateDir, err = r.nonEmptyString()
 		return err
 	}},
 	{"request-timeout", []string{"request.timeout.ms"}, func(c *config, r valueReader) (err error) {

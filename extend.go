@@ -98,6 +98,12 @@ func CheckQueryEndpoint(endpoint string) error {
 	return nil
 }
 
+// StateDir is the config's "state-dir" ("" when not given).
+func (c *ClientConfig) StateDir() string { return c.c.stateDir }
+
+// SetStateDir replaces the config's "state-dir".
+func (c *ClientConfig) SetStateDir(dir string) { c.c.stateDir = dir }
+
 // StartEarliest makes a group with no committed offset start at the
 // earliest, unless the config gave "auto-offset-reset".
 func (c *ClientConfig) StartEarliest() {

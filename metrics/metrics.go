@@ -66,6 +66,9 @@
 //	_reinits_total, _late_total (windowed), _restored_total (changelog records)
 //	kafkabpl_stream_lag{stream}                    gauge: the group's lag on the inputs
 //	kafkabpl_stream_store_keys{stream}, _store_windows, _store_bytes, _store_restoring (partitions)
+//	kafkabpl_stream_store_disk_bytes{stream}       gauge: what a store on disk (config "state-dir") takes there
+//	kafkabpl_stream_restore_records{stream,partition}  gauge: changelog records the partition's last restore applied
+//	kafkabpl_stream_restore_seconds{stream,partition}  gauge: how long it took
 //
 // A brain4it server's modules (package server, `kafkabpl serve`), which
 // Metrics is told of as server.Config's Observer, labelled by module
@@ -88,6 +91,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 	"weak"
@@ -336,6 +340,9 @@ var (
 	descStandbys     = streamDesc("store_standbys", "Standby copies the stream keeps of store partitions other members hold.")
 	descStandbyLag   = streamDesc("store_standby_lag", "Changelog offsets the stream's standby copies have not applied yet, summed.")
 	descTakeovers    = streamDesc("takeovers_total", "Restores that went on from a standby copy's position.")
+	descDiskBytes    = streamDesc("store_disk_bytes", "What the stream's store on disk takes there, in bytes.")
+	descRestoreRecs  = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "restore_records"), "Changelog records the partition's last restore applied.", []string{"stream", "partition"}, nil)
+	descRestoreSecs  = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "restore_seconds"), "How long the partition's last restore took.", []string{"stream", "partition"}, nil)
 	descTableKeys    = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "table_keys"), "Keys a table of the stream holds.", []string{"stream", "table"}, nil)
 	descTableUpdates = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "table_updates_total"), "Records a table of the stream applied.", []string{"stream", "table"}, nil)
 )
@@ -343,7 +350,8 @@ var (
 func (c *streamCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRunning, descProcessed, descProduced, descDropped, descSkipped, descDeadLettered,
 		descTransactions, descAborted, descReinits, descLag, descLate, descRestored, descKeys, descWindows, descBytes, descRestoring,
-		descTimers, descFired, descStandbys, descStandbyLag, descTakeovers, descTableKeys, descTableUpdates} {
+		descTimers, descFired, descStandbys, descStandbyLag, descTakeovers, descDiskBytes, descRestoreRecs, descRestoreSecs,
+		descTableKeys, descTableUpdates} {
 		ch <- d
 	}
 }
@@ -394,6 +402,14 @@ func (c *streamCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 			emit(descRestoring, prometheus.GaugeValue, int64(s.Restoring))
 			emit(descTimers, prometheus.GaugeValue, s.Timers)
 			emit(descFired, prometheus.CounterValue, s.Fired)
+			if s.Disk != "" {
+				emit(descDiskBytes, prometheus.GaugeValue, s.DiskBytes)
+			}
+			for _, r := range s.Restores { // a store's partitions: a bounded label
+				p := strconv.Itoa(int(r.Partition))
+				ch <- prometheus.MustNewConstMetric(descRestoreRecs, prometheus.GaugeValue, float64(r.Records), id, p)
+				ch <- prometheus.MustNewConstMetric(descRestoreSecs, prometheus.GaugeValue, r.Took.Seconds(), id, p)
+			}
 			if s.StandbysWanted > 0 {
 				lag := int64(0)
 				for _, sb := range s.Standbys {

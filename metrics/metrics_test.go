@@ -215,3 +215,36 @@ func TestStreamTimersAndTables(t *testing.T) {
 		t.Errorf("timers held %v (%v), want 0 once both silences were called", timers, ok)
 	}
 }
+
+// TestStreamOnDiskMetrics checks a store on disk's metrics: the bytes its
+// directory takes, and each partition's last restore.
+func TestStreamOnDiskMetrics(t *testing.T) {
+	servers := testkit.NewCluster(t, embedded.Topics("in"), embedded.Partitions(2)).Servers()
+	lib, _, url := registered(t)
+	ctx := testkit.Ctx(t)
+	id := testkit.Must[string](t)(stream.Of(lib).Start(ctx, map[string]any{"servers": servers, "group": "ondisk", "state-dir": t.TempDir()}, stream.Spec{
+		From: []string{"in"}, To: "out", Store: "last",
+		Update: func(_ context.Context, r *kafkabpl.Record, _ any) ([]stream.Output, any, error) {
+			return nil, r.Value(), nil
+		},
+	}))
+	p := testkit.Must[string](t)(lib.Create(ctx, kafkabpl.Producer, servers))
+	testkit.Must[int](t)(lib.Send(ctx, p, []string{"in"}, []kafkabpl.Message{{Key: "d1", Value: "20"}, {Key: "d2", Value: "21"}}))
+	stream := "stream=" + id
+	testkit.WaitFor(t, "both inputs processed", func() bool {
+		n, _ := value(scrape(t, url), "kafkabpl_stream_processed_total", stream)
+		return n == 2
+	})
+	got := scrape(t, url)
+	if b, ok := value(got, "kafkabpl_stream_store_disk_bytes", stream); !ok || b <= 0 {
+		t.Errorf("disk bytes %v (%v), want some", b, ok)
+	}
+	for _, part := range []string{"partition=0", "partition=1"} {
+		if n, ok := value(got, "kafkabpl_stream_restore_records", stream, part); !ok || n != 0 {
+			t.Errorf("%s: last restore applied %v records (%v), want 0 of an empty changelog", part, n, ok)
+		}
+		if _, ok := value(got, "kafkabpl_stream_restore_seconds", stream, part); !ok {
+			t.Errorf("%s: no restore time", part)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/bpl"
 	"github.com/brain4it/kafkabpl/functions"
+	"github.com/brain4it/kafkabpl/stream"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -78,6 +80,9 @@ func (m *Module) runtime() (*bpl.Interp, *kafkabpl.Library) {
 // newLibrary makes a kafkabpl.Library and defines its functions in in.
 func (m *Module) newLibrary(in *bpl.Interp) *kafkabpl.Library {
 	lib := kafkabpl.New()
+	if dir := m.srv.cfg.StateDir; dir != "" {
+		stream.Of(lib).SetStateDir(filepath.Join(dir, m.name)) // a module's name is letters, digits and _
+	}
 	lib.SetLogOutput(m.srv.logWriter(m.name))
 	if m.srv.cfg.OnLibrary != nil {
 		m.srv.cfg.OnLibrary(m.name, lib)

@@ -56,6 +56,11 @@ type Config struct {
 	// PingInterval is how long a monitor stream stays silent before a
 	// ping (an empty line); 0 means DefaultPingInterval (30 s).
 	PingInterval time.Duration
+	// StateDir, when set, keeps the modules' stateful streams' state on
+	// disk, each module's under StateDir/MODULE (see package stream's
+	// Runtime.SetStateDir); "" keeps it in memory.
+	StateDir string
+
 	// OnLibrary, when set, is called with each kafkabpl.Library the
 	// server makes for a module, before the module's code runs (when the
 	// module is made or loaded, and when its scope is replaced): how

@@ -255,3 +255,44 @@ func (e *streamInputError) Error() string {
 }
 
 func (e *streamInputError) Unwrap() error { return e.err }
+
+// A stream's batch, when its config gives no "max-poll-records", adapts
+// to its transform's speed: it starts at a consumer's 500 inputs, doubles
+// after a full batch that took less than batchQuick, up to batchMost, and
+// halves after one that took more than batchSlow, down to 1. A batch is
+// one transaction, whose round trips (AddOffsetsToTxn, TxnOffsetCommit,
+// EndTxn) a fixed 500 paid every 500 inputs: a re-keyed count, whose
+// every input is read twice, took 2 to 4 times as long as a kgo loop
+// polling whatever was fetched, and was faster than it at 5,000
+// (bench/clients, the re-keyed table). A slow transform (a call out per
+// input, say) keeps its batches, and so its transactions, short, well
+// inside "transaction-timeout". A batch is only what has been fetched, so
+// a slow input still gets small batches, soon.
+const (
+	batchFirst = 500
+	batchMost  = 10000
+	batchQuick = 250 * time.Millisecond
+	batchSlow  = time.Second
+)
+
+// batchSize is how many inputs the next batch takes at most.
+func (s *stream) batchSize() int {
+	if s.cfg.Given("max-poll-records") {
+		return s.cfg.MaxPollRecords()
+	}
+	if s.batch == 0 {
+		s.batch = batchFirst
+	}
+	return s.batch
+}
+
+// batchTook adapts the batch size (see batchFirst) to a batch of n
+// inputs, of the size asked, that took d from its poll to its commit.
+func (s *stream) batchTook(n int, d time.Duration) {
+	switch {
+	case d > batchSlow:
+		s.batch = max(1, s.batch/2)
+	case n >= s.batch && d < batchQuick:
+		s.batch = min(batchMost, 2*s.batch)
+	}
+}

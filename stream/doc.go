@@ -51,7 +51,7 @@
 // stream time passes its last input by more than the gap plus the grace (an
 // input exactly the gap after it still joins it). An input whose windows
 // have all closed is late. The store is held in memory per input partition
-// and in the compacted topic "<group>-<store>-changelog" (created with the
+// (or on disk: see below) and in the compacted topic "<group>-<store>-changelog" (created with the
 // input's partition count, or checked against it), written in the
 // transaction of the outputs and the input offsets; when a process is
 // assigned a partition, it restores the partition's state from the
@@ -86,6 +86,24 @@
 // HTTP). A key of a partition being restored, or of a group that is
 // rebalancing, gives [kafkabpl.ErrNotReady]; one held where it cannot be asked,
 // [kafkabpl.ErrNotHeld].
+//
+// # State on disk
+//
+// A per-key store whose config gives "state-dir" (or whose [Runtime] has
+// one: [Runtime.SetStateDir]) keeps its state on local disk, under
+// "<state-dir>/<group>/<store>", in a pebble database: per partition, the
+// committed state and the changelog position it reflects, written in one
+// atomic batch once the batch's Kafka transaction committed. An aborted
+// batch never reaches the disk, so the disk holds committed state after
+// any crash, and a partition's restore reads only the changelog after
+// that position (none of it after a clean stop). Memory holds the batch
+// in hand's keys only. A directory that is missing, cannot be read, holds
+// another store's state, or is ahead of its changelog is rebuilt from the
+// changelog, and the library's log says why. One process at a time holds
+// a directory ([Runtime.Start] fails naming the holder). A windowed store
+// and a store with standbys are kept in memory: "state-dir" in their
+// config is an [kafkabpl.ErrInvalidConfig]. [StoreStatus] shows the
+// directory, its size and each partition's last restore.
 //
 // # Timers
 //

@@ -27,7 +27,10 @@ func BenchmarkIntervalJoinTransform(b *testing.B) {
 			spec := Spec{From: []string{"left", "right"}, To: "out", Store: "s",
 				Interval: &IntervalJoin{Before: span / 2, After: span / 2, Joiner: noop}}
 			cfg := testConfig(b, map[string]any{"servers": "127.0.0.1:1", "group": "g"})
-			st := newStore(cfg, &spec)
+			st, err := newStore(cfg, &spec, func(string) {})
+			if err != nil {
+				b.Fatal(err)
+			}
 			p := st.newPart(0, 1)
 			st.state.Adopt(p.state, time.Now())
 			if err := st.interval.rebuild(st.state, 0); err != nil {

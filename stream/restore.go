@@ -230,7 +230,7 @@ func (s *stream) startRestore(ctx context.Context, p *storePart) {
 	st.restores.Go(func() {
 		defer cancel()
 		start := time.Now()
-		n, err := s.restore(rctx, cl, p)
+		n, tail, err := s.restore(rctx, cl, p)
 		if rctx.Err() != nil {
 			return // revoked, or the stream stops: syncStore forgets it
 		}
@@ -242,8 +242,14 @@ func (s *stream) startRestore(ctx context.Context, p *storePart) {
 		st.wakeLocked()
 		st.mu.Unlock()
 		if err == nil {
+			took := time.Since(start)
 			st.restored.Add(n)
-			s.log(fmt.Sprintf("stream %s: store %q partition %d restored: %d changelog records, %d keys, in %v", s.h.ID(), st.name, p.id, n, p.state.Counts().Keys, time.Since(start).Round(time.Millisecond)))
+			st.noteRestore(RestoreStatus{Partition: p.id, Records: n, Took: took, Tail: tail})
+			var from string
+			if tail {
+				from = ", from the state on disk's position"
+			}
+			s.log(fmt.Sprintf("stream %s: store %q partition %d restored: %d changelog records, %d keys, in %v%s", s.h.ID(), st.name, p.id, n, p.state.Counts().Keys, took.Round(time.Millisecond), from))
 		}
 	})
 }
@@ -355,7 +361,7 @@ var decompressor = kgo.DefaultDecompressor()
 // then known. It reads read_committed from the start up to that end, and
 // is done on position, not on seeing a last record: transaction markers
 // and compaction leave offsets without a record.
-func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (int64, error) {
+func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (n int64, tail bool, err error) {
 	st := s.store
 	adm := kadm.NewClient(cl)
 	wait := retryWait()
@@ -366,36 +372,40 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (int
 			break
 		}
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return 0, false, ctx.Err()
 		}
 		if !errors.Is(err, errOpenTransaction) && !kerr.IsRetriable(err) {
-			return 0, err
+			return 0, false, err
 		}
 		if err := wait(ctx); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	select { // a share of the memory restores may take (restoreReads)
 	case st.reads <- struct{}{}:
 		defer func() { <-st.reads }()
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return 0, false, ctx.Err()
 	}
-	// A standby copy of the partition goes on from where it is: only the
-	// changelog's tail is read (see stream_standby.go).
+	// A standby copy of the partition goes on from where it is, and so
+	// does a state on disk: only the changelog's tail is read (see
+	// standby.go and disk.go).
 	start = s.resumeStandby(p, start, end)
+	if start, tail, err = s.diskStart(p, start, end); err != nil {
+		return 0, false, err
+	}
 	st.mu.Lock()
 	p.read, p.total = 0, end-start
 	st.mu.Unlock()
 	st.state.Grow(p.state, end-start) // the changelog's offsets bound its keys
-	var n int64
-	err := readRange(ctx, cl, adm, st.topic, p.id, start, end, wait, func(recs []*kgo.Record) error {
+	err = readRange(ctx, cl, adm, st.topic, p.id, start, end, wait, func(recs []*kgo.Record) error {
 		// Applied in chunks: the part's lock (status reads the counts)
 		// is taken per chunk of records, not per record: a million
 		// records paid a lock and an unlock each.
 		for len(recs) > 0 {
 			chunk := recs[:min(len(recs), applyChunk)]
 			recs = recs[len(chunk):]
+			st.state.SetPosition(p.state, chunk[len(chunk)-1].Offset+1) // kept on disk with the chunk
 			k, err := st.state.Apply(p.state, changelogRecords(chunk))
 			n += int64(k)
 			if err != nil {
@@ -408,7 +418,13 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (int
 		p.read = off - start
 		st.mu.Unlock()
 	})
-	return n, err
+	if err == nil && st.disk != nil { // the end: past the last record, its transaction's marker
+		st.state.SetPosition(p.state, end)
+		if _, err = st.state.Apply(p.state, changelogRecords(nil)); err == nil {
+			err = st.state.Sync()
+		}
+	}
+	return n, tail, err
 }
 
 // readRange reads partition of topic from start up to end, read_committed,

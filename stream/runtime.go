@@ -17,6 +17,7 @@ type Runtime struct {
 	lib       *kafkabpl.Library
 	endpoint  atomic.Pointer[string]         // the streams' default query endpoint; nil: none
 	forwarder atomic.Pointer[StoreForwarder] // nil: store queries are not forwarded
+	stateDir  atomic.Pointer[string]         // the streams' default "state-dir"; nil: none
 }
 
 // runtimeKey is the key of a Library's Runtime (see Of).

@@ -1,9 +1,11 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +63,11 @@ type StoreStatus struct {
 	Takeovers      int64            // restores that went on from a standby copy's position rather than the changelog's start, since the stream started
 	Standbys       []StandbyStatus  // the standby copies this process keeps, by partition
 	Placement      []StorePlacement // each partition's owner and standbys, from the group's last description; nil under the "consumer" group protocol
+
+	// On disk (config "state-dir"; all zero in memory).
+	Disk      string          // the store's directory, "<state-dir>/<group>/<store>"; "": in memory
+	DiskBytes int64           // what its files take on disk
+	Restores  []RestoreStatus // each partition's last restore, since the stream started, by partition
 }
 
 // kafkaStore is a stateful stream's store as Kafka sees it: its state,
@@ -92,6 +99,10 @@ type kafkaStore struct {
 
 	late, restored, repartitioned atomic.Int64
 	interval                      *intervals // an interval join's expiry index; nil: none
+
+	disk         *store.Disk             // the state's directory; nil: in memory (see disk.go)
+	logged       []*kgo.Record           // the batch's changelog records, for the positions on disk (run goroutine only)
+	lastRestores map[int32]RestoreStatus // under mu
 }
 
 // storePart is an input partition of the store: its state, and how it
@@ -113,27 +124,42 @@ func (st *kafkaStore) newPart(id int32, gen uint64) *storePart {
 	return &storePart{id: id, gen: gen, state: st.state.NewPart(id)}
 }
 
-func newStore(cfg *kafkabpl.ClientConfig, spec *Spec) *kafkaStore {
+// newStore makes a stateful stream's store, on disk when the config's
+// "state-dir" says so (see disk.go).
+func newStore(cfg *kafkabpl.ClientConfig, spec *Spec, log func(string)) (*kafkaStore, error) {
 	st := &kafkaStore{
 		name: spec.Store, topic: cfg.Group() + "-" + spec.Store + "-changelog", inputs: spec.stateInputs(cfg), rekeys: spec.Rekey != nil, timed: spec.OnTimer != nil,
 		win: spec.Window, cfg: cfg, parts: map[int32]*storePart{}, restoring: map[int32]*storePart{}, assigned: map[int32]uint64{},
 		reads: make(chan struct{}, restoreReads), interval: newIntervals(spec, cfg),
 	}
-	st.state = store.New(store.Config{Windows: spec.Window.spec()})
+	var err error
+	if st.disk, err = openDisk(cfg, st, log); err != nil {
+		return nil, err
+	}
+	st.state = store.New(store.Config{Windows: spec.Window.spec(), Disk: st.disk})
 	st.standby = newStandbys(spec.Standbys)
-	return st
+	return st, nil
 }
 
-// commit makes the batch's changes the committed state (no store: none).
-func (st *kafkaStore) commit() {
-	if st != nil {
-		st.state.Commit()
+// commit makes the batch's changes the committed state (no store: none);
+// a store on disk writes them there, at the positions its changelog
+// records reached, and fails when it cannot.
+func (st *kafkaStore) commit() error {
+	if st == nil {
+		return nil
 	}
+	st.positions()
+	if err := st.state.Commit(); err != nil {
+		return fmt.Errorf("store %q: write its state to %s: %w", st.name, st.disk.Dir(), err)
+	}
+	return nil
 }
 
 // abort puts back what the batch changed (no store: nothing).
 func (st *kafkaStore) abort() {
 	if st != nil {
+		clear(st.logged)
+		st.logged = st.logged[:0]
 		st.state.Abort()
 	}
 }
@@ -177,7 +203,9 @@ func (s *stream) endBatch(b *batchCounts, write func(*kgo.Record), flush func() 
 		}
 	}
 	st.state.Changelog(func(partition int32, key, value []byte) {
-		write(&kgo.Record{Topic: st.topic, Partition: partition, Key: key, Value: value})
+		r := &kgo.Record{Topic: st.topic, Partition: partition, Key: key, Value: value}
+		st.logChangelog(r)
+		write(r)
 	})
 	return nil
 }
@@ -218,6 +246,13 @@ func (st *kafkaStore) status() *StoreStatus {
 	ss.Restoring = len(st.restoring)
 	ss.Partitions = len(st.parts) + ss.Restoring
 	st.standby.status(ss)
+	for _, r := range st.lastRestores {
+		ss.Restores = append(ss.Restores, r)
+	}
+	slices.SortFunc(ss.Restores, func(a, b RestoreStatus) int { return cmp.Compare(a.Partition, b.Partition) })
+	if st.disk != nil {
+		ss.Disk, ss.DiskBytes = st.disk.Dir(), st.disk.Size()
+	}
 	return ss
 }
 
@@ -234,6 +269,22 @@ func (ss *StoreStatus) List() *value.List {
 	l.AppendNamed("restore-read", ss.RestoreRead)
 	l.AppendNamed("restore-total", ss.RestoreTotal)
 	l.AppendNamed("restored", ss.Restored)
+	if ss.Disk != "" {
+		l.AppendNamed("disk", ss.Disk)
+		l.AppendNamed("disk-bytes", ss.DiskBytes)
+	}
+	if len(ss.Restores) > 0 {
+		rs := &value.List{}
+		for _, r := range ss.Restores {
+			rl := &value.List{}
+			rl.AppendNamed("partition", int64(r.Partition))
+			rl.AppendNamed("records", r.Records)
+			rl.AppendNamed("ms", r.Took.Milliseconds())
+			rl.AppendNamed("tail", r.Tail)
+			rs.Append(rl)
+		}
+		l.AppendNamed("restores", rs)
+	}
 	l.AppendNamed("late", ss.Late)
 	if ss.Repartition != "" {
 		l.AppendNamed("repartition", ss.Repartition)

@@ -177,7 +177,7 @@ func TestStreamRestoreFails(t *testing.T) {
 // 4.4 by TestRealKafkaStreamState's repeated kills).
 func TestStoreRevokedBeforeRestore(t *testing.T) {
 	cfg := testConfig(t, map[string]any{"servers": "127.0.0.1:1", "group": "g"})
-	st := newStore(cfg, &Spec{From: []string{"in"}, To: "out", Store: "s", Update: countUpdate})
+	st := must[*kafkaStore](t)(newStore(cfg, &Spec{From: []string{"in"}, To: "out", Store: "s", Update: countUpdate}, func(string) {}))
 	ctx := context.Background()
 	st.assign(ctx, nil, map[string][]int32{"in": {0, 1}})
 	for id, gen := range st.assigned {

@@ -168,47 +168,6 @@ const (
 	Failed  State = "failed"  // stopped by an error: see LastError
 )
 
-// A stream's batch, when its config gives no "max-poll-records", adapts
-// to its transform's speed: it starts at a consumer's 500 inputs, doubles
-// after a full batch that took less than batchQuick, up to batchMost, and
-// halves after one that took more than batchSlow, down to 1. A batch is
-// one transaction, whose round trips (AddOffsetsToTxn, TxnOffsetCommit,
-// EndTxn) a fixed 500 paid every 500 inputs: a re-keyed count, whose
-// every input is read twice, took 2 to 4 times as long as a kgo loop
-// polling whatever was fetched, and was faster than it at 5,000
-// (bench/clients, the re-keyed table). A slow transform (a call out per
-// input, say) keeps its batches, and so its transactions, short, well
-// inside "transaction-timeout". A batch is only what has been fetched, so
-// a slow input still gets small batches, soon.
-const (
-	batchFirst = 500
-	batchMost  = 10000
-	batchQuick = 250 * time.Millisecond
-	batchSlow  = time.Second
-)
-
-// batchSize is how many inputs the next batch takes at most.
-func (s *stream) batchSize() int {
-	if s.cfg.Given("max-poll-records") {
-		return s.cfg.MaxPollRecords()
-	}
-	if s.batch == 0 {
-		s.batch = batchFirst
-	}
-	return s.batch
-}
-
-// batchTook adapts the batch size (see batchFirst) to a batch of n
-// inputs, of the size asked, that took d from its poll to its commit.
-func (s *stream) batchTook(n int, d time.Duration) {
-	switch {
-	case d > batchSlow:
-		s.batch = max(1, s.batch/2)
-	case n >= s.batch && d < batchQuick:
-		s.batch = min(batchMost, 2*s.batch)
-	}
-}
-
 // stream is a running stream: its client and the goroutine that runs it.
 type stream struct {
 	h    *kafkabpl.Handle
@@ -311,6 +270,9 @@ func (rt *Runtime) Start(ctx context.Context, config any, spec Spec) (string, er
 	if err := rt.queryEndpoint(cfg, &spec); err != nil {
 		return "", kafkabpl.NewError(fn, err)
 	}
+	if err := rt.settleStateDir(cfg, &spec, func(msg string) { rt.lib.Log(fn, msg) }); err != nil {
+		return "", kafkabpl.NewError(fn, err)
+	}
 	if spec.Guarantee == ExactlyOnce && !cfg.Transactional() {
 		return "", kafkabpl.NewError(fn, kafkabpl.Errorf(kafkabpl.ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
 	}
@@ -393,7 +355,12 @@ func newStream(h *kafkabpl.Handle, spec Spec, log func(string)) (*stream, error)
 	}
 	var assigned, revoked rebalanceFn // a stateful stream's store keeps what is assigned
 	if spec.Transform == nil {
-		s.store = newStore(cfg, &spec)
+		var err error
+		if s.store, err = newStore(cfg, &spec, log); err != nil {
+			s.stopPoll()
+			s.cancelWork()
+			return nil, err
+		}
 		assigned, revoked = s.store.assign, s.store.revoked
 		var bals []kgo.GroupBalancer // nil: the config's
 		switch {
@@ -452,6 +419,7 @@ func newStream(h *kafkabpl.Handle, spec Spec, log func(string)) (*stream, error)
 		s.stopPoll()
 		s.cancelWork()
 		stop()
+		s.store.closeDisk()
 		return nil, kafkabpl.Wrapf(kafkabpl.ErrInvalidConfig, err, "config")
 	}
 	h.SetClient(s.cl, stop)
@@ -561,7 +529,9 @@ func (s *stream) transact(recs []*kgo.Record) error {
 	switch {
 	case committed:
 		s.add(b)
-		s.store.commit()
+		if err := s.store.commit(); err != nil {
+			return err // the changelog holds the batch: a restart reads it
+		}
 		s.totals.transactions.Add(1)
 		s.notify(b)
 	default:
@@ -686,7 +656,9 @@ func (s *stream) atLeastOnce(recs []*kgo.Record) error {
 		s.h.Committed(nil)
 		s.totals.transactions.Add(1)
 	}
-	s.store.commit()
+	if err := s.store.commit(); err != nil {
+		return err
+	}
 	s.add(b)
 	s.notify(b)
 	return stopErr
@@ -763,6 +735,7 @@ func (s *stream) Stop(ctx context.Context) (detached bool, err error) {
 	s.cancelWork() // a batch still in hand is aborted now
 	<-s.done
 	s.followers.Wait()
+	s.store.closeDisk()
 	s.mu.Lock()
 	failed := s.state == Failed
 	if !failed {

@@ -2,7 +2,7 @@
 // embedded Kafka-compatible cluster (franz-go's kfake) so that no broker
 // needs to be installed.
 //
-//	kafkabpl run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] FILE|-
+//	kafkabpl run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--state-dir DIR] FILE|-
 //	kafkabpl eval [same flags] 'EXPR'
 //	kafkabpl broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]...
 //	kafkabpl serve [--port 9999] [--listen ADDR --access-key KEY] [--advertise URL] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR]

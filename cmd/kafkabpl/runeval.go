@@ -17,7 +17,7 @@ import (
 )
 
 var runUsage = usage{
-	synopsis: "run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] [--metrics ADDR] FILE|-",
+	synopsis: "run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] [--metrics ADDR] [--state-dir DIR] FILE|-",
 	about: `Runs a BPL script from FILE, or from stdin with -, evaluating each top-level
 expression in order and printing each non-null result in BPL, one per line.
 The variable kafka-servers holds --servers, else the embedded cluster's
@@ -30,11 +30,14 @@ prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1. Streams
 (kafka-stream), executors (spawn) and timer tasks (timer-schedule) the
 script leaves run on after its last expression, until they end or
 SIGINT/SIGTERM stops them (streams cleanly: the batch in hand is
-committed); a stream that failed makes the command exit 1.`,
+committed); a stream that failed makes the command exit 1. With
+--state-dir, stateful streams keep their state on disk under DIR (a
+stream's config "state-dir" says so for one stream), and a run started
+again reads only the changelog after it.`,
 }
 
 var evalUsage = usage{
-	synopsis: "eval [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] [--metrics ADDR] 'EXPR'",
+	synopsis: "eval [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--registry-port N] [--metrics ADDR] [--state-dir DIR] 'EXPR'",
 	about: `Evaluates the BPL expressions in EXPR as run does a file, printing each
 non-null result. The variable kafka-servers is set as for run.`,
 }
@@ -63,8 +66,10 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	fs := newFlagSet(name)
 	var cf clusterFlags
 	var mf metricsFlag
+	var stateDir string
 	cf.register(fs)
 	mf.register(fs)
+	fs.StringVar(&stateDir, "state-dir", "", "keep stateful streams' state on disk under `DIR` (default: in memory)")
 	positional, code, done := parse(fs, u, args, stdout, stderr)
 	if done {
 		return code
@@ -100,6 +105,9 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 	defer stopMetrics()
 	lib := kafkabpl.New()
 	lib.SetLogOutput(stderr)
+	if stateDir != "" {
+		stream.Of(lib).SetStateDir(stateDir)
+	}
 	if m != nil {
 		m.Watch(lib)
 	}

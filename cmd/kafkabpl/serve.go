@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&sf.listen, "listen", "", "listen on `ADDR` (host or host:port) instead of 127.0.0.1; needs --access-key")
 	fs.StringVar(&sf.accessKey, "access-key", "", "the server's access `KEY` (brain4it's access-key header); default $KAFKABPL_ACCESS_KEY")
 	fs.StringVar(&sf.advertise, "advertise", "", "the `URL` other serve processes forward store queries to (default http://ADDR where it listens)")
-	fs.StringVar(&sf.dataDir, "data-dir", "", "keep the modules' snapshots in `DIR` (default: in memory, lost at exit)")
+	fs.StringVar(&sf.dataDir, "data-dir", "", "keep the modules' snapshots, and their stateful streams' state (under DIR/.streams), in `DIR` (default: in memory, lost at exit)")
 	cf := &sf.cluster
 	fs.StringVar(&cf.servers, "servers", "", "Kafka bootstrap servers, `LIST` of host:port joined by commas (default $KAFKA_SERVERS)")
 	fs.BoolVar(&cf.embedded, "embedded", false, "start an in-process cluster on 127.0.0.1 first")
@@ -100,6 +101,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := server.Config{AccessKey: sf.accessKey, Servers: servers, RegistryURL: registryURL(cluster, os.Getenv), Log: stderr}
 	if sf.dataDir != "" {
 		cfg.Store = server.DirStore{Dir: sf.dataDir}
+		cfg.StateDir = filepath.Join(sf.dataDir, ".streams") // not a module's name
 	}
 	m, stopMetrics, err := mf.start(stderr)
 	if err != nil {

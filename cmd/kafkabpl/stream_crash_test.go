@@ -154,6 +154,7 @@ type crashRig struct {
 	addrs                  []string
 	adm                    *kadm.Client
 	ctx                    context.Context
+	runArgs                []string // more flags of kafkabpl run, before the script
 }
 
 // newCrashRig starts a broker process of its own for a scenario, and
@@ -195,7 +196,8 @@ func seedCrashRig(t *testing.T, bin, guarantee string, addrs []string, prefix st
 // start starts a stream process.
 func (r *crashRig) start(t *testing.T, name string) *peerProc {
 	t.Helper()
-	p := startPeer(t, context.Background(), r.bin, "run", "--servers", r.servers, r.script)
+	args := append(append([]string{"run", "--servers", r.servers}, r.runArgs...), r.script)
+	p := startPeer(t, context.Background(), r.bin, args...)
 	t.Logf("%s process started (pid %d)", name, p.cmd.Process.Pid)
 	return p
 }

@@ -131,6 +131,7 @@ func TestStreamStateCrash(t *testing.T) {
 	for _, g := range []string{"exactly-once", "at-least-once"} {
 		add("counts/"+g+"/restart", false, g, stateRestart)
 		add("windows/"+g+"/restart", true, g, stateRestart)
+		add("counts/"+g+"/restart, state on disk", false, g, stateRestartOnDisk)
 	}
 	add("windows/exactly-once/second joins", true, "exactly-once", stateSecondJoins)
 	add("windows/exactly-once/two in group, one killed", true, "exactly-once", stateTwoOneKilled)
@@ -283,6 +284,26 @@ func stateRestart(t *testing.T, r *stateRig) {
 		t.Errorf("the second process restored no changelog records, although %d inputs were committed before\n%s", at, p2)
 	}
 	t.Logf("the second process restored %d changelog records", restored)
+}
+
+// stateRestartOnDisk: stateRestart with --state-dir: the process killed
+// mid-transaction leaves its state on disk at the last batch it wrote
+// there, and the new one restores every partition from that position,
+// reading only the changelog's tail, to the state the outputs say
+// (check).
+func stateRestartOnDisk(t *testing.T, r *stateRig) {
+	r.runArgs = []string{"--state-dir", t.TempDir()}
+	p1 := r.start(t, "first")
+	at := r.waitCommitted(t, "some inputs committed", func(n int64) bool { return n >= r.inputs/5 }, p1)
+	r.killMidRun(t, p1, at)
+	p2 := r.start(t, "second")
+	r.waitCommitted(t, "all inputs committed", func(n int64) bool { return n == r.inputs }, p2)
+	restored := restores(p2)
+	r.term(t, p2)
+	if got := strings.Count(p2.stderr.String(), "from the state on disk's position"); got != statePartitions {
+		t.Errorf("the second process restored %d of %d partitions from the state on disk's position\n%s", got, statePartitions, p2)
+	}
+	t.Logf("the second process restored %d changelog records, the tail after the state on disk", restored)
 }
 
 // stateSecondJoins: one process, and a second joins mid-run: the

@@ -19,7 +19,7 @@ const maxPresize = 1 << 20
 func (s *Store) Grow(p *Part, n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n > 0 && len(p.slots) == 0 {
+	if n > 0 && len(p.slots) == 0 && s.disk == nil {
 		p.slots = make(map[string]*slot, min(n, maxPresize))
 	}
 }
@@ -30,12 +30,17 @@ func (s *Store) Grow(p *Part, n int64) {
 // a caller
 // applies records in chunks, not one at a time (a lock per record of a
 // million cost). It returns how many records it applied; on an error,
-// the record after those is the one that failed. p's owner calls it, on a part no batch
+// the record after those is the one that failed. A disk store writes
+// the records, and the position SetPosition set, to the disk in one
+// batch. p's owner calls it, on a part no batch
 // changes: a restore's, not held yet (or a held one of a store that no
 // batch changes, only Apply).
 func (s *Store) Apply(p *Part, recs iter.Seq2[[]byte, []byte]) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if s.disk != nil {
+		return s.applyDisk(p, recs)
+	}
 	n := 0
 	for key, val := range recs {
 		if err := s.apply(p, key, val); err != nil {

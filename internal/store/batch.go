@@ -136,7 +136,10 @@ func (s *Store) write(c *cell, spare *[]byte, enc []byte, v any) {
 // State returns key's state in p (a per-key store's), as the batch in
 // hand left it: nil when it has none. Run goroutine only.
 func (s *Store) State(p *Part, key string) (any, error) {
-	sl := p.slots[key]
+	sl, err := s.load(p, key)
+	if err != nil {
+		return nil, fmt.Errorf("the state of key %q: %w", key, err)
+	}
 	if sl == nil || sl.raw == nil {
 		return nil, nil
 	}
@@ -151,7 +154,10 @@ func (s *Store) State(p *Part, key string) (any, error) {
 // hand: nil deletes it. A value that has no encoding (see [Encode])
 // changes nothing. Run goroutine only.
 func (s *Store) SetState(p *Part, key string, v any) error {
-	sl := p.slots[key]
+	sl, err := s.load(p, key)
+	if err != nil {
+		return fmt.Errorf("the state of key %q: %w", key, err)
+	}
 	if v == nil {
 		if sl != nil && sl.raw != nil {
 			p.mu.Lock()
@@ -170,6 +176,9 @@ func (s *Store) SetState(p *Part, key string, v any) error {
 	if sl == nil {
 		sl = &slot{key: key, born: s.batch}
 		p.slots[key] = sl
+		if s.disk != nil {
+			s.touch(p)
+		}
 	}
 	s.logSlot(p, sl)
 	s.write(&sl.cell, &sl.spare, enc, v)
@@ -228,8 +237,11 @@ func windowKey(key string, start, end int64) []byte {
 }
 
 // Commit makes the batch's changes the committed state, and ends the
-// batch. Run goroutine only.
-func (s *Store) Commit() { s.end(true) }
+// batch. A disk store writes them, with the positions SetPosition set,
+// to the disk in one batch: an error says that write failed, and the
+// disk holds the state it held before (the changelog holds the batch).
+// Run goroutine only.
+func (s *Store) Commit() error { return s.end(true) }
 
 // Abort puts back what the batch changed, as its log says, and ends the
 // batch. Run goroutine only.
@@ -238,7 +250,7 @@ func (s *Store) Abort() { s.end(false) }
 // end ends the batch, committed or aborted: each part it changed first,
 // under the part's lock, then the held parts' stream times move on
 // (committed) or back. The batch's marks are stale from now on.
-func (s *Store) end(committed bool) {
+func (s *Store) end(committed bool) error {
 	for _, p := range s.dirty {
 		p.mu.Lock()
 		if committed {
@@ -246,6 +258,14 @@ func (s *Store) end(committed bool) {
 		} else {
 			s.abort(p)
 		}
+		p.mu.Unlock()
+	}
+	var err error
+	if s.disk != nil && committed {
+		err = s.writeDisk() // the changes and the counts commit made
+	}
+	for _, p := range s.dirty {
+		p.mu.Lock()
 		clear(p.changes)
 		p.changes = p.changes[:0]
 		p.open = 0
@@ -256,11 +276,16 @@ func (s *Store) end(committed bool) {
 			p.time, p.minClose = p.btime, p.bminClose
 		} else {
 			p.btime, p.bminClose = p.time, p.minClose
+			p.posSet = false // an aborted batch's position is not reached
 		}
 	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]
 	s.batch++
+	if s.disk != nil {
+		s.unload()
+	}
+	return err
 }
 
 // commit makes the batch's changes of p committed: it counts them, drops

@@ -28,6 +28,9 @@ var (
 	// ErrKind: a read of the other kind of store: Get and Range read a
 	// per-key store, Windows a windowed one.
 	ErrKind = errors.New("not a read of this kind of store")
+	// ErrLocked: a state directory another process (or another store of
+	// this one) holds open; the message names the holder.
+	ErrLocked = errors.New("state directory locked")
 )
 
 // kindError is an error of one kind with its own message, which does not

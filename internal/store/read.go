@@ -60,6 +60,9 @@ func (s *Store) Get(partition int32, key []byte) ([]byte, bool, error) {
 // per-key store's part, held or not: a standby's), and whether it has
 // one. Any goroutine may call it.
 func (p *Part) Get(key []byte) ([]byte, bool, error) {
+	if p.disk != nil {
+		return p.diskGet(key)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sl := p.slots[string(key)]
@@ -80,13 +83,16 @@ func (s *Store) Range(partition int32, from, to []byte, fn func(key, value []byt
 	if err != nil {
 		return err
 	}
-	p.Range(from, to, fn)
-	return nil
+	return p.Range(from, to, fn)
 }
 
 // Range is [Store.Range] of p (a per-key store's part, held or not: a
-// standby's). Any goroutine may call it.
-func (p *Part) Range(from, to []byte, fn func(key, value []byte) bool) {
+// standby's). Any goroutine may call it. A disk part's reads of the disk
+// may fail.
+func (p *Part) Range(from, to []byte, fn func(key, value []byte) bool) error {
+	if p.disk != nil {
+		return p.diskRange(from, to, fn)
+	}
 	type found struct {
 		key string
 		raw []byte
@@ -107,6 +113,7 @@ func (p *Part) Range(from, to []byte, fn func(key, value []byte) bool) {
 			break
 		}
 	}
+	return nil
 }
 
 // within tells whether key is in [from, to], nil meaning no bound.

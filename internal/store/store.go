@@ -10,12 +10,23 @@ import (
 type Config struct {
 	// Windows cuts a windowed store's time; nil makes a per-key store.
 	Windows *WindowSpec
+	// Disk keeps a per-key store's committed state on local disk (see
+	// [OpenDisk]); nil keeps it in memory. A windowed store is kept in
+	// memory: New panics when given both.
+	Disk *Disk
 }
 
 // Store is a stateful stream's state: the partitions it holds, and the
 // batch in hand. See the package doc for who may call what.
 type Store struct {
-	win *WindowSpec // nil: per-key state
+	win  *WindowSpec // nil: per-key state
+	disk *Disk       // nil: in memory
+
+	// A disk store's batch (run goroutine only): the parts whose slots
+	// it loaded or set, which hold them until it ends, and a buffer for
+	// a key's key on disk.
+	loadedIn []*Part
+	dkey     []byte
 
 	// mu guards parts, the map: Adopt and Drop change it under mu, and
 	// the run goroutine reads it without.
@@ -37,7 +48,13 @@ type Store struct {
 // Part is the state of one input partition: a key's state or windows,
 // and the partition's stream time.
 type Part struct {
-	id int32
+	id   int32
+	disk *Disk // the store's: its committed state is there, and slots holds the batch's keys only
+
+	// A disk part's changelog position (see SetPosition), which the
+	// next write to the disk keeps; listed: in its store's loadedIn.
+	pos            int64
+	posSet, listed bool
 
 	// mu guards what other goroutines see of the part: the keys (the
 	// map, and the encodings and marks of the slots and windows in it),
@@ -73,13 +90,16 @@ const noTime = math.MinInt64
 
 // New returns an empty store.
 func New(cfg Config) *Store {
-	return &Store{win: cfg.Windows, parts: map[int32]*Part{}, batch: 1}
+	if cfg.Disk != nil && cfg.Windows != nil {
+		panic("store: a windowed store is kept in memory")
+	}
+	return &Store{win: cfg.Windows, disk: cfg.Disk, parts: map[int32]*Part{}, batch: 1}
 }
 
 // NewPart returns the empty state of partition id, not held yet: fill it
 // with Apply, then hold it with Adopt.
 func (s *Store) NewPart(id int32) *Part {
-	return &Part{id: id, slots: map[string]*slot{}, time: noTime, minClose: math.MaxInt64,
+	return &Part{id: id, disk: s.disk, slots: map[string]*slot{}, time: noTime, minClose: math.MaxInt64,
 		btime: noTime, bminClose: math.MaxInt64}
 }
 

@@ -1,0 +1,398 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A store's committed state on local disk: a pebble database holding,
+// per partition, each key's committed state and the changelog position
+// that state reflects, written in one atomic batch when a batch of the
+// stream commits (after its Kafka transaction did) or a restore applies a
+// chunk of the changelog. A batch that aborts never reaches the disk, so
+// the disk holds committed state only, at the position it says, after any
+// crash: a process that starts again reads the changelog from there.
+//
+// The database's keys:
+//
+//	0x00 'i'                        the Identity the directory belongs to (JSON)
+//	0x00 'p' partition              the partition's position, keys and bytes (8 bytes each, big-endian)
+//	0x01 partition key              the key's committed state, encoded (see Encode)
+//
+// partition is 4 bytes, big-endian. The run goroutine's batch loads the
+// keys it reads into the part's slots, and they leave them when the batch
+// ends: memory holds a batch's keys, not the state.
+
+// Disk is the local disk of a store: its directory, locked by this
+// process while it is open. Open it with [OpenDisk]; a Store made with
+// it ([Config].Disk) keeps its committed state there.
+type Disk struct {
+	db   *pebble.DB
+	dir  string
+	lock *os.File // the directory's lock, held while open
+	log  func(string)
+}
+
+// Identity is whose state a disk holds: a directory found holding
+// another's is rebuilt.
+type Identity struct {
+	Group     string `json:"group"`
+	Store     string `json:"store"`
+	Changelog string `json:"changelog"`
+}
+
+const (
+	diskMeta  = 0x00
+	diskState = 0x01
+)
+
+var identityKey = []byte{diskMeta, 'i'}
+
+// OpenDisk opens the store directory dir for id, making it when missing,
+// and locks it: a second process that opens it gets [ErrLocked], naming
+// the holder. A directory whose files cannot be read (a truncated file),
+// or that holds another identity's state, is emptied, and log says why:
+// the stream then restores every partition from its changelog's start.
+func OpenDisk(dir string, id Identity, log func(string)) (*Disk, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &Disk{dir: dir, lock: lock, log: log}
+	if err := d.openChecked(id); err != nil {
+		unlockDir(lock)
+		return nil, err
+	}
+	return d, nil
+}
+
+// openChecked opens the database, emptied first when it cannot be read or
+// belongs to another identity.
+func (d *Disk) openChecked(id Identity) error {
+	want, _ := json.Marshal(id)
+	db, err := d.open()
+	if err == nil {
+		var got []byte
+		if got, err = d.get(db, identityKey); err == nil && got != nil && !bytes.Equal(got, want) {
+			db.Close()
+			d.log(fmt.Sprintf("state directory %s holds the state of %s, not of this store: rebuilding it from the changelog", d.dir, got))
+			return d.rebuild(want)
+		}
+	}
+	if err != nil {
+		if db != nil {
+			db.Close()
+		}
+		d.log(fmt.Sprintf("state directory %s cannot be read (%v): rebuilding it from the changelog", d.dir, err))
+		return d.rebuild(want)
+	}
+	d.db = db
+	return d.db.Set(identityKey, want, pebble.Sync)
+}
+
+// rebuild empties the directory's database and opens it anew for the
+// identity want.
+func (d *Disk) rebuild(want []byte) error {
+	if err := os.RemoveAll(filepath.Join(d.dir, "db")); err != nil {
+		return fmt.Errorf("state directory %s: %w", d.dir, err)
+	}
+	db, err := d.open()
+	if err != nil {
+		return fmt.Errorf("state directory %s: %w", d.dir, err)
+	}
+	d.db = db
+	return d.db.Set(identityKey, want, pebble.Sync)
+}
+
+// open opens the database under the directory.
+func (d *Disk) open() (*pebble.DB, error) {
+	return pebble.Open(filepath.Join(d.dir, "db"), &pebble.Options{
+		Logger:             diskLogger{d.log},
+		FormatMajorVersion: pebble.FormatNewest,
+	})
+}
+
+// get returns a copy of key's value in db, nil when it has none.
+func (d *Disk) get(db *pebble.DB, key []byte) ([]byte, error) {
+	v, closer, err := db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	return bytes.Clone(v), nil
+}
+
+// Close closes the database and unlocks the directory. Closing it again
+// does nothing.
+func (d *Disk) Close() error {
+	if d.db == nil {
+		return nil
+	}
+	err := d.db.Close()
+	d.db = nil
+	unlockDir(d.lock)
+	return err
+}
+
+// Dir is the store's directory.
+func (d *Disk) Dir() string { return d.dir }
+
+// Size returns the bytes the database's files take on disk.
+func (d *Disk) Size() int64 {
+	m := d.db.Metrics()
+	return int64(m.DiskSpaceUsage())
+}
+
+// diskLogger passes pebble's errors to the store's log, and drops its
+// chatter (each open's "found 0 WALs").
+type diskLogger struct{ log func(string) }
+
+func (l diskLogger) Infof(string, ...any) {}
+
+func (l diskLogger) Errorf(format string, args ...any) {
+	l.log("state store: " + fmt.Sprintf(format, args...))
+}
+
+func (l diskLogger) Fatalf(format string, args ...any) {
+	msg := "state store: " + fmt.Sprintf(format, args...)
+	l.log(msg)
+	panic(msg) // pebble does not go on after a fatal error
+}
+
+// metaKey is partition's position and counts' key.
+func metaKey(partition int32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{diskMeta, 'p'}, uint32(partition))
+}
+
+// statePrefix is the prefix of partition's keys.
+func statePrefix(partition int32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{diskState}, uint32(partition))
+}
+
+// stateKey is key's key in partition, in buf.
+func stateKey(buf []byte, partition int32, key string) []byte {
+	return append(binary.BigEndian.AppendUint32(append(buf[:0], diskState), uint32(partition)), key...)
+}
+
+// meta is what the disk says of a partition besides its keys.
+type meta struct {
+	pos, keys, bytes int64
+}
+
+func (m meta) encode() []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(m.pos))
+	b = binary.BigEndian.AppendUint64(b, uint64(m.keys))
+	return binary.BigEndian.AppendUint64(b, uint64(m.bytes))
+}
+
+func decodeMeta(b []byte) (meta, error) {
+	if len(b) != 24 {
+		return meta{}, fmt.Errorf("a partition's position and counts of %d bytes, want 24", len(b))
+	}
+	return meta{int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:])), int64(binary.BigEndian.Uint64(b[16:]))}, nil
+}
+
+// Open reads what the disk holds of p (a disk store's part) into it: its
+// counts, and the changelog position its state reflects, which it
+// returns; ok is false when the disk holds nothing of p (or the store is
+// in memory). p's owner calls it, before p is filled or held.
+func (s *Store) Open(p *Part) (pos int64, ok bool, err error) {
+	if s.disk == nil {
+		return 0, false, nil
+	}
+	b, err := s.disk.get(s.disk.db, metaKey(p.id))
+	if err != nil || b == nil {
+		return 0, false, err
+	}
+	m, err := decodeMeta(b)
+	if err != nil {
+		return 0, false, err
+	}
+	p.mu.Lock()
+	p.keys, p.bytes, p.pos = m.keys, m.bytes, m.pos
+	p.mu.Unlock()
+	return m.pos, true, nil
+}
+
+// Reset forgets what the disk holds of p: a rebuild from the changelog's
+// start follows. p's owner calls it, before p is filled or held.
+func (s *Store) Reset(p *Part) error {
+	p.mu.Lock()
+	p.keys, p.bytes, p.pos = 0, 0, 0
+	clear(p.slots)
+	p.mu.Unlock()
+	if s.disk == nil {
+		return nil
+	}
+	b := s.disk.db.NewBatch()
+	prefix := statePrefix(p.id)
+	b.DeleteRange(prefix, statePrefix(p.id+1), nil)
+	b.Delete(metaKey(p.id), nil)
+	return b.Commit(pebble.Sync)
+}
+
+// SetPosition notes the changelog position p's state reaches with the
+// batch in hand's commit, or with p's next Apply: the offset after the
+// last changelog record they reflect. The disk keeps it with the state,
+// in one batch. A store in memory ignores it.
+func (s *Store) SetPosition(p *Part, pos int64) {
+	p.pos, p.posSet = pos, true
+}
+
+// load returns key's slot in p, from the disk when the batch in hand has
+// not loaded it yet (nil: no state); the caller holds no lock.
+func (s *Store) load(p *Part, key string) (*slot, error) {
+	sl := p.slots[key]
+	if sl != nil || s.disk == nil {
+		return sl, nil
+	}
+	s.dkey = stateKey(s.dkey, p.id, key)
+	raw, err := s.disk.get(s.disk.db, s.dkey)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	sl = &slot{key: key, cell: cell{raw: raw}}
+	p.mu.Lock()
+	p.slots[key] = sl
+	p.mu.Unlock()
+	s.touch(p)
+	return sl, nil
+}
+
+// writeDisk writes the batch's changes of the dirty parts, and their
+// positions and counts, to the disk in one batch, synced: pebble hands an
+// unsynced write to the operating system later, on a goroutine of its
+// own, and a kill right after the commit lost it (TestDiskKilled). The
+// caller holds no part's lock.
+func (s *Store) writeDisk() error {
+	b := s.disk.db.NewBatch()
+	for _, p := range s.dirty {
+		for _, c := range p.changes {
+			s.dkey = stateKey(s.dkey, p.id, c.sl.key)
+			if c.sl.raw != nil {
+				b.Set(s.dkey, c.sl.raw, nil)
+			} else if c.old.raw != nil {
+				b.Delete(s.dkey, nil)
+			}
+		}
+		s.writeMeta(b, p)
+	}
+	for _, p := range s.parts {
+		if p.posSet { // a position the batch reached without a change here
+			s.writeMeta(b, p)
+		}
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// writeMeta adds p's position and counts to b.
+func (s *Store) writeMeta(b *pebble.Batch, p *Part) {
+	p.posSet = false
+	b.Set(metaKey(p.id), meta{p.pos, p.keys, p.bytes}.encode(), nil)
+}
+
+// touch notes that the batch in hand loaded or set a slot of p, which
+// unload lets go.
+func (s *Store) touch(p *Part) {
+	if !p.listed {
+		p.listed = true
+		s.loadedIn = append(s.loadedIn, p)
+	}
+}
+
+// unload lets the slots the batch loaded, or set, go from the parts: the
+// disk holds the committed state, and a part holds none between batches.
+// The caller holds no lock.
+func (s *Store) unload() {
+	for _, p := range s.loadedIn {
+		p.mu.Lock()
+		clear(p.slots)
+		p.listed, p.posSet = false, false
+		p.mu.Unlock()
+	}
+	clear(s.loadedIn)
+	s.loadedIn = s.loadedIn[:0]
+}
+
+// applyDisk is Apply on a disk store: the records, the counts they change
+// and the position SetPosition set, in one batch, not synced: a restore
+// that a kill cut short starts again from the position that reached the
+// disk, which Sync makes its last.
+func (s *Store) applyDisk(p *Part, recs iter.Seq2[[]byte, []byte]) (int, error) {
+	b := s.disk.db.NewIndexedBatch()
+	var dkey []byte // its own: a restore calls Apply beside the run goroutine, whose s.dkey is
+	n := 0
+	for key, val := range recs {
+		dkey = stateKey(dkey, p.id, string(key))
+		old, closer, err := b.Get(dkey)
+		switch {
+		case errors.Is(err, pebble.ErrNotFound):
+		case err != nil:
+			return n, err
+		default:
+			p.keys--
+			p.bytes -= int64(len(key) + len(old))
+			closer.Close()
+		}
+		if val == nil {
+			b.Delete(dkey, nil)
+		} else {
+			b.Set(dkey, val, nil)
+			p.keys++
+			p.bytes += int64(len(key) + len(val))
+		}
+		n++
+	}
+	s.writeMeta(b, p)
+	return n, b.Commit(pebble.NoSync)
+}
+
+// Sync makes what a disk store's Applies wrote survive a kill, or a
+// machine's crash: a restore calls it once it is done. A store in memory
+// has nothing to sync.
+func (s *Store) Sync() error {
+	if s.disk == nil {
+		return nil
+	}
+	return s.disk.db.LogData(nil, pebble.Sync)
+}
+
+// diskGet is Part.Get on a disk store: the disk's committed state.
+func (p *Part) diskGet(key []byte) ([]byte, bool, error) {
+	raw, err := p.disk.get(p.disk.db, stateKey(nil, p.id, string(key)))
+	return raw, raw != nil, err
+}
+
+// diskRange is Part.Range on a disk store, in key order.
+func (p *Part) diskRange(from, to []byte, fn func(key, value []byte) bool) error {
+	prefix := statePrefix(p.id)
+	o := &pebble.IterOptions{LowerBound: append(bytes.Clone(prefix), from...), UpperBound: statePrefix(p.id + 1)}
+	if to != nil {
+		o.UpperBound = append(append(bytes.Clone(prefix), to...), 0) // to included
+	}
+	it, err := p.disk.db.NewIter(o)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if !fn(bytes.Clone(it.Key()[len(prefix):]), bytes.Clone(it.Value())) {
+			break
+		}
+	}
+	return it.Error()
+}
