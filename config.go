@@ -55,7 +55,8 @@ type config struct {
 
 	// stream
 	transactionTimeout time.Duration
-	queryEndpoint      string // a stateful stream's, advertised in its group membership (stream_owner.go)
+	queryEndpoint      string        // a stateful stream's, advertised in its group membership (stream_owner.go)
+	queryForward       time.Duration // how long a store query forwarded to another process waits for its answer
 
 	// every kind
 	given           map[string]bool // the keys the user gave, by canonical name
@@ -126,6 +127,7 @@ func defaultConfigOf(d dialect) *config {
 		retryBackoff:       100 * time.Millisecond,
 		retryBackoffMax:    500 * time.Millisecond,
 		transactionTimeout: 30 * time.Second,
+		queryForward:       5 * time.Second,
 		registry:           serde.RegistryConfig{AutoRegister: true},
 	}
 	if d == brain4itDialect {
@@ -286,6 +288,10 @@ var configKeys = []configKey{
 		if err == nil {
 			err = CheckQueryEndpoint(c.queryEndpoint)
 		}
+		return err
+	}},
+	{"query-forward-timeout", nil, func(c *config, r valueReader) (err error) {
+		c.queryForward, err = r.millis(1)
 		return err
 	}},
 	{"request-timeout", []string{"request.timeout.ms"}, func(c *config, r valueReader) (err error) {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/stream"
@@ -35,10 +34,6 @@ import (
 
 // StoreQueryHeader marks a POST /MODULE as a forwarded store query.
 const StoreQueryHeader = "kafka-store-query"
-
-// forwardTime bounds a forwarded query when its caller's context has no
-// sooner deadline.
-const forwardTime = 30 * time.Second
 
 // newForwardClient is the HTTP client of forwarded queries: connections
 // kept alive to each owner, enough for many queries at once.
@@ -73,13 +68,13 @@ func (m *Module) accessKey() string {
 }
 
 // forwardStoreQuery is the module's stream.StoreForwarder: it posts
-// query to endpoint (another server's URL/MODULE).
+// query to endpoint (another server's URL/MODULE), for as long as ctx
+// lets it: the asking stream bounds each forward by its config's
+// "query-forward-timeout" (5 s by default), well inside an evaluation's
+// own deadline, so that an owner that accepts the connection and never
+// answers (a process paused, a half-broken network) ends in a NotReady a
+// script catches, not in the evaluation's interruption.
 func (m *Module) forwardStoreQuery(ctx context.Context, endpoint string, query []byte) ([]byte, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, forwardTime)
-		defer cancel()
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(query))
 	if err != nil {
 		return nil, fmt.Errorf("%w: query endpoint %q: %v", kafkabpl.ErrNotHeld, endpoint, err)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,14 +17,16 @@ import (
 )
 
 // newPeerServer serves a server that knows its own URL, as kafkabpl serve
-// does, on a loopback listener.
+// does, on a loopback listener; a cfg.URL given is advertised instead.
 func newPeerServer(t testing.TB, cfg Config) (*Server, *client) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.URL = "http://" + ln.Addr().String()
+	if cfg.URL == "" {
+		cfg.URL = "http://" + ln.Addr().String()
+	}
 	srv := New(cfg)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Listener.Close()
@@ -131,4 +134,129 @@ func askCounts(t *testing.T, c *client, want map[string]int) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// frozenListener accepts connections on loopback and never answers on
+// them, as a process stopped with SIGSTOP does (its kernel still
+// accepts); it returns its URL.
+func frozenListener(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestStoreQueryOwnerFrozen runs examples/serve/counts.bpl, with a
+// "query-forward-timeout" of 500 ms, in two servers of one group, one of
+// which advertises an endpoint that accepts connections and never answers
+// (a frozen process). A query of a key it holds ends, long before the
+// evaluation's own deadline, in a NotReady that the script catches,
+// naming the owner; once the frozen server's stream leaves the group, the
+// same keys are answered.
+func TestStoreQueryOwnerFrozen(t *testing.T) {
+	cluster, err := embedded.Start(embedded.Port(0), embedded.Topics("readings"), embedded.Partitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	src, err := os.ReadFile("../examples/serve/counts.bpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const setting = `"session-timeout" => 6000`
+	if !strings.Contains(string(src), setting) {
+		t.Fatalf("counts.bpl has no %s to add the setting to", setting)
+	}
+	module := strings.Replace(string(src), setting, setting+` "query-forward-timeout" => 500`, 1)
+	const evalTime = 60 * time.Second // the evaluation's own deadline, long
+	frozen := frozenListener(t)
+	var srvs []*Server
+	var cs []*client
+	for _, url := range []string{"", frozen + "/"} {
+		srv, c := newPeerServer(t, Config{Servers: cluster.Servers(), AccessKey: "k", MaxEvalTime: evalTime, URL: url})
+		c.ok("PUT", "/counts", "")
+		c.ok("POST", "/counts", module)
+		c.ok("POST", "/counts", "(module-start)")
+		srvs, cs = append(srvs, srv), append(cs, c)
+	}
+	want := map[string]int{}
+	var msgs []kafkabpl.Message
+	for i := range 12 {
+		s := fmt.Sprintf("s%d", i)
+		want[s] = i%3 + 1
+		for range i%3 + 1 {
+			msgs = append(msgs, kafkabpl.Message{Key: s, Value: "r"})
+		}
+	}
+	ctx := context.Background()
+	lib := kafkabpl.New()
+	defer lib.Close(ctx)
+	p, err := lib.Create(ctx, kafkabpl.Producer, cluster.Servers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Send(ctx, p, []string{"readings"}, msgs); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { // both hold 2 partitions, restored, and processed all
+		var processed int64
+		for _, srv := range srvs {
+			m := srv.Module("counts")
+			id, _ := m.Interp().Global("counts")
+			st, err := stream.Of(m.Library()).Status(ctx, id.(string))
+			if err != nil || st.Store.Partitions != 2 || st.Store.Restoring != 0 {
+				return false
+			}
+			processed += st.Processed
+		}
+		return processed == int64(len(msgs))
+	})
+	// Through the live server: its own keys are answered, the frozen
+	// one's are caught as NotReady naming it.
+	caught := 0
+	for s, n := range want {
+		start := time.Now()
+		got := cs[0].ok("POST", "/counts", fmt.Sprintf(`(try (kafka-store-get counts %q) (ex "NotReady" => (list "caught" (get ex "message"))))`, s))
+		took := time.Since(start)
+		switch {
+		case got == fmt.Sprint(n):
+		case strings.HasPrefix(got, `("caught"`) && strings.Contains(got, frozen) && strings.Contains(got, `query-forward-timeout`):
+			caught++
+			t.Logf("%s, in %v: %s", s, took, got)
+			if took >= evalTime {
+				t.Errorf("%s: caught after %v, not before the evaluation's own deadline", s, took)
+			}
+		default:
+			t.Fatalf("%s: %s", s, got)
+		}
+	}
+	if caught == 0 {
+		t.Fatal("no key was held by the frozen server")
+	}
+	// The frozen server's stream leaves: the group moves its partitions,
+	// and the same keys are answered.
+	cs[1].ok("POST", "/counts", "(module-stop)")
+	askCounts(t, cs[0], want)
 }

@@ -84,8 +84,9 @@
 // to the owner through [Runtime.SetStoreForwarder]'s forwarder, where
 // [Runtime.AnswerStoreQuery] answers it (package server does both over
 // HTTP). A key of a partition being restored, or of a group that is
-// rebalancing, gives [kafkabpl.ErrNotReady]; one held where it cannot be asked,
-// [kafkabpl.ErrNotHeld].
+// rebalancing, or of an owner that does not answer within the config's
+// "query-forward-timeout" (5 s by default), gives [kafkabpl.ErrNotReady];
+// one held where it cannot be asked, [kafkabpl.ErrNotHeld].
 //
 // # Timers
 //

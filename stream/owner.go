@@ -186,6 +186,15 @@ func (s *stream) owner(ctx context.Context, p int32, refresh bool) (*owner, erro
 	return nil, s.noOwner(p)
 }
 
+// forgetOwners drops the cached description, so that the next query
+// reads the group's again: after an owner that did not answer, which the
+// group may move its partitions away from at any time.
+func (s *stream) forgetOwners() {
+	s.owners.mu.Lock()
+	s.owners.byPart = nil
+	s.owners.mu.Unlock()
+}
+
 // noOwner is the error of a partition the group assigns to no member.
 func (s *stream) noOwner(p int32) error {
 	return kafkabpl.Errorf(kafkabpl.ErrNotReady, "store %q partition %d: no member of group %q holds it now (a rebalance is under way, or the group has no members)", s.store.name, p, s.cfg.Group())
