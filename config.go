@@ -57,6 +57,7 @@ type config struct {
 	transactionTimeout time.Duration
 	queryEndpoint      string        // a stateful stream's, advertised in its group membership (stream_owner.go)
 	queryForward       time.Duration // how long a store query forwarded to another process waits for its answer
+	maxTaskIdle        time.Duration // how long a store partition's inputs wait for a co-partitioned input that has none fetched
 
 	// every kind
 	given           map[string]bool // the keys the user gave, by canonical name
@@ -288,6 +289,10 @@ var configKeys = []configKey{
 		if err == nil {
 			err = CheckQueryEndpoint(c.queryEndpoint)
 		}
+		return err
+	}},
+	{"max-task-idle", []string{"max.task.idle.ms"}, func(c *config, r valueReader) (err error) {
+		c.maxTaskIdle, err = r.millis(0)
 		return err
 	}},
 	{"query-forward-timeout", nil, func(c *config, r valueReader) (err error) {

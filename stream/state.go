@@ -91,7 +91,8 @@ type kafkaStore struct {
 	reads     chan struct{}      // a slot per restore reading (restoreReads)
 
 	late, restored, repartitioned atomic.Int64
-	interval                      *intervals // an interval join's expiry index; nil: none
+	interval                      *intervals  // an interval join's expiry index; nil: none
+	order                         *inputOrder // the inputs held for their timestamp order (order.go); nil: one input
 }
 
 // storePart is an input partition of the store: its state, and how it
@@ -119,6 +120,7 @@ func newStore(cfg *kafkabpl.ClientConfig, spec *Spec) *kafkaStore {
 		win: spec.Window, cfg: cfg, parts: map[int32]*storePart{}, restoring: map[int32]*storePart{}, assigned: map[int32]uint64{},
 		reads: make(chan struct{}, restoreReads), interval: newIntervals(spec, cfg),
 	}
+	st.order = newInputOrder(st.inputs, cfg.MaxTaskIdle())
 	st.state = store.New(store.Config{Windows: spec.Window.spec()})
 	st.standby = newStandbys(spec.Standbys)
 	return st
@@ -131,10 +133,12 @@ func (st *kafkaStore) commit() {
 	}
 }
 
-// abort puts back what the batch changed (no store: nothing).
+// abort puts back what the batch changed (no store: nothing), and drops
+// the inputs held, which kgo fetches again from the committed offsets.
 func (st *kafkaStore) abort() {
 	if st != nil {
 		st.state.Abort()
+		st.dropHeld()
 	}
 }
 
@@ -193,6 +197,9 @@ func (s *stream) pollContext() (context.Context, context.CancelFunc) {
 	}
 	if t := s.timers.wait(time.Second); t > 0 && (wait == 0 || t < wait) {
 		wait = t // the next wall-clock timer or silence
+	}
+	if t := s.store.heldWait(time.Now()); t > 0 && (wait == 0 || t < wait) {
+		wait = t // the end of a held partition's "max-task-idle"
 	}
 	return s.store.pollContext(s.pollCtx, wait)
 }
