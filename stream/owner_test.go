@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,6 +147,17 @@ func TestStoreQueryOwners(t *testing.T) {
 		askAll(t, p, want, time.Now().Add(30*time.Second))
 		if p.forwards.Load() == 0 {
 			t.Errorf("%s forwarded no query of the keys the other holds", p.id)
+		}
+	}
+
+	// Each knows the other as its peer, not itself.
+	for _, pp := range [][2]*queryPeer{{a, b}, {b, a}} {
+		other := "http://127.0.0.1:1/a"
+		if pp[1] == b {
+			other = "http://127.0.0.1:1/b"
+		}
+		if got, err := Of(pp[0].lib).Peers(ctx); err != nil || !slices.Equal(got, []string{other}) {
+			t.Errorf("%s's peers: %q, %v; want %q", pp[0].id, got, err, other)
 		}
 	}
 

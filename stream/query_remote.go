@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/murmur2"
@@ -55,6 +56,36 @@ func (rt *Runtime) SetQueryEndpoint(endpoint string) error {
 	}
 	rt.endpoint.Store(&endpoint)
 	return nil
+}
+
+// Peers returns the query endpoints that the other processes of the
+// groups of the library's running stateful streams advertise (distinct,
+// sorted; none for a stream that advertises no endpoint itself): where a
+// program tells its peers what changed, as kafkabpl serve forwards
+// module-notify to the same module in the group's other servers. Each
+// stream's group is described at most every 5 s, and again after its
+// assignment changed; a group that cannot be described now (it is
+// rebalancing) gives the endpoints it last had, and the error, which
+// wraps kafkabpl.ErrNotReady, names the store.
+func (rt *Runtime) Peers(ctx context.Context) ([]string, error) {
+	var all []string
+	var first error
+	for _, s := range rt.streams() {
+		peers, err := s.peers(ctx)
+		if err != nil && first == nil {
+			first = err
+		}
+		for _, p := range peers {
+			if !slices.Contains(all, p) {
+				all = append(all, p)
+			}
+		}
+	}
+	slices.Sort(all)
+	if first != nil {
+		return all, first
+	}
+	return all, nil
 }
 
 // queryEndpoint settles the query endpoint a stream advertises: its
