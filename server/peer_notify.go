@@ -146,17 +146,7 @@ func (m *Module) notePeer(peer string, err error) {
 // tells the module's monitors watching the names in the body, a BPL list
 // of strings, and answers how many were told.
 func (s *Server) peerNotify(w http.ResponseWriter, r *http.Request, t Target) error {
-	if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
-		return err
-	}
-	m, err := s.getModule(t.Module)
-	if err != nil {
-		return err
-	}
-	if t.Path != "" {
-		return &javaError{typ: "IOException", msg: "a module-notify is posted to its module, /" + t.Module + ", not to a path in it"}
-	}
-	body, err := s.readAll(w, r)
+	m, body, err := s.peerRequest(w, r, t, "a module-notify")
 	if err != nil {
 		return err
 	}

@@ -125,19 +125,28 @@ func answerError(endpoint string, code int, body []byte) error {
 	return fmt.Errorf("%w: %s answered HTTP %d %s: %s", kind, endpoint, code, typ, msg)
 }
 
-// storeQuery answers POST /MODULE with a kafka-store-query header.
-func (s *Server) storeQuery(w http.ResponseWriter, r *http.Request, t Target) error {
+// peerRequest reads a request another server of a module's group posts
+// to it, what it is (a store query, a module-notify): it needs the
+// module's key or the server's, and is posted to the module itself. It
+// returns the module and the body.
+func (s *Server) peerRequest(w http.ResponseWriter, r *http.Request, t Target, what string) (*Module, string, error) {
 	if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
-		return err
+		return nil, "", err
 	}
 	m, err := s.getModule(t.Module)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	if t.Path != "" {
-		return &javaError{typ: "IOException", msg: "a store query is posted to its module, /" + t.Module + ", not to a path in it"}
+		return nil, "", &javaError{typ: "IOException", msg: what + " is posted to its module, /" + t.Module + ", not to a path in it"}
 	}
 	body, err := s.readAll(w, r)
+	return m, body, err
+}
+
+// storeQuery answers POST /MODULE with a kafka-store-query header.
+func (s *Server) storeQuery(w http.ResponseWriter, r *http.Request, t Target) error {
+	m, body, err := s.peerRequest(w, r, t, "a store query")
 	if err != nil {
 		return err
 	}
