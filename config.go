@@ -55,8 +55,10 @@ type config struct {
 
 	// stream
 	transactionTimeout time.Duration
-	queryEndpoint      string // a stateful stream's, advertised in its group membership (package stream)
-	stateDir           string // a stateful stream's state on disk, under it; "": in memory
+	queryEndpoint      string        // a stateful stream's, advertised in its group membership (package stream)
+	queryForward       time.Duration // how long a store query forwarded to another process waits for its answer
+	maxTaskIdle        time.Duration // how long a store partition's inputs wait for a co-partitioned input that has none fetched
+	stateDir           string        // a stateful stream's state on disk, under it; "": in memory
 
 	// every kind
 	given           map[string]bool // the keys the user gave, by canonical name
@@ -127,6 +129,7 @@ func defaultConfigOf(d dialect) *config {
 		retryBackoff:       100 * time.Millisecond,
 		retryBackoffMax:    500 * time.Millisecond,
 		transactionTimeout: 30 * time.Second,
+		queryForward:       5 * time.Second,
 		registry:           serde.RegistryConfig{AutoRegister: true},
 	}
 	if d == brain4itDialect {
@@ -291,6 +294,14 @@ var configKeys = []configKey{
 	}},
 	{"state-dir", []string{"state.dir"}, func(c *config, r valueReader) (err error) {
 		c.stateDir, err = r.nonEmptyString()
+		return err
+	}},
+	{"max-task-idle", []string{"max.task.idle.ms"}, func(c *config, r valueReader) (err error) {
+		c.maxTaskIdle, err = r.millis(0)
+		return err
+	}},
+	{"query-forward-timeout", nil, func(c *config, r valueReader) (err error) {
+		c.queryForward, err = r.millis(1)
 		return err
 	}},
 	{"request-timeout", []string{"request.timeout.ms"}, func(c *config, r valueReader) (err error) {

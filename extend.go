@@ -88,6 +88,16 @@ func (c *ClientConfig) QueryEndpoint() string { return c.c.queryEndpoint }
 // SetQueryEndpoint replaces the config's "query-endpoint".
 func (c *ClientConfig) SetQueryEndpoint(endpoint string) { c.c.queryEndpoint = endpoint }
 
+// MaxTaskIdle is the config's "max-task-idle": how long a stateful
+// stream's store partition holds its inputs' records while a
+// co-partitioned input has none fetched (default 0: not at all).
+func (c *ClientConfig) MaxTaskIdle() time.Duration { return c.c.maxTaskIdle }
+
+// QueryForwardTimeout is the config's "query-forward-timeout": how long
+// a store query forwarded to the process that holds its key waits for
+// the answer (default 5 s).
+func (c *ClientConfig) QueryForwardTimeout() time.Duration { return c.c.queryForward }
+
 // CheckQueryEndpoint checks a stream's query endpoint, as config
 // "query-endpoint" is checked: an http or https URL with a host.
 func CheckQueryEndpoint(endpoint string) error {

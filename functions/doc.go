@@ -258,8 +258,10 @@
 // whose partition is being restored here raises NotReady; a key whose
 // partition another process of the group holds is asked of it, at the
 // query endpoint it advertises (config "query-endpoint"; kafkabpl serve
-// sets it, and forwards), and raises NotReady while the group settles,
-// NotHeld when it cannot be asked. kafka-store-range reads this process's
+// sets it, and forwards), and raises NotReady while the group settles or
+// when the owner does not answer within the stream's config
+// "query-forward-timeout" (5000 ms by default), NotHeld when it cannot be
+// asked. kafka-store-range reads this process's
 // partitions only. See [stream.Runtime.StoreGet].
 // A stream with "standbys" reads its standby copies of the partitions
 // other members hold too:

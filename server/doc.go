@@ -57,5 +57,9 @@
 // server holds is forwarded there (POST /MODULE with the header
 // kafka-store-query, which needs the module's or the server's key, and
 // carries the module's access-key, else the server's): see
-// store_query.go.
+// store_query.go. module-notify is told to the same module on those
+// servers too (POST /MODULE with the header kafka-module-notify, the
+// names as a BPL list, and the same key), so that a dashboard on any of
+// them updates when any of them commits what it draws: see
+// peer_notify.go.
 package server

@@ -210,7 +210,9 @@ func (m *Module) fnDelete(_ context.Context, args *value.List) (any, error) {
 }
 
 // (module-notify "@fn"...) makes the monitors watching those exterior
-// functions evaluate them at once, and gives how many were told.
+// functions evaluate them at once, and gives how many were told here; the
+// same module in the other servers of its streams' groups is told too, in
+// the background (peer_notify.go).
 func (m *Module) fnNotify(fn string) value.Func {
 	return func(_ context.Context, args *value.List) (any, error) {
 		if args.Len() < 1 {
@@ -224,7 +226,9 @@ func (m *Module) fnNotify(fn string) value.Func {
 			}
 			fns = append(fns, s)
 		}
-		return int64(m.Notify(fns...)), nil
+		n := m.Notify(fns...)
+		m.notifyPeers(fns)
+		return int64(n), nil
 	}
 }
 

@@ -55,6 +55,8 @@ type Module struct {
 	lmu      sync.Mutex
 	watchers map[string]map[*session]struct{}
 	remotes  map[string]*remoteMonitor // module-monitor's, by server/module
+
+	peers peerNotify // module-notify told to the servers of its streams' groups (peer_notify.go)
 }
 
 // newModule makes a module with an empty scope.

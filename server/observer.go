@@ -16,6 +16,7 @@ const (
 	RequestExterior = "exterior"    // POST /module/@fn: call an exterior function
 	RequestMonitor  = "monitor"     // POST with a monitor header: start a monitor stream, or end one
 	RequestStore    = "store-query" // POST with a kafka-store-query header: a store query another process forwarded
+	RequestNotify   = "peer-notify" // POST with a kafka-module-notify header: a module-notify another process forwarded
 	RequestOptions  = "options"     // OPTIONS: a CORS preflight
 	RequestOther    = "other"       // any other method, answered 405
 )
@@ -83,6 +84,8 @@ func (s *Server) requestKind(r *http.Request) (module, kind string) {
 			return module, RequestMonitor
 		case requestHeader(r, storeQueryKey) != "":
 			return module, RequestStore
+		case requestHeader(r, peerNotifyKey) != "":
+			return module, RequestNotify
 		case t.Path == "":
 			return module, RequestEvaluate
 		}

@@ -304,6 +304,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) error {
 	if requestHeader(r, storeQueryKey) != "" {
 		return s.storeQuery(w, r, t) // store_query.go
 	}
+	if requestHeader(r, peerNotifyKey) != "" {
+		return s.peerNotify(w, r, t) // peer_notify.go
+	}
 	monitor := requestHeader(r, monitorKey)
 	if monitor == "" {
 		if t.Module == "" {

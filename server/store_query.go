@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/stream"
@@ -35,10 +34,6 @@ import (
 
 // StoreQueryHeader marks a POST /MODULE as a forwarded store query.
 const StoreQueryHeader = "kafka-store-query"
-
-// forwardTime bounds a forwarded query when its caller's context has no
-// sooner deadline.
-const forwardTime = 30 * time.Second
 
 // newForwardClient is the HTTP client of forwarded queries: connections
 // kept alive to each owner, enough for many queries at once.
@@ -73,13 +68,13 @@ func (m *Module) accessKey() string {
 }
 
 // forwardStoreQuery is the module's stream.StoreForwarder: it posts
-// query to endpoint (another server's URL/MODULE).
+// query to endpoint (another server's URL/MODULE), for as long as ctx
+// lets it: the asking stream bounds each forward by its config's
+// "query-forward-timeout" (5 s by default), well inside an evaluation's
+// own deadline, so that an owner that accepts the connection and never
+// answers (a process paused, a half-broken network) ends in a NotReady a
+// script catches, not in the evaluation's interruption.
 func (m *Module) forwardStoreQuery(ctx context.Context, endpoint string, query []byte) ([]byte, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, forwardTime)
-		defer cancel()
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(query))
 	if err != nil {
 		return nil, fmt.Errorf("%w: query endpoint %q: %v", kafkabpl.ErrNotHeld, endpoint, err)
@@ -130,19 +125,28 @@ func answerError(endpoint string, code int, body []byte) error {
 	return fmt.Errorf("%w: %s answered HTTP %d %s: %s", kind, endpoint, code, typ, msg)
 }
 
-// storeQuery answers POST /MODULE with a kafka-store-query header.
-func (s *Server) storeQuery(w http.ResponseWriter, r *http.Request, t Target) error {
+// peerRequest reads a request another server of a module's group posts
+// to it, what it is (a store query, a module-notify): it needs the
+// module's key or the server's, and is posted to the module itself. It
+// returns the module and the body.
+func (s *Server) peerRequest(w http.ResponseWriter, r *http.Request, t Target, what string) (*Module, string, error) {
 	if err := s.checkAccess(t, requestHeader(r, accessKeyKey)); err != nil {
-		return err
+		return nil, "", err
 	}
 	m, err := s.getModule(t.Module)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	if t.Path != "" {
-		return &javaError{typ: "IOException", msg: "a store query is posted to its module, /" + t.Module + ", not to a path in it"}
+		return nil, "", &javaError{typ: "IOException", msg: what + " is posted to its module, /" + t.Module + ", not to a path in it"}
 	}
 	body, err := s.readAll(w, r)
+	return m, body, err
+}
+
+// storeQuery answers POST /MODULE with a kafka-store-query header.
+func (s *Server) storeQuery(w http.ResponseWriter, r *http.Request, t Target) error {
+	m, body, err := s.peerRequest(w, r, t, "a store query")
 	if err != nil {
 		return err
 	}

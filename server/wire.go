@@ -35,6 +35,7 @@ var (
 	accessKeyKey  = http.CanonicalHeaderKey(AccessKeyHeader)
 	monitorKey    = http.CanonicalHeaderKey(MonitorHeader)
 	storeQueryKey = http.CanonicalHeaderKey(StoreQueryHeader)
+	peerNotifyKey = http.CanonicalHeaderKey(PeerNotifyHeader)
 )
 
 // requestHeader is r.Header.Get(canonical) for a name already canonical:

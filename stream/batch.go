@@ -92,6 +92,8 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 		}
 		outs, err := s.transformOne(in)
 		switch {
+		case err == errJoinMiss: // dropped by an inner join, whatever the stream does after it
+			b.dropped++
 		case err == nil && s.rekeying: // its state comes with its repartition record
 			for _, o := range outs {
 				write(o)
@@ -132,8 +134,16 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	return b, done, nil
 }
 
+// errJoinMiss is what transformOne returns for an input an inner join
+// drops (its key the table lacks): counted as dropped, in every kind of
+// stream, as a stateless one's filtered input is. A windowed stream's or
+// a re-keyed one's empty outputs are no drop (a window writes later, a
+// re-keyed input goes on through its repartition topic), so the miss must
+// be said apart from them.
+var errJoinMiss = errors.New("dropped by the inner join")
+
 // transformOne runs the transform on one input and serializes its outputs;
-// the error, if any, names the input. The slice it returns is reused by
+// the error, if any, names the input (but errJoinMiss, which is no error). The slice it returns is reused by
 // the next call: write its records out first.
 func (s *stream) transformOne(in *kafkabpl.Record) ([]*kgo.Record, error) {
 	where := func(err error) error {
@@ -148,7 +158,7 @@ func (s *stream) transformOne(in *kafkabpl.Record) ([]*kgo.Record, error) {
 		if ok, err := s.join(in, s.joinSlot); err != nil {
 			return nil, where(err)
 		} else if !ok {
-			return nil, nil // an inner join's input whose key the table lacks
+			return nil, errJoinMiss
 		}
 	}
 	if s.rekeying {

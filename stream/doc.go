@@ -84,8 +84,9 @@
 // to the owner through [Runtime.SetStoreForwarder]'s forwarder, where
 // [Runtime.AnswerStoreQuery] answers it (package server does both over
 // HTTP). A key of a partition being restored, or of a group that is
-// rebalancing, gives [kafkabpl.ErrNotReady]; one held where it cannot be asked,
-// [kafkabpl.ErrNotHeld].
+// rebalancing, or of an owner that does not answer within the config's
+// "query-forward-timeout" (5 s by default), gives [kafkabpl.ErrNotReady];
+// one held where it cannot be asked, [kafkabpl.ErrNotHeld].
 //
 // # State on disk
 //
@@ -134,6 +135,27 @@
 // Before + After + Grace, which keeps the store bounded; left and outer
 // joins then write the records that matched nothing. A record the stream
 // time left behind by more than its window and the grace is late.
+//
+// # Timestamp order
+//
+// A stateful stream of several inputs (an interval join's two topics, or
+// several co-partitioned From topics) takes each store partition's next
+// input by timestamp across its inputs, as a Kafka Streams task takes its
+// next record across its partitions, not in the order they were fetched:
+// what a poll fetched of them is merged, the earliest first (the first
+// input's on a tie; each input's records stay in offset order). An input
+// of which nothing is fetched is waited for up to the config's
+// "max-task-idle" (ms; Kafka Streams' max.task.idle.ms): meanwhile the
+// partition's records of the other inputs are held, polled and not
+// processed (the offsets a batch commits stop before them, so a crash or
+// a rebalance reads them again), and once it passes they are taken
+// without it until it has records again. The default, 0, waits for
+// nothing beyond what is fetched: a batch of one topic fetched before the
+// other's is processed first, and may push the partition's stream time
+// past the other's records, which windows and interval joins then count
+// late. Hazard: a positive value delays every input whose co-partitioned
+// input is silent by as much, and the records held stay in memory
+// meanwhile (polling goes on, so no group or transaction timeout runs).
 //
 // # Tables and joins
 //

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // pairJoiner writes "left+right" (a missing side is "-"), and fails for a
@@ -288,4 +290,103 @@ func TestIntervalJoinErrors(t *testing.T) {
 		t.Errorf("failed with %v", st.LastError)
 	}
 	lib.Destroy(ctx, id)
+}
+
+// polledCounter is a kgo hook that counts the records of one topic a
+// client's polls returned.
+type polledCounter struct {
+	topic string
+	n     *atomic.Int64
+}
+
+func (h polledCounter) OnFetchRecordUnbuffered(r *kgo.Record, polled bool) {
+	if polled && r.Topic == h.topic {
+		h.n.Add(1)
+	}
+}
+
+// TestIntervalJoinTimestampOrder is issue 47's scenario: an interval join
+// of commands with their acks, a short grace, and the commands fetched
+// (all of them, before any ack was written) in a poll of their own. With
+// "max-task-idle" the commands are held until the acks come, and the two
+// topics are taken in timestamp order: every ack joins its command, none
+// is late. Taken in fetch order, the commands would move the stream time
+// past the acks, and they would be dead-lettered as late.
+func TestIntervalJoinTimestampOrder(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("commands", "acks")).Servers()
+	lib := streamLib(t)
+	var polled atomic.Int64
+	lib.SetClientHooks(func(kind kafkabpl.Kind, _ string) []kgo.Hook {
+		if kind != kafkabpl.Stream {
+			return nil
+		}
+		return []kgo.Hook{polledCounter{"commands", &polled}}
+	})
+	// A long idle: it bounds how long the commands wait for acks that
+	// never come, and this test's come.
+	cfg := map[string]any{"servers": servers, "group": groupName("acks"), "max-task-idle": 60000}
+	id := must[string](t)(Of(lib).Start(testCtx(t), cfg, Spec{From: []string{"commands", "acks"}, To: "out", Store: "pairs",
+		Interval: &IntervalJoin{After: 500 * time.Millisecond, Late: DeadLetterLate, Joiner: pairJoiner}, OnError: DeadLetterOnError}))
+	const base = 1767225600000
+	var commands, acks []kafkabpl.Message
+	var want []string
+	for i := range 10 {
+		commands = append(commands, at("k", base+int64(i)*1000, fmt.Sprintf("c%d", i)))
+		acks = append(acks, at("k", base+int64(i)*1000+100, fmt.Sprintf("a%d", i)))
+		want = append(want, fmt.Sprintf("c%d+a%d", i, i))
+	}
+	sendValues(t, lib, servers, "commands", commands...)
+	waitFor(t, "the stream polled the 10 commands", func() bool { return polled.Load() == 10 })
+	sendValues(t, lib, servers, "acks", acks...)
+	// A later command, so that the last ack is not held waiting for
+	// one: it is held itself, waiting for a later ack.
+	sendValues(t, lib, servers, "commands", at("k", base+20000, "c-last"))
+	st := waitStream(t, lib, id, func(st *Status) bool { return st.Processed >= 20 || st.State != Running })
+	if st.Store.Late != 0 || st.DeadLettered != 0 || st.State != Running {
+		t.Errorf("status %+v, store %+v: want no late input, none dead-lettered", st, st.Store)
+	}
+	got := strings.Fields(values(readAll(t, lib, servers, 10, "out")))
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("joined %q, want %q", got, want)
+	}
+}
+
+// TestInputOrderHeldNotCommitted stops an interval join while it holds
+// commands waiting for their acks, under both guarantees: the offsets it
+// committed stop before the held commands, so the stream started again
+// reads them again and joins them with the acks written since; none is
+// lost.
+func TestInputOrderHeldNotCommitted(t *testing.T) {
+	t.Parallel()
+	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
+		t.Run(g.String(), func(t *testing.T) {
+			t.Parallel()
+			servers := newCluster(t, embedded.Topics("commands", "acks")).Servers()
+			lib := streamLib(t)
+			cfg := map[string]any{"servers": servers, "group": groupName("held"), "max-task-idle": 60000}
+			spec := Spec{From: []string{"commands", "acks"}, To: "out", Store: "pairs", Guarantee: g,
+				Interval: &IntervalJoin{After: 500 * time.Millisecond, Joiner: pairJoiner}}
+			const base = 1767225600000
+			sendValues(t, lib, servers, "commands", at("k", base, "c0"), at("k", base+1000, "c1"), at("k", base+2000, "c2"))
+			sendValues(t, lib, servers, "acks", at("k", base+100, "a0"))
+			id := must[string](t)(Of(lib).Start(testCtx(t), cfg, spec))
+			// c0 and a0 are joined and committed; c1 and c2 wait for acks.
+			waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 2 && st.Transactions > 0 })
+			if _, err := lib.Destroy(testCtx(t), id); err != nil {
+				t.Fatal(err)
+			}
+			sendValues(t, lib, servers, "acks", at("k", base+1100, "a1"), at("k", base+2100, "a2"))
+			sendValues(t, lib, servers, "commands", at("k", base+20000, "c-last")) // lets a2 go (see TestIntervalJoinTimestampOrder)
+			id = must[string](t)(Of(lib).Start(testCtx(t), cfg, spec))
+			got := strings.Fields(values(readAll(t, lib, servers, 3, "out")))
+			slices.Sort(got)
+			if want := []string{"c0+a0", "c1+a1", "c2+a2"}; !slices.Equal(got, want) {
+				t.Errorf("joined %q, want %q", got, want)
+			}
+			lib.Destroy(testCtx(t), id)
+		})
+	}
 }

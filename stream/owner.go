@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -126,6 +127,8 @@ type owners struct {
 	n      int              // the store's partition count; 0: not known yet
 	gen    uint64           // the store's assignment generation the owners were read at
 	byPart map[int32]*owner // nil: not read
+	peers  []string         // the other members' endpoints, as byPart was read
+	read   time.Time        // when byPart was read
 }
 
 // partitionCount returns the store's partition count: its input's (the
@@ -173,17 +176,68 @@ func (s *stream) owner(ctx context.Context, p int32, refresh bool) (*owner, erro
 		return w, nil
 	}
 	o.mu.Unlock()
-	byPart, err := s.describeOwners(ctx)
+	byPart, err := s.readOwners(ctx, gen)
 	if err != nil {
 		return nil, err
 	}
-	o.mu.Lock()
-	o.byPart, o.gen = byPart, gen
-	o.mu.Unlock()
 	if w := byPart[p]; w != nil {
 		return w, nil
 	}
 	return nil, s.noOwner(p)
+}
+
+// readOwners reads the group's description and caches it as read at
+// the store's assignment generation gen.
+func (s *stream) readOwners(ctx context.Context, gen uint64) (map[int32]*owner, error) {
+	byPart, peers, err := s.describeOwners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o := &s.owners
+	o.mu.Lock()
+	o.byPart, o.gen, o.peers, o.read = byPart, gen, peers, time.Now()
+	o.mu.Unlock()
+	return byPart, nil
+}
+
+// peersFresh is how long the cached description answers peers.
+const peersFresh = 5 * time.Second
+
+// peers returns the query endpoints the group's other members advertise,
+// from the cached description when it was read at the current assignment
+// within peersFresh, else from the group's; a stream that advertises no
+// endpoint has none. When the group cannot be described (it is
+// rebalancing, say), the cached ones come with the error.
+func (s *stream) peers(ctx context.Context) ([]string, error) {
+	st := s.store
+	if st == nil || s.cfg.QueryEndpoint() == "" || s.cfg.ServerAssigns() {
+		return nil, nil
+	}
+	st.mu.Lock()
+	gen := st.gen
+	st.mu.Unlock()
+	o := &s.owners
+	o.mu.Lock()
+	peers, fresh := o.peers, o.byPart != nil && o.gen == gen && time.Since(o.read) < peersFresh
+	o.mu.Unlock()
+	if fresh {
+		return peers, nil
+	}
+	if _, err := s.readOwners(ctx, gen); err != nil {
+		return peers, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.peers, nil
+}
+
+// forgetOwners drops the cached description, so that the next query
+// reads the group's again: after an owner that did not answer, which the
+// group may move its partitions away from at any time.
+func (s *stream) forgetOwners() {
+	s.owners.mu.Lock()
+	s.owners.byPart = nil
+	s.owners.mu.Unlock()
 }
 
 // noOwner is the error of a partition the group assigns to no member.
@@ -192,8 +246,9 @@ func (s *stream) noOwner(p int32) error {
 }
 
 // describeOwners reads who holds each of the store's partitions from the
-// group's description. A group that is rebalancing gives ErrNotReady.
-func (s *stream) describeOwners(ctx context.Context) (map[int32]*owner, error) {
+// group's description, and the endpoints the other members advertise. A
+// group that is rebalancing gives ErrNotReady.
+func (s *stream) describeOwners(ctx context.Context) (map[int32]*owner, []string, error) {
 	st := s.store
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout())
 	defer cancel()
@@ -205,17 +260,22 @@ func (s *stream) describeOwners(ctx context.Context) (map[int32]*owner, error) {
 	if err != nil {
 		// The cause is the client's or the brokers' own error (kerr's
 		// code reachable), with no BPL type of its own: NotReady.
-		return nil, kafkabpl.Wrapf(kafkabpl.ErrNotReady, err, "store %q: describe group %q (to find who holds the key)", st.name, group)
+		return nil, nil, kafkabpl.Wrapf(kafkabpl.ErrNotReady, err, "store %q: describe group %q (to find who holds the key)", st.name, group)
 	}
 	g := described[group]
 	if g.State != "Stable" {
-		return nil, kafkabpl.Errorf(kafkabpl.ErrNotReady, "store %q: group %q is %s, not Stable: its members and their partitions are being settled", st.name, group, g.State)
+		return nil, nil, kafkabpl.Errorf(kafkabpl.ErrNotReady, "store %q: group %q is %s, not Stable: its members and their partitions are being settled", st.name, group, g.State)
 	}
 	byPart := map[int32]*owner{}
+	var peers []string
+	self, _ := s.h.Client().GroupMetadata()
 	for _, m := range g.Members {
 		w := &owner{member: m.MemberID, client: m.ClientID, host: m.ClientHost}
 		if meta, ok := m.Join.AsConsumer(); ok {
 			w.endpoint, _, _ = unwrapEndpoint(meta.UserData)
+		}
+		if w.endpoint != "" && m.MemberID != self && w.endpoint != s.cfg.QueryEndpoint() && !slices.Contains(peers, w.endpoint) {
+			peers = append(peers, w.endpoint)
 		}
 		a, ok := m.Assigned.AsConsumer()
 		if !ok {
@@ -230,7 +290,8 @@ func (s *stream) describeOwners(ctx context.Context) (map[int32]*owner, error) {
 			}
 		}
 	}
-	return byPart, nil
+	slices.Sort(peers)
+	return byPart, peers, nil
 }
 
 // String names the owner for errors.

@@ -149,6 +149,17 @@ func TestStoreQueryOwners(t *testing.T) {
 		}
 	}
 
+	// Each knows the other as its peer, not itself.
+	for _, pp := range [][2]*queryPeer{{a, b}, {b, a}} {
+		other := "http://127.0.0.1:1/a"
+		if pp[1] == b {
+			other = "http://127.0.0.1:1/b"
+		}
+		if got, err := Of(pp[0].lib).Peers(ctx); err != nil || len(got) != 1 || got[0] != other {
+			t.Errorf("%s's peers: %q, %v; want %q", pp[0].id, got, err, other)
+		}
+	}
+
 	// Without a forwarder, a key held elsewhere is refused, naming its owner.
 	Of(b.lib).SetStoreForwarder(nil)
 	held := map[int32]bool{}

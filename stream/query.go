@@ -49,7 +49,13 @@ type StoreWindow struct {
 // it from its own committed state; the owner is read from the group's
 // description, cached, and read again after a rebalance or a miss. A
 // group that is rebalancing, or an owner that does not answer, gives
-// [kafkabpl.ErrNotReady] once a fresh description was tried; an owner that
+// [kafkabpl.ErrNotReady] once a fresh description was tried. Each forward
+// waits for its answer at most the config's "query-forward-timeout" (5 s
+// by default), however long ctx allows: an owner alive to TCP but not
+// answering (a paused process) gives ErrNotReady naming it, and is not
+// asked again by the same query while the group's fresh description still
+// gives it the partition; the next query reads the description again, so
+// it asks the partition's next owner once the group has moved it. An owner that
 // advertises no endpoint, or a library without forwarder, gives
 // [kafkabpl.ErrNotHeld]. The state of an input that a batch processed is seen once
 // its transaction committed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/murmur2"
@@ -21,8 +22,10 @@ import (
 // opaque bytes. An error the owner answered with (say, its
 // AnswerStoreQuery's ErrNotReady) is best returned wrapping the same
 // sentinel; any error makes the library read the group's description
-// again and try once more, then report [kafkabpl.ErrNotReady]. ctx is the
-// query's; a forwarder should not outlast it.
+// again and try once more (but not of the same owner when it did not
+// answer in time), then report [kafkabpl.ErrNotReady]. ctx is the query's,
+// bounded by the asking stream's config "query-forward-timeout" (5 s by
+// default); a forwarder must not outlast it.
 type StoreForwarder func(ctx context.Context, endpoint string, query []byte) ([]byte, error)
 
 // SetStoreForwarder sets how the library's streams forward a store query
@@ -53,6 +56,36 @@ func (rt *Runtime) SetQueryEndpoint(endpoint string) error {
 	}
 	rt.endpoint.Store(&endpoint)
 	return nil
+}
+
+// Peers returns the query endpoints that the other processes of the
+// groups of the library's running stateful streams advertise (distinct,
+// sorted; none for a stream that advertises no endpoint itself): where a
+// program tells its peers what changed, as kafkabpl serve forwards
+// module-notify to the same module in the group's other servers. Each
+// stream's group is described at most every 5 s, and again after its
+// assignment changed; a group that cannot be described now (it is
+// rebalancing) gives the endpoints it last had, and the error, which
+// wraps kafkabpl.ErrNotReady, names the store.
+func (rt *Runtime) Peers(ctx context.Context) ([]string, error) {
+	var all []string
+	var first error
+	for _, s := range rt.streams() {
+		peers, err := s.peers(ctx)
+		if err != nil && first == nil {
+			first = err
+		}
+		for _, p := range peers {
+			if !slices.Contains(all, p) {
+				all = append(all, p)
+			}
+		}
+	}
+	slices.Sort(all)
+	if first != nil {
+		return all, first
+	}
+	return all, nil
 }
 
 // queryEndpoint settles the query endpoint a stream advertises: its
@@ -172,14 +205,23 @@ func (rt *Runtime) forward(ctx context.Context, s *stream, q *storeQuery) (*stor
 		return nil, kafkabpl.Errorf(kafkabpl.ErrInvalidArgument, "store query: %v", err)
 	}
 	self, _ := s.h.Client().GroupMetadata()
+	bound := s.cfg.QueryForwardTimeout()
 	var last error
-	var lastOwner *owner
+	var lastOwner *asked
 	for attempt := range 2 {
 		w, err := s.owner(ctx, q.Partition, attempt > 0)
 		if err != nil {
 			return nil, err
 		}
-		lastOwner = w
+		if lastOwner != nil && lastOwner.timedOut && w.member == lastOwner.member {
+			// The group still gives the partition to the owner that did
+			// not answer: asking it again would wait as long again. The
+			// next query reads the group's description afresh, and asks
+			// the partition's next owner once the group has moved it.
+			s.forgetOwners()
+			return nil, kafkabpl.Errorf(kafkabpl.ErrNotReady, "store %q partition %d: %v (the group still gives it the partition: a process paused or cut off loses it at its session's end; ask again)", st.name, q.Partition, last)
+		}
+		lastOwner = &asked{owner: w}
 		switch {
 		case w.member == self:
 			last = kafkabpl.Errorf(kafkabpl.ErrNotReady, "the group's description says this process holds it, which it does not (any more): a rebalance is under way")
@@ -191,7 +233,10 @@ func (rt *Runtime) forward(ctx context.Context, s *stream, q *storeQuery) (*stor
 		if f == nil {
 			return nil, kafkabpl.Errorf(kafkabpl.ErrNotHeld, "store %q partition %d is held by %v; this library forwards no store queries (see kafkabpl.Runtime.SetStoreForwarder; kafkabpl serve sets one)", st.name, q.Partition, w)
 		}
-		raw, err := (*f)(ctx, w.endpoint, body)
+		fctx, cancel := context.WithTimeout(ctx, bound)
+		raw, err := (*f)(fctx, w.endpoint, body)
+		lastOwner.timedOut = err != nil && fctx.Err() != nil && ctx.Err() == nil
+		cancel()
 		if err == nil {
 			var a storeAnswer
 			if err := json.Unmarshal(raw, &a); err != nil {
@@ -203,10 +248,23 @@ func (rt *Runtime) forward(ctx context.Context, s *stream, q *storeQuery) (*stor
 			return nil, kafkabpl.Wrapf(kafkabpl.ErrNotReady, ctx.Err(), "store %q partition %d: forwarding to %v", st.name, q.Partition, w)
 		}
 		last = err
+		if lastOwner.timedOut {
+			// Its text, not the error: the forward's own deadline is no
+			// timeout of the caller's, which a script catches as NotReady.
+			last = fmt.Errorf("its owner, %v, did not answer within %v (the config's \"query-forward-timeout\")", w, bound)
+		}
 	}
+	s.forgetOwners() // neither description gave an owner that answered
 	// The owner's own error (NotHeld, say, from a stale description)
 	// is told, not typed: the query is NotReady here.
-	return nil, kafkabpl.Errorf(kafkabpl.ErrNotReady, "store %q partition %d, held by %v, gave no answer (tried again with the group's latest description): %v", st.name, q.Partition, lastOwner, last)
+	return nil, kafkabpl.Errorf(kafkabpl.ErrNotReady, "store %q partition %d, held by %v, gave no answer (tried again with the group's latest description): %v", st.name, q.Partition, lastOwner.owner, last)
+}
+
+// asked is an owner a query was forwarded to, and whether the forward
+// ran out of its own time ("query-forward-timeout").
+type asked struct {
+	*owner
+	timedOut bool
 }
 
 // AnswerStoreQuery answers a store query that another process of a

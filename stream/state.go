@@ -98,7 +98,8 @@ type kafkaStore struct {
 	reads     chan struct{}      // a slot per restore reading (restoreReads)
 
 	late, restored, repartitioned atomic.Int64
-	interval                      *intervals // an interval join's expiry index; nil: none
+	interval                      *intervals  // an interval join's expiry index; nil: none
+	order                         *inputOrder // the inputs held for their timestamp order (order.go); nil: one input
 
 	disk         *store.Disk             // the state's directory; nil: in memory (see disk.go)
 	logged       []*kgo.Record           // the batch's changelog records, for the positions on disk (run goroutine only)
@@ -132,6 +133,7 @@ func newStore(cfg *kafkabpl.ClientConfig, spec *Spec, log func(string)) (*kafkaS
 		win: spec.Window, cfg: cfg, parts: map[int32]*storePart{}, restoring: map[int32]*storePart{}, assigned: map[int32]uint64{},
 		reads: make(chan struct{}, restoreReads), interval: newIntervals(spec, cfg),
 	}
+	st.order = newInputOrder(st.inputs, cfg.MaxTaskIdle())
 	var err error
 	if st.disk, err = openDisk(cfg, st, log); err != nil {
 		return nil, err
@@ -155,12 +157,14 @@ func (st *kafkaStore) commit() error {
 	return nil
 }
 
-// abort puts back what the batch changed (no store: nothing).
+// abort puts back what the batch changed (no store: nothing), and drops
+// the inputs held, which kgo fetches again from the committed offsets.
 func (st *kafkaStore) abort() {
 	if st != nil {
 		clear(st.logged)
 		st.logged = st.logged[:0]
 		st.state.Abort()
+		st.dropHeld()
 	}
 }
 
@@ -221,6 +225,9 @@ func (s *stream) pollContext() (context.Context, context.CancelFunc) {
 	}
 	if t := s.timers.wait(time.Second); t > 0 && (wait == 0 || t < wait) {
 		wait = t // the next wall-clock timer or silence
+	}
+	if t := s.store.heldWait(time.Now()); t > 0 && (wait == 0 || t < wait) {
+		wait = t // the end of a held partition's "max-task-idle"
 	}
 	return s.store.pollContext(s.pollCtx, wait)
 }

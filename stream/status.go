@@ -21,7 +21,7 @@ type Status struct {
 	State        State
 	Processed    int64            // inputs processed (filtered, skipped and dead-lettered ones included)
 	Produced     int64            // outputs written, dead-letter records not included
-	Dropped      int64            // inputs the transform filtered out (no outputs)
+	Dropped      int64            // inputs the transform filtered out (no outputs; a window's or a re-keyed input's wait is none) and inputs an inner join dropped
 	Skipped      int64            // inputs skipped by SkipOnError
 	DeadLettered int64            // inputs written to the dead-letter topic
 	Lag          int64            // the group's lag on the input topics; -1 when the brokers did not say

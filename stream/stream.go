@@ -477,8 +477,9 @@ func (s *stream) run() {
 			}
 		})
 		var err error
+		recs := s.store.ordered(fetches.Records(), time.Now()) // several inputs' in timestamp order
 		if s.sess != nil {
-			err = s.transact(fetches.Records())
+			err = s.transact(recs)
 			if err != nil && producerLost(err) && s.workCtx.Err() == nil && lost < maxReinits {
 				lost++
 				err = s.reinit(err)
@@ -486,7 +487,7 @@ func (s *stream) run() {
 				lost = 0
 			}
 		} else {
-			err = s.atLeastOnce(fetches.Records())
+			err = s.atLeastOnce(recs)
 		}
 		if err != nil {
 			s.fail(err)
@@ -522,7 +523,7 @@ func (s *stream) transact(recs []*kgo.Record) error {
 	flushErr := s.cl.Flush(s.workCtx)
 	produceErr := pr.err()
 	commit := stopErr == nil && flushErr == nil && produceErr == nil && !b.notHeld
-	committed, err := s.sess.End(s.workCtx, kgo.TransactionEndTry(commit))
+	committed, err := s.sess.End(s.store.commitContext(s.workCtx), kgo.TransactionEndTry(commit)) // not past the inputs held
 	if commit {
 		s.h.Committed(transactionCommitErr(committed, err))
 	}

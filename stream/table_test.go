@@ -162,3 +162,42 @@ func TestStreamTableNotCompacted(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestStreamJoinDropsCounted checks that the inputs an inner join drops
+// are counted as dropped in a windowed stream and in a re-keyed one, as
+// in a stateless one: their other empty outputs (a window's result comes
+// later, a re-keyed input goes on through the repartition topic) are no
+// drop, the join's misses are.
+func TestStreamJoinDropsCounted(t *testing.T) {
+	t.Parallel()
+	count := func(_ context.Context, _ *kafkabpl.Record, acc any) (any, error) {
+		n, _ := acc.(int64)
+		return n + 1, nil
+	}
+	for _, c := range []struct {
+		name string
+		spec Spec
+		done int64 // Processed once every input is: a re-keyed one is processed twice
+	}{
+		{"windowed", Spec{Window: &Window{Kind: Tumbling, Size: time.Minute, Aggregate: count}}, 5},
+		{"re-keyed", Spec{Update: countUpdate, Rekey: func(_ context.Context, in *kafkabpl.Record) (any, error) {
+			return "site-" + in.Key().(string), nil
+		}}, 5 + 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			servers := newCluster(t, embedded.Topics("readings"), embedded.Partitions(2)).Servers()
+			lib := streamLib(t)
+			tableTopic(t, lib, servers, "devices", 2, pairs("d1", "site-a", "d2", "site-b")...)
+			spec := c.spec
+			spec.From, spec.To, spec.Store = []string{"readings"}, "out", "s"
+			spec.Tables, spec.Join = []Table{{Topic: "devices"}}, &Join{Table: "devices"}
+			id := must[string](t)(Of(lib).Start(testCtx(t), map[string]any{"servers": servers, "group": groupName("drops")}, spec))
+			sendValues(t, lib, servers, "readings", keyed("d1", "d3", "d2", "d9", "d1")...)
+			st := waitStream(t, lib, id, func(st *Status) bool { return st.Processed == c.done })
+			if st.Dropped != 2 || st.Skipped != 0 || st.State != Running {
+				t.Errorf("status %+v: want 2 dropped (d3, d9: not in the table), running", st)
+			}
+		})
+	}
+}
