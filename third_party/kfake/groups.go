@@ -1420,12 +1420,18 @@ func (g *group) completeRebalance() {
 	g.protocol = bestProto
 	g.persistClassicMeta()
 
+	// kafkabpl patch: the new leader is chosen once, before any member
+	// is answered. Chosen inside the loop below, as upstream does, every
+	// member was told that it led (each answer named the leader of the
+	// moment), and the last one answered really did, dead or alive.
+	// Kafka elects one member and names it to all.
+	if !foundLeader {
+		g.leader = slices.Min(slices.Collect(maps.Keys(g.members)))
+	}
+
 	// Track which members need to send SyncGroup.
 	g.pendingSyncIDs = make(map[string]struct{}, len(g.members))
 	for _, m := range g.members {
-		if !foundLeader {
-			g.leader = m.memberID
-		}
 		g.pendingSyncIDs[m.memberID] = struct{}{}
 		req := m.join
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
@@ -1510,6 +1516,21 @@ func (g *group) updateHeartbeat(m *groupMember) {
 		// that are never rebuilt.
 		if g.members[m.memberID] != m {
 			return
+		}
+		// kafkabpl patch: a member waiting in SyncGroup for the
+		// leader's assignment is kept alive, as Kafka does (its
+		// session is not checked while it awaits sync): it cannot
+		// heartbeat meanwhile, and removing it left its SyncGroup
+		// unanswered until the client's request timed out, the
+		// rebalance timeout later. A leader that never syncs is
+		// removed at its own session timeout, which answers the
+		// waiting members REBALANCE_IN_PROGRESS; the pending sync
+		// timer removes members that never send SyncGroup.
+		if !m.waitingReply.empty() && g.state == groupCompletingRebalance {
+			if _, syncing := m.waitingReply.kreq.(*kmsg.SyncGroupRequest); syncing {
+				g.updateHeartbeat(m)
+				return
+			}
 		}
 		g.updateMemberAndRebalance(m, nil, nil)
 	})
