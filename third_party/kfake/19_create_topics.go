@@ -106,10 +106,17 @@ func (c *Cluster) handleCreateTopics(creq *clientReq) (kmsg.Response, error) {
 		}
 		st.NumPartitions = int32(nparts)
 		st.ReplicationFactor = int16(nreplicas)
+		// kafkabpl patch: the configs are a list, empty when the
+		// request set none, and each says where it comes from (it was
+		// set for the topic): Kafka's Admin client, so kafka-topics
+		// --create, failed on a null list (NullPointerException) and
+		// on kmsg's default source, -1 ("id should be positive").
+		st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 		for k, v := range configs {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name = k
 			c.Value = v
+			c.Source = int8(kmsg.ConfigSourceDynamicTopicConfig)
 			st.Configs = append(st.Configs, c)
 		}
 	}

@@ -161,6 +161,13 @@ func (c *Cluster) handleDescribeTopicPartitions(creq *clientReq) (kmsg.Response,
 				sp.Replicas = append(sp.Replicas, c.bs[idx].node)
 			}
 			sp.ISR = sp.Replicas
+			// kafkabpl patch: no eligible leader replicas is an empty
+			// list, as Kafka answers, not null: Kafka's Admin client
+			// (and so kafka-topics --describe, kafka-get-offsets,
+			// kafka-consumer-groups and kafka-share-groups) failed
+			// with a NullPointerException on null.
+			sp.EligibleLeaderReplicas = []int32{}
+			sp.LastKnownELR = []int32{}
 			st.Partitions = append(st.Partitions, sp)
 			emitted++
 		}

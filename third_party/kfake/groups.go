@@ -375,7 +375,12 @@ func (gs *groups) handleList(creq *clientReq) *kmsg.ListGroupsResponse {
 		if len(req.StatesFilter) > 0 && !slices.Contains(req.StatesFilter, g.state.String()) {
 			continue
 		}
-		if len(req.TypesFilter) > 0 && !slices.Contains(req.TypesFilter, g.typ) {
+		// kafkabpl patch: group types match whatever their case, as
+		// Kafka parses them (and as the share groups' filter here
+		// does): Kafka's Admin client sends "Classic" and "Consumer",
+		// which kfake's "classic" and "consumer" never matched, so
+		// kafka-consumer-groups --list listed no group.
+		if len(req.TypesFilter) > 0 && !containsFold(req.TypesFilter, g.typ) {
 			continue
 		}
 		sg := kmsg.NewListGroupsResponseGroup()
