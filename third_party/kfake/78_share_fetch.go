@@ -47,7 +47,7 @@ func (c *Cluster) handleShareFetch(creq *clientReq, w *watchShareFetch) (kmsg.Re
 		memberID = *req.MemberID
 	}
 
-	resp.AcquisitionLockTimeoutMillis = c.shareRecordLockDurationMs()
+	resp.AcquisitionLockTimeoutMillis = c.shareGroupLockDurationMs(groupID) // kafkabpl patch: the group's
 	fc := creq.faults
 
 	// ACL: require GROUP READ.

@@ -1166,6 +1166,25 @@ func (c *Cluster) shareRecordLockDurationMs() int32 {
 	return c.brokerConfigInt("group.share.record.lock.duration.ms", 30000)
 }
 
+// kafkabpl patch: shareGroupLockDurationMs is a share group's record lock
+// duration: its group config share.record.lock.duration.ms when set, else
+// the broker's group.share.record.lock.duration.ms. Every lock used the
+// broker's, the group's was only stored and described back.
+func (c *Cluster) shareGroupLockDurationMs(group string) int32 {
+	return c.shareLockDurationMsIn(c.groupConfigs[group])
+}
+
+// shareLockDurationMsIn is the lock duration of a share group whose
+// configs are cfgs (nil: none set). kafkabpl patch.
+func (c *Cluster) shareLockDurationMsIn(cfgs map[string]*string) int32 {
+	if v := cfgs["share.record.lock.duration.ms"]; v != nil {
+		if n, err := strconv.ParseInt(*v, 10, 32); err == nil && n > 0 {
+			return int32(n)
+		}
+	}
+	return c.shareRecordLockDurationMs()
+}
+
 func (c *Cluster) shareMaxDeliveryAttempts() int32 {
 	return c.brokerConfigInt("group.share.delivery.count.limit", 5)
 }

@@ -2472,7 +2472,6 @@ func (c *Cluster) loadSessionState() error {
 	// lock duration are released too, so fresh members can re-acquire
 	// records the prior owner never got to ack/release.
 	shareSessionTimeout := time.Duration(c.shareSessionTimeoutMs()) * time.Millisecond
-	shareLockDuration := time.Duration(c.shareRecordLockDurationMs()) * time.Millisecond
 	restoreMembers := func(sg *shareGroup, members []sessionShareMember) map[string]struct{} {
 		restored := make(map[string]struct{}, len(members))
 		now := time.Now()
@@ -2507,8 +2506,10 @@ func (c *Cluster) loadSessionState() error {
 		}
 		return restored
 	}
-	acquisitionStale := time.Since(ss.ShutdownAt) >= shareLockDuration
 	for name, ssg := range ss.ShareGroups {
+		// kafkabpl patch: the group's lock duration (its configs are
+		// restored below, so read from ss).
+		acquisitionStale := time.Since(ss.ShutdownAt) >= time.Duration(c.shareLockDurationMsIn(ss.GroupConfigs[name]))*time.Millisecond
 		sg := c.shareGroups.getOrCreate(name)
 		sg.groupEpoch = ssg.GroupEpoch
 		restoredMembers := restoreMembers(sg, ssg.Members)

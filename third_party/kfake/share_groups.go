@@ -447,7 +447,7 @@ func (sgs *shareGroups) sweepAllExpiredAcquisitions() {
 // archived instead of released.
 func (g *shareGroup) sweepExpiredAcquisitions() {
 	now := time.Now()
-	lockDuration := time.Duration(g.c.shareRecordLockDurationMs()) * time.Millisecond
+	lockDuration := time.Duration(g.c.shareGroupLockDurationMs(g.name)) * time.Millisecond // kafkabpl patch: the group's
 	maxDelivery := g.c.shareMaxDeliveryAttempts()
 	released := false
 	g.partitions.each(func(_ string, _ int32, sp *sharePartition) {

@@ -1,0 +1,45 @@
+package kafkabpl
+
+import (
+	"testing"
+	"time"
+
+	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// TestShareGroupLockDuration checks that a share group's own
+// share.record.lock.duration.ms, set with AlterConfigs as an operator
+// would, is the lock its records get, not the broker's default (30 s
+// here): a polled record's acquisition deadline is at most the group's 2
+// s away, and once it passed unacknowledged, another member gets the
+// record, delivered again (within pollShare's 20 s). The embedded cluster stored and
+// described the group's setting and gave every lock the broker's 30 s
+// (issue 47).
+func TestShareGroupLockDuration(t *testing.T) {
+	t.Parallel()
+	const topic, group, lock = "timed-jobs", "timed", 2 * time.Second
+	servers := newCluster(t, embedded.Topics(topic), embedded.KfakeOptions(kfake.BrokerConfigs(map[string]string{
+		"share.record.lock.sweep.interval.ms": "100",
+	}))).Servers()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	if err := lib.AlterConfigs(ctx, servers, GroupConfigs(group), map[string]string{"share.record.lock.duration.ms": "2000"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p, []string{topic}, unkeyed("job")...)
+	a := must[string](t)(lib.Create(ctx, ShareConsumer, shareConfig(servers, group, topic)))
+	rec := pollShare(t, lib, a, 1)[0]
+	if left := time.Until(rec.AcquisitionDeadline()); left > lock {
+		t.Errorf("the record's lock ends %v from now, want at most the group's %v", left.Round(time.Millisecond), lock)
+	}
+	// a never acknowledges it: b gets it once a's lock ended (a's
+	// client, fetching on, may have taken it again meanwhile, for
+	// another lock of 2 s: a later delivery).
+	b := must[string](t)(lib.Create(ctx, ShareConsumer, shareConfig(servers, group, topic)))
+	again := pollShare(t, lib, b, 1)[0]
+	if again.Value() != "job" || again.DeliveryCount() < 2 {
+		t.Errorf("the other member polled %v, delivery count %d, want job delivered again", again.Value(), again.DeliveryCount())
+	}
+}
