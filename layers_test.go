@@ -30,6 +30,7 @@ var layers = map[string][]string{
 	"":                               {"value", "serde", "internal/store", "internal/topicname", "internal/words", "internal/box", "internal/testdial"},
 	"embedded":                       {"internal/topicname", "internal/registry"},
 	"internal/testkit":               {"value", "embedded", "internal/testdial"}, // by tests only
+	"internal/grouptest":             {"", "internal/testkit"},                   // by tests only
 	"functions":                      {"value", "serde", "", "internal/words", "internal/box"},
 	"metrics":                        {""},
 	"streamtest":                     {"", "value", "bpl", "functions"},
