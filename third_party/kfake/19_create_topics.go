@@ -96,7 +96,10 @@ func (c *Cluster) handleCreateTopics(creq *clientReq) (kmsg.Response, error) {
 			configs   map[string]*string
 		)
 		if nparts, nreplicas, configs, e = c.createTopic(&rt, normalizedInReq, req.ValidateOnly); e != nil {
-			donet(rt.Topic, e.Code)
+			st := donet(rt.Topic, e.Code)
+			if e == kerr.InvalidConfig { // kafkabpl patch: say which, as Kafka does
+				st.ErrorMessage = kmsg.StringPtr(createTopicConfigsProblem(rt.Configs))
+			}
 			continue
 		}
 
@@ -206,6 +209,11 @@ func (c *Cluster) createTopic(rt *kmsg.CreateTopicsRequestTopic, inReq map[strin
 		}
 	}
 
+	// kafkabpl patch: configs Kafka does not know, or values it does
+	// not take, are refused, as Kafka does; kfake stored them.
+	if createTopicConfigsProblem(rt.Configs) != "" {
+		return 0, 0, nil, kerr.InvalidConfig
+	}
 	configs := make(map[string]*string)
 	for _, rc := range rt.Configs {
 		configs[rc.Name] = rc.Value

@@ -106,13 +106,20 @@ outer:
 				doner(rr.ResourceName, rr.ResourceType, kerr.UnknownTopicOrPartition.Code)
 				continue
 			}
-			var invalid bool
+			// kafkabpl patch: a config Kafka does not take is
+			// INVALID_CONFIG, with Kafka's message.
+			var problem string
 			for i := range rr.Configs {
 				rc := &rr.Configs[i]
-				invalid = invalid || !c.data.setTopicConfig(rr.ResourceName, rc.Name, rc.Value, true)
+				if p := topicConfigProblem(rc.Name, rc.Value); p != "" && problem == "" {
+					problem = p
+				}
 			}
-			if invalid {
-				doner(rr.ResourceName, rr.ResourceType, kerr.InvalidRequest.Code)
+			if problem != "" {
+				doner(rr.ResourceName, rr.ResourceType, kerr.InvalidConfig.Code)
+				if !answered[resource{rr.ResourceName, rr.ResourceType}] {
+					resp.Resources[len(resp.Resources)-1].ErrorMessage = &problem
+				}
 				continue
 			}
 			doner(rr.ResourceName, rr.ResourceType, 0)

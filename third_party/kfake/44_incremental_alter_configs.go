@@ -131,19 +131,32 @@ outer:
 				continue
 			}
 			var invalid bool
+			var problem string // kafkabpl patch: INVALID_CONFIG, Kafka's message
 			for i := range rr.Configs {
 				rc := &rr.Configs[i]
 				switch rc.Op {
-				case kmsg.IncrementalAlterConfigOpSet:
-					invalid = invalid || !c.data.setTopicConfig(rr.ResourceName, rc.Name, rc.Value, true)
+				case kmsg.IncrementalAlterConfigOpSet, kmsg.IncrementalAlterConfigOpAppend:
+					if p := topicConfigProblem(rc.Name, rc.Value); p != "" && problem == "" {
+						problem = p
+					}
+					if rc.Op == kmsg.IncrementalAlterConfigOpAppend && !isListConfig(rc.Name) {
+						invalid = true
+					}
 				case kmsg.IncrementalAlterConfigOpDelete:
-				case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+				case kmsg.IncrementalAlterConfigOpSubtract:
 					if !isListConfig(rc.Name) {
 						invalid = true
 					}
 				default:
 					invalid = true
 				}
+			}
+			if problem != "" {
+				doner(rr.ResourceName, rr.ResourceType, kerr.InvalidConfig.Code)
+				if !answered[resource{rr.ResourceName, rr.ResourceType}] {
+					resp.Resources[len(resp.Resources)-1].ErrorMessage = &problem
+				}
+				continue
 			}
 			if invalid {
 				doner(rr.ResourceName, rr.ResourceType, kerr.InvalidRequest.Code)
