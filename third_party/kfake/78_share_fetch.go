@@ -93,7 +93,7 @@ func (c *Cluster) handleShareFetch(creq *clientReq, w *watchShareFetch) (kmsg.Re
 
 	sg := c.shareGroups.get(groupID)
 	id2t := c.data.id2t
-	maxDelivery := c.shareMaxDeliveryAttempts()
+	maxDelivery := c.shareGroupDeliveryLimit(groupID) // kafkabpl patch: the group's
 
 	maxAckType := shareAckReject
 	if req.Version >= 2 && req.IsRenewAck {

@@ -1177,12 +1177,31 @@ func (c *Cluster) shareGroupLockDurationMs(group string) int32 {
 // shareLockDurationMsIn is the lock duration of a share group whose
 // configs are cfgs (nil: none set). kafkabpl patch.
 func (c *Cluster) shareLockDurationMsIn(cfgs map[string]*string) int32 {
-	if v := cfgs["share.record.lock.duration.ms"]; v != nil {
+	return groupConfigInt(cfgs, "share.record.lock.duration.ms", c.shareRecordLockDurationMs())
+}
+
+// kafkabpl patch: shareGroupDeliveryLimit is a share group's delivery
+// count limit: its group config share.delivery.count.limit when set, else
+// the broker's group.share.delivery.count.limit. The group's was ignored.
+func (c *Cluster) shareGroupDeliveryLimit(group string) int32 {
+	return c.shareDeliveryLimitIn(c.groupConfigs[group])
+}
+
+// shareDeliveryLimitIn is the delivery count limit of a share group whose
+// configs are cfgs. kafkabpl patch.
+func (c *Cluster) shareDeliveryLimitIn(cfgs map[string]*string) int32 {
+	return groupConfigInt(cfgs, "share.delivery.count.limit", c.shareMaxDeliveryAttempts())
+}
+
+// groupConfigInt is the positive number cfgs sets key to, else def.
+// kafkabpl patch.
+func groupConfigInt(cfgs map[string]*string, key string, def int32) int32 {
+	if v := cfgs[key]; v != nil {
 		if n, err := strconv.ParseInt(*v, 10, 32); err == nil && n > 0 {
 			return int32(n)
 		}
 	}
-	return c.shareRecordLockDurationMs()
+	return def
 }
 
 func (c *Cluster) shareMaxDeliveryAttempts() int32 {

@@ -2533,7 +2533,7 @@ func (c *Cluster) loadSessionState() error {
 					// owner re-acquire on the next fetch.
 					_, memberSurvived := restoredMembers[acquiredBy]
 					if state == shareRecordAcquired && (!memberSurvived || acquisitionStale) {
-						if ssr.DeliveryCount >= c.shareMaxDeliveryAttempts() {
+						if ssr.DeliveryCount >= c.shareDeliveryLimitIn(ss.GroupConfigs[name]) { // kafkabpl patch: the group's
 							state = shareRecordArchived
 						} else {
 							state = shareRecordAvailable

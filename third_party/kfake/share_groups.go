@@ -447,8 +447,9 @@ func (sgs *shareGroups) sweepAllExpiredAcquisitions() {
 // archived instead of released.
 func (g *shareGroup) sweepExpiredAcquisitions() {
 	now := time.Now()
-	lockDuration := time.Duration(g.c.shareGroupLockDurationMs(g.name)) * time.Millisecond // kafkabpl patch: the group's
-	maxDelivery := g.c.shareMaxDeliveryAttempts()
+	// kafkabpl patch: the group's lock duration and delivery count limit.
+	lockDuration := time.Duration(g.c.shareGroupLockDurationMs(g.name)) * time.Millisecond
+	maxDelivery := g.c.shareGroupDeliveryLimit(g.name)
 	released := false
 	g.partitions.each(func(_ string, _ int32, sp *sharePartition) {
 		for offset, sr := range sp.records {
@@ -946,7 +947,7 @@ func (g *shareGroup) dropSessionsForMember(memberID string) {
 // archived instead. If any records were released to AVAILABLE, we fire share
 // watchers for waiting consumers.
 func (g *shareGroup) releaseRecordsForMember(memberID string) {
-	maxDelivery := g.c.shareMaxDeliveryAttempts()
+	maxDelivery := g.c.shareGroupDeliveryLimit(g.name) // kafkabpl patch: the group's
 	released := false
 	g.partitions.each(func(_ string, _ int32, sp *sharePartition) {
 		if sp.releaseAcquiredBy(memberID, maxDelivery) {
@@ -963,7 +964,7 @@ func (g *shareGroup) releaseRecordsForMember(memberID string) {
 // close (ShareAcknowledge/ShareFetch epoch=-1) to avoid releasing records
 // from other sessions on different brokers.
 func (g *shareGroup) releaseRecordsForSession(memberID string, session *shareSession) bool {
-	maxDelivery := g.c.shareMaxDeliveryAttempts()
+	maxDelivery := g.c.shareGroupDeliveryLimit(g.name) // kafkabpl patch: the group's
 	released := false
 	for topicID, parts := range session.partitions {
 		topicName := g.c.data.id2t[topicID]
@@ -1125,7 +1126,7 @@ func (g *shareGroup) processShareAcks(
 	onPartition func(tid uuid, p int32, ec int16),
 	onNotLeader func(tid uuid, p int32, pd *partData),
 ) (toFire []*partData) {
-	maxDelivery := g.c.shareMaxDeliveryAttempts()
+	maxDelivery := g.c.shareGroupDeliveryLimit(g.name) // kafkabpl patch: the group's
 	for _, at := range topics {
 		topicName := g.c.data.id2t[at.topicID]
 		if topicName == "" {

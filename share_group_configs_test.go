@@ -43,3 +43,36 @@ func TestShareGroupLockDuration(t *testing.T) {
 		t.Errorf("the other member polled %v, delivery count %d, want job delivered again", again.Value(), again.DeliveryCount())
 	}
 }
+
+// TestShareGroupDeliveryLimit checks that a share group's own
+// share.delivery.count.limit, set as an operator would, is the limit its
+// records get, not the broker's default (5): with the group's 2, a record
+// released twice is archived, never delivered a third time, and the
+// record after it comes alone. The embedded cluster described the group's
+// setting back and delivered the record again.
+func TestShareGroupDeliveryLimit(t *testing.T) {
+	t.Parallel()
+	const topic, group = "retried-jobs", "retrying"
+	servers := newCluster(t, embedded.Topics(topic)).Servers()
+	lib := newLib(t)
+	ctx := testCtx(t)
+	if err := lib.AlterConfigs(ctx, servers, GroupConfigs(group), map[string]string{"share.delivery.count.limit": "2"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, p, []string{topic}, unkeyed("job")...)
+	c := must[string](t)(lib.Create(ctx, ShareConsumer, shareConfig(servers, group, topic)))
+	for delivery := 1; delivery <= 2; delivery++ {
+		rec := pollShare(t, lib, c, 1)[0]
+		if rec.Value() != "job" || rec.DeliveryCount() != delivery {
+			t.Fatalf("polled %v, delivery %d; want job, delivery %d", rec.Value(), rec.DeliveryCount(), delivery)
+		}
+		if err := lib.Ack(c, AckRelease, rec.ID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(t, lib, p, []string{topic}, unkeyed("next")...)
+	if got := pollShare(t, lib, c, 1)[0]; got.Value() != "next" {
+		t.Errorf("after two releases with a delivery count limit of 2, polled %v (delivery %d), want next alone", got.Value(), got.DeliveryCount())
+	}
+}
