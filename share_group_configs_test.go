@@ -13,22 +13,15 @@ import (
 // would, is the lock its records get, not the broker's default (30 s
 // here): a polled record's acquisition deadline is at most the group's 2
 // s away, and once it passed unacknowledged, another member gets the
-// record, delivered again (within pollShare's 20 s). The embedded cluster stored and
-// described the group's setting and gave every lock the broker's 30 s
-// (issue 47).
+// record, delivered again (within pollShare's 20 s). The embedded cluster
+// stored and described the group's setting and gave every lock the
+// broker's 30 s (issue 47).
 func TestShareGroupLockDuration(t *testing.T) {
 	t.Parallel()
 	const topic, group, lock = "timed-jobs", "timed", 2 * time.Second
-	servers := newCluster(t, embedded.Topics(topic), embedded.KfakeOptions(kfake.BrokerConfigs(map[string]string{
-		"share.record.lock.sweep.interval.ms": "100",
-	}))).Servers()
-	lib := newLib(t)
+	lib, servers, _ := shareGroupSet(t, topic, group, "share.record.lock.duration.ms", "2000",
+		embedded.KfakeOptions(kfake.BrokerConfigs(map[string]string{"share.record.lock.sweep.interval.ms": "100"})))
 	ctx := testCtx(t)
-	if err := lib.AlterConfigs(ctx, servers, GroupConfigs(group), map[string]string{"share.record.lock.duration.ms": "2000"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	p := must[string](t)(lib.Create(ctx, Producer, servers))
-	send(t, lib, p, []string{topic}, unkeyed("job")...)
 	a := must[string](t)(lib.Create(ctx, ShareConsumer, shareConfig(servers, group, topic)))
 	rec := pollShare(t, lib, a, 1)[0]
 	if left := time.Until(rec.AcquisitionDeadline()); left > lock {
@@ -53,14 +46,8 @@ func TestShareGroupLockDuration(t *testing.T) {
 func TestShareGroupDeliveryLimit(t *testing.T) {
 	t.Parallel()
 	const topic, group = "retried-jobs", "retrying"
-	servers := newCluster(t, embedded.Topics(topic)).Servers()
-	lib := newLib(t)
+	lib, servers, p := shareGroupSet(t, topic, group, "share.delivery.count.limit", "2")
 	ctx := testCtx(t)
-	if err := lib.AlterConfigs(ctx, servers, GroupConfigs(group), map[string]string{"share.delivery.count.limit": "2"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	p := must[string](t)(lib.Create(ctx, Producer, servers))
-	send(t, lib, p, []string{topic}, unkeyed("job")...)
 	c := must[string](t)(lib.Create(ctx, ShareConsumer, shareConfig(servers, group, topic)))
 	for delivery := 1; delivery <= 2; delivery++ {
 		rec := pollShare(t, lib, c, 1)[0]
@@ -75,4 +62,20 @@ func TestShareGroupDeliveryLimit(t *testing.T) {
 	if got := pollShare(t, lib, c, 1)[0]; got.Value() != "next" {
 		t.Errorf("after two releases with a delivery count limit of 2, polled %v (delivery %d), want next alone", got.Value(), got.DeliveryCount())
 	}
+}
+
+// shareGroupSet starts a cluster with topic, sets share group group's
+// config key to v, as an operator would, and sends one record, "job", to
+// topic with the producer it returns, with its Library and the servers.
+func shareGroupSet(t *testing.T, topic, group, key, v string, opts ...embedded.Option) (lib *Library, servers, producer string) {
+	t.Helper()
+	servers = newCluster(t, append([]embedded.Option{embedded.Topics(topic)}, opts...)...).Servers()
+	lib = newLib(t)
+	ctx := testCtx(t)
+	if err := lib.AlterConfigs(ctx, servers, GroupConfigs(group), map[string]string{key: v}, nil); err != nil {
+		t.Fatal(err)
+	}
+	producer = must[string](t)(lib.Create(ctx, Producer, servers))
+	send(t, lib, producer, []string{topic}, unkeyed("job")...)
+	return lib, servers, producer
 }
