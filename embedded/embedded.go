@@ -14,8 +14,8 @@
 //	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
 //
 // What kfake is and is not: it speaks the Kafka protocol well enough for
-// kgo, librdkafka, the Java client and kafka-python (produce, fetch, groups,
-// transactions, admin), but it has no replication (acks are not meaningful),
+// kgo, librdkafka, the Java client, kafka-python and Kafka's own
+// command-line tools (produce, fetch, groups, transactions, admin), but it has no replication (acks are not meaningful),
 // no initial rebalance delay, and a topic's replicas are bookkeeping only.
 //
 // Persistence: with DataDir the cluster writes topics, records and committed
