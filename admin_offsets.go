@@ -241,6 +241,17 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 		if err != nil {
 			return nil, err
 		}
+		if spec.kind == offsetGroup {
+			// Kafka answers an offset fetch of a group that does
+			// not exist with no offsets and no error: ask first.
+			src, err := groupState(ctx, h, adm, spec.group)
+			if err != nil {
+				return nil, err
+			}
+			if src.State == "Dead" {
+				return nil, Wrapf(ErrKafka, kerr.GroupIDNotFound, "offset: group %q", spec.group)
+			}
+		}
 		to, err := resetTargets(ctx, adm, topic, spec)
 		if err != nil {
 			return nil, h.requestError(ctx, err)
@@ -296,9 +307,25 @@ func (lib *Library) ResetGroupOffsets(ctx context.Context, target any, group, to
 // "consumer" for one of KIP-848's protocol, else "classic" (a group that
 // does not exist too).
 func checkInactive(ctx context.Context, h *handle, adm *kadm.Client, group string) (string, error) {
+	info, err := groupState(ctx, h, adm, group)
+	if err != nil {
+		return "", err
+	}
+	if len(info.Members) > 0 || info.State != "Empty" && info.State != "Dead" {
+		return "", Wrapf(ErrKafka, kerr.NonEmptyGroup, "group %q has %d active members (state %s): stop them first, or they overwrite the reset", group, len(info.Members), info.State)
+	}
+	return info.Type, nil
+}
+
+// groupState describes group, of any group protocol, as far as its type,
+// its state and its number of members (Members holds that many zero
+// members). A group that no protocol knows is a classic one in the state
+// "Dead": Kafka describes a group that does not exist so, or answers
+// GROUP_ID_NOT_FOUND.
+func groupState(ctx context.Context, h *handle, adm *kadm.Client, group string) (*GroupInfo, error) {
 	described, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
-		return "", h.requestError(ctx, err)
+		return nil, h.requestError(ctx, err)
 	}
 	info := &GroupInfo{Group: group, State: "Dead", Type: "classic"}
 	if d, ok := described[group]; ok && d.Err == nil {
@@ -307,13 +334,10 @@ func checkInactive(ctx context.Context, h *handle, adm *kadm.Client, group strin
 	}
 	if len(info.Members) == 0 {
 		if _, _, err := describeOtherProtocols(ctx, h, adm, info); err != nil {
-			return "", h.requestError(ctx, err)
+			return nil, h.requestError(ctx, err)
 		}
 	}
-	if len(info.Members) > 0 || info.State != "Empty" && info.State != "Dead" {
-		return "", Wrapf(ErrKafka, kerr.NonEmptyGroup, "group %q has %d active members (state %s): stop them first, or they overwrite the reset", group, len(info.Members), info.State)
-	}
-	return info.Type, nil
+	return info, nil
 }
 
 // resetTargets is the offset to commit on each of topic's partitions for

@@ -183,3 +183,30 @@ func lagOf(t *testing.T, lib *Library, servers, group string) int64 {
 	}
 	return g.TotalLag
 }
+
+// TestResetFromGroupOfEachProtocol copies into a group what a group of
+// KIP-848's protocol committed, while its consumer is still a member: the
+// check that the group copied from exists (an unknown one is refused with
+// GroupIDNotFound, which Kafka's offset fetch does not say: issue 47)
+// knows groups of each protocol, not only the classic ones.
+func TestResetFromGroupOfEachProtocol(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("t"), embedded.Partitions(2), embedded.NoAutoCreate()).Servers()
+	lib := newLib(t)
+	fillTwo(t, lib, servers, "t", time.Now())
+	ctx := testCtx(t)
+	for _, protocol := range []string{"classic", "consumer"} {
+		group := "source-" + protocol
+		cfg := map[string]any{"servers": servers, "group": group, "topics": "t", "auto-offset-reset": "earliest",
+			"enable-auto-commit": false, "group-protocol": protocol}
+		c := must[string](t)(lib.Create(ctx, Consumer, cfg))
+		waitFor(t, group+" reads all 8", func() bool {
+			res := must[*Polled](t)(lib.Poll(ctx, c, 100*time.Millisecond))
+			return res.Len() > 0 && lib.Commit(ctx, c) == nil && lagOf(t, lib, servers, group) == 0
+		})
+		got, err := lib.ResetGroupOffsets(ctx, servers, "copy-"+protocol, "t", OffsetsOf(group))
+		if err != nil || offsetsOf(got) != "0:5 1:3" {
+			t.Errorf("copied from %s, a member of which is active: %s, %v; want 0:5 1:3", group, offsetsOf(got), err)
+		}
+	}
+}

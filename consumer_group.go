@@ -69,7 +69,18 @@ func (cs *consumerState) onRevoked(ctx context.Context, cl *kgo.Client, revoked 
 	cs.onLost(ctx, cl, revoked)
 }
 
+// onLost notes what the latest polls returned from partitions the group
+// took away and no commit covers: the next commit reports it (see
+// commit). A commit in flight may cover them, and what is marked for
+// commit stays marked until its answer: so onLost first waits for the
+// commit. Under KIP-848's protocol the brokers then have that commit
+// before they hear that the partitions were given up (kgo acknowledges a
+// revocation only once this callback returned), and the next owner
+// starts after what it committed. Without the wait, a commit that
+// covered the partitions was reported as lost (issue 47).
 func (cs *consumerState) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	cs.h.commitMu.Lock()
+	defer cs.h.commitMu.Unlock()
 	marked := cl.MarkedOffsets() // polled and not committed; kgo forgets them next
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -310,8 +321,11 @@ func (cs *consumerState) commitPolled(ctx context.Context) error {
 }
 
 // commitMarked commits what is marked, and tells the group stats of the
-// commit when there was something to commit.
+// commit when there was something to commit. The group's callbacks wait
+// for it (see onLost).
 func (cs *consumerState) commitMarked(ctx context.Context, cl *kgo.Client) error {
+	cs.h.commitMu.Lock()
+	defer cs.h.commitMu.Unlock()
 	if len(cs.h.group.hooks) > 0 && len(cl.MarkedOffsets()) == 0 {
 		return nil // kgo would send nothing
 	}

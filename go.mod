@@ -50,3 +50,5 @@ require (
 	golang.org/x/sys v0.35.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
+
+replace github.com/twmb/franz-go/pkg/kfake => ./third_party/kfake

@@ -78,6 +78,11 @@ type handle struct {
 	group *groupStats    // consumers' and streams' only
 	share *shareState    // share consumers only
 
+	// commitMu is held by a consumer's commit while it is in flight, and
+	// by the consumer's group callbacks while they note what the group
+	// took away (consumers only): see consumerState.onLost.
+	commitMu sync.Mutex
+
 	// polled holds the lists made of the latest poll's records, which
 	// the next poll or the destroy finishes (consumers only).
 	polled pollLists

@@ -32,6 +32,7 @@ var layers = map[string][]string{
 	"stream":                         {"", "value", "serde", "internal/store", "internal/topicname", "internal/murmur2"},
 	"embedded":                       {"internal/topicname", "internal/registry"},
 	"internal/testkit":               {"value", "embedded", "internal/testdial"}, // by tests only
+	"internal/grouptest":             {"", "internal/testkit"},                   // by tests only
 	"functions":                      {"value", "serde", "", "stream", "internal/words", "internal/box"},
 	"metrics":                        {"", "stream"},
 	"streamtest":                     {"", "stream", "value", "bpl", "functions"},

@@ -14,8 +14,8 @@
 //	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
 //
 // What kfake is and is not: it speaks the Kafka protocol well enough for
-// kgo, librdkafka, the Java client and kafka-python (produce, fetch, groups,
-// transactions, admin), but it has no replication (acks are not meaningful),
+// kgo, librdkafka, the Java client, kafka-python and Kafka's own
+// command-line tools (produce, fetch, groups, transactions, admin), but it has no replication (acks are not meaningful),
 // no initial rebalance delay, and a topic's replicas are bookkeeping only.
 //
 // Persistence: with DataDir the cluster writes topics, records and committed
@@ -34,7 +34,15 @@
 // a classic group's member that dies, even while its JoinGroup is held,
 // leaves the group within its session timeout, and a member waiting in a
 // rebalance is kept alive, as Kafka does (kfake alone kept such members
-// until the rebalance timeout; see groupconn.go).
+// until the rebalance timeout; see groupconn.go). A group whose leader dies
+// in a rebalance settles within the leader's session timeout.
+//
+// The kfake this module builds with is a fork kept in the repository
+// (third_party/kfake, pinned by a replace directive in go.mod), with fixes
+// its README lists for upstream: a classic group's leader, Kafka's CLI
+// tools' DescribeTopicPartitions, share groups' lock duration, topic
+// config validation. A program that imports this package from another
+// module gets upstream's kfake unless its go.mod has the same replace.
 package embedded
 
 import (

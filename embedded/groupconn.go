@@ -48,6 +48,11 @@ import (
 //     does for a member it holds). On a cluster whose listeners need TLS or
 //     SASL (KfakeOptions) these heartbeats fail and kfake's own timing
 //     applies.
+//
+// A member held in SyncGroup, waiting for the leader's assignment, needs
+// neither: kfake as this module pins it (third_party/kfake, see its
+// README) keeps such a member alive, as Kafka does, and tells every member
+// of a rebalance the same leader (issue 47).
 
 // keepAliveEvery is how often a held member is heartbeat for.
 const keepAliveEvery = time.Second

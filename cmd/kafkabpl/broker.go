@@ -16,7 +16,8 @@ var brokerUsage = usage{
 	synopsis: "broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]... [--registry-port 8081]",
 	about: `Runs an in-process Kafka-compatible cluster (franz-go's kfake) on 127.0.0.1
 until SIGINT or SIGTERM, for any Kafka client (kcat, librdkafka, the Java
-client, kafka-python, kafkabpl). It prints "listening on HOST:PORT,..." on
+client, kafka-python, kafkabpl) and Kafka's own tools (kafka-topics,
+kafka-consumer-groups, ...). It prints "listening on HOST:PORT,..." on
 stdout once it accepts connections. Like a stock Kafka broker it creates
 topics on first use, with 1 partition. With --data-dir, topics, records and
 committed group offsets survive a restart, and kill -9 too (topics created

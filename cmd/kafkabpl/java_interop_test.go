@@ -202,7 +202,9 @@ func needJars(t testing.TB, dir, artifact, what, fetch string) string {
 		t.Fatalf("%s/pom.xml names no %s version", dir, artifact)
 	}
 	want := fmt.Sprintf("%s-%s.jar", artifact, m[1])
-	jars, _ := filepath.Glob(filepath.Join(dir, "lib", artifact+"-*.jar"))
+	// A version starts with a digit: kafka-tools-api-4.4.0.jar is no
+	// version of kafka-tools.
+	jars, _ := filepath.Glob(filepath.Join(dir, "lib", artifact+"-[0-9]*.jar"))
 	if len(jars) != 1 || filepath.Base(jars[0]) != want {
 		held := "no " + artifact + " jar"
 		if len(jars) > 0 {

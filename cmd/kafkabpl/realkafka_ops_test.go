@@ -98,6 +98,12 @@ func testRealOps(t *testing.T, servers string) {
 	if got := offsets(reset); got != "0:1 1:0" {
 		t.Errorf("reset to 0, clamped to the starts: %s", got)
 	}
+	// A copy from a group that does not exist: Kafka answers the offset
+	// fetch of an unknown group with no offsets and no error, and the
+	// reset did nothing, silently (issue 47).
+	if _, err := lib.ResetGroupOffsets(ctx, a, group, topic, kafkabpl.OffsetsOf("rk-no-such-group")); !errors.Is(err, kerr.GroupIDNotFound) || !strings.Contains(err.Error(), `group "rk-no-such-group"`) {
+		t.Errorf("a copy from a group that does not exist: %v, want GROUP_ID_NOT_FOUND naming it", err)
+	}
 	if err := lib.DeleteGroup(ctx, a, group); err != nil {
 		t.Errorf("a delete of an inactive group: %v", err)
 	}

@@ -76,6 +76,9 @@ package main
 //     once overall, by its partition's owner (runGroupShared, as
 //     TestJavaInterop's); the broker says both joined under KIP-848's
 //     protocol. Without java or the jars it skips, and fails under CI.
+//   - commit while revoked, KIP-848: grouptest.CommitWhileRevoked, a
+//     commit in flight as the group revokes a partition succeeds and
+//     reports nothing lost, and nothing is delivered again (issue 47).
 //   - errors: a send to a topic name the client refuses, to one Kafka
 //     refuses (the internal __consumer_offsets) and to one that collides
 //     with an existing topic ("a.b" and "a_b"); create-topics with
@@ -99,6 +102,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/grouptest"
 )
 
 func TestRealKafka(t *testing.T) {
@@ -122,6 +126,9 @@ func TestRealKafka(t *testing.T) {
 		"errors":                             func(t *testing.T) { testRealErrors(t, k.servers) },
 		"share groups":                       func(t *testing.T) { testRealShare(t, k.servers, bin) },
 		"group shared with Java, KIP-848":    func(t *testing.T) { testRealJavaGroup(t, k.servers, bin) },
+		"commit while revoked, KIP-848": func(t *testing.T) {
+			grouptest.CommitWhileRevoked(t, k.servers, "rk-revoked-jobs", "rk-revoked")
+		},
 	})
 }
 
