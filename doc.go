@@ -164,7 +164,7 @@
 //	retry-backoff-max            500                                        ms; the wait doubles up to it (±20% jitter); Java's default is 1000
 //	transaction-timeout          30000                                      ms; exactly-once streams: a batch must finish within it, and it must outlast a broker failover
 //	query-endpoint               none                                       stateful streams: the URL ("http://host:port/module") other processes of the group forward store queries to; kafkabpl serve sets its own (see stream.Runtime.SetQueryEndpoint)
-//	state-dir, state.dir          none                                       stateful streams: keep a per-key store's state on disk under DIR/<group>/<store> (see package stream); none: in memory
+//	state-dir, state.dir          none                                       stateful streams: keep the store's state on disk under DIR/<group>/<store> (see package stream); none: in memory
 //	max-task-idle, max.task.idle.ms  0                                      ms a stateful stream of several inputs (an interval join's two) holds a store partition's records while one of its inputs has none fetched, so as to take them all in timestamp order; 0: holds none, merging only what each poll fetched (see package stream)
 //	query-forward-timeout        5000                                       ms a store query forwarded to the process that holds its key waits for the answer: then it raises NotReady naming that process (one paused or cut off answers nothing; the group moves its partitions at its session's end)
 //	log-level                    "none"                                     "error", "warn", "info", "debug": franz-go's own log of the client, to the Library's log output

@@ -20,10 +20,9 @@ import (
 // SetStateDir makes dir the state directory of the streams started from
 // then on whose config gives no "state-dir" ("" keeps their state in
 // memory, the default): kafkabpl run's --state-dir and kafkabpl serve's
-// --data-dir set it. A stream whose store cannot be kept on disk (a
-// windowed store, or one with standbys) keeps it in memory, and the
-// library's log says so; given in its config, "state-dir" is an error for
-// such a stream.
+// --data-dir set it. A stream whose store cannot be kept on disk (one
+// with standbys) keeps it in memory, and the library's log says so; given
+// in its config, "state-dir" is an error for such a stream.
 func (rt *Runtime) SetStateDir(dir string) { rt.stateDir.Store(&dir) }
 
 // settleStateDir settles where a stream's store is kept: the config's
@@ -40,14 +39,11 @@ func (rt *Runtime) settleStateDir(cfg *kafkabpl.ClientConfig, spec *Spec, log fu
 		return nil
 	}
 	var why string
-	switch {
-	case spec.Window != nil:
-		why = "is windowed, and windowed stores are kept in memory"
-	case spec.Standbys > 0:
+	if spec.Standbys > 0 {
 		why = "has standbys, whose copies are kept in memory"
 	}
 	if why != "" && given {
-		return kafkabpl.Errorf(kafkabpl.ErrInvalidConfig, `config "state-dir" %q: store %q %s; only a per-key store without standbys is kept on disk`, dir, spec.Store, why)
+		return kafkabpl.Errorf(kafkabpl.ErrInvalidConfig, `config "state-dir" %q: store %q %s; only a store without standbys is kept on disk`, dir, spec.Store, why)
 	}
 	if why != "" {
 		log(fmt.Sprintf("store %q %s, not under the state directory %s", spec.Store, why, dir))

@@ -138,9 +138,9 @@ func TestStreamStateOnDisk(t *testing.T) {
 	}
 }
 
-// TestStreamStateDirErrors checks what "state-dir" refuses: a windowed
-// store or one with standbys (kept in memory), and a directory another
-// stream holds, naming the holder.
+// TestStreamStateDirErrors checks what "state-dir" refuses: a store with
+// standbys (kept in memory), and a directory another stream holds,
+// naming the holder.
 func TestStreamStateDirErrors(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(3)).Servers()
@@ -149,7 +149,6 @@ func TestStreamStateDirErrors(t *testing.T) {
 	dir := t.TempDir()
 	config := map[string]any{"servers": servers, "group": "g", "state-dir": dir}
 	for name, spec := range map[string]Spec{
-		"windowed":     {Window: &Window{Size: 60e9, Aggregate: sumAggregate}},
 		"with standby": {Update: countUpdate, Standbys: 1},
 	} {
 		spec.From, spec.To, spec.Store = []string{"in"}, "out", "s"

@@ -90,10 +90,11 @@
 //
 // # State on disk
 //
-// A per-key store whose config gives "state-dir" (or whose [Runtime] has
+// A store whose config gives "state-dir" (or whose [Runtime] has
 // one: [Runtime.SetStateDir]) keeps its state on local disk, under
 // "<state-dir>/<group>/<store>", in a pebble database: per partition, the
-// committed state and the changelog position it reflects, written in one
+// committed state (a windowed store's windows, indexed by close time, and
+// its stream time) and the changelog position it reflects, written in one
 // atomic batch once the batch's Kafka transaction committed. An aborted
 // batch never reaches the disk, so the disk holds committed state after
 // any crash, and a partition's restore reads only the changelog after
@@ -101,9 +102,9 @@
 // in hand's keys only. A directory that is missing, cannot be read, holds
 // another store's state, or is ahead of its changelog is rebuilt from the
 // changelog, and the library's log says why. One process at a time holds
-// a directory ([Runtime.Start] fails naming the holder). A windowed store
-// and a store with standbys are kept in memory: "state-dir" in their
-// config is an [kafkabpl.ErrInvalidConfig]. [StoreStatus] shows the
+// a directory ([Runtime.Start] fails naming the holder). A store with
+// standbys is kept in memory: "state-dir" in its config is an
+// [kafkabpl.ErrInvalidConfig]. [StoreStatus] shows the
 // directory, its size and each partition's last restore.
 //
 // # Timers

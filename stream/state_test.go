@@ -221,31 +221,42 @@ func TestStreamWindows(t *testing.T) {
 // second, and the stream time restored makes an old input late.
 func TestStreamWindowRestart(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t, embedded.Topics("in")).Servers()
-	lib := streamLib(t)
-	cfg := map[string]any{"servers": servers, "group": "w", "value-serializer": "JSON", "value-deserializer": "JSON"}
-	spec := func() Spec {
-		return Spec{From: []string{"in"}, To: "out", Store: "sums",
-			Window: &Window{Kind: Tumbling, Size: 100 * time.Millisecond, Late: DeadLetterLate, Aggregate: sumAggregate}}
+	for _, onDisk := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in memory", true: "on disk"}[onDisk], func(t *testing.T) {
+			t.Parallel()
+			servers := newCluster(t, embedded.Topics("in")).Servers()
+			lib := streamLib(t)
+			cfg := map[string]any{"servers": servers, "group": "w", "value-serializer": "JSON", "value-deserializer": "JSON"}
+			if onDisk {
+				cfg["state-dir"] = t.TempDir()
+			}
+			spec := func() Spec {
+				return Spec{From: []string{"in"}, To: "out", Store: "sums",
+					Window: &Window{Kind: Tumbling, Size: 100 * time.Millisecond, Late: DeadLetterLate, Aggregate: sumAggregate}}
+			}
+			sendValues(t, lib, servers, "in", at("a", 10, 1), at("b", 20, 2), at("a", 150, 4))
+			id := must[string](t)(Of(lib).Start(testCtx(t), cfg, spec()))
+			waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 3 })
+			lib.Destroy(testCtx(t), id)
+			sendValues(t, lib, servers, "in", at("a", 50, 100), at("a", 160, 8), at("c", 250, 0))
+			id = must[string](t)(Of(lib).Start(testCtx(t), cfg, spec()))
+			st := waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 3 })
+			if got := windowResults(t, lib, servers, 3); got != "a[0,100)=1 b[0,100)=2 a[100,200)=12" {
+				t.Errorf("results %s", got)
+			}
+			if st.Store.Late != 1 || st.DeadLettered != 1 || st.Store.Windows != 1 {
+				t.Errorf("status %+v, store %+v", st, st.Store)
+			}
+			if r := st.Store.Restores; onDisk && (len(r) != 1 || !r[0].Tail || r[0].Records != 0) {
+				t.Errorf("restarted after a clean stop: restores %+v, want one from the disk's position, of no record", r)
+			}
+			dl := readAll(t, lib, servers, 1, "in.dlq")[0]
+			if dl.Headers()[len(dl.Headers())-4].Key != "dlq-error-type" || string(dl.Headers()[len(dl.Headers())-4].Value) != "LateRecord" {
+				t.Errorf("dead letter headers %v", dl.Headers())
+			}
+			lib.Destroy(testCtx(t), id)
+		})
 	}
-	sendValues(t, lib, servers, "in", at("a", 10, 1), at("b", 20, 2), at("a", 150, 4))
-	id := must[string](t)(Of(lib).Start(testCtx(t), cfg, spec()))
-	waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 3 })
-	lib.Destroy(testCtx(t), id)
-	sendValues(t, lib, servers, "in", at("a", 50, 100), at("a", 160, 8), at("c", 250, 0))
-	id = must[string](t)(Of(lib).Start(testCtx(t), cfg, spec()))
-	st := waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 3 })
-	if got := windowResults(t, lib, servers, 3); got != "a[0,100)=1 b[0,100)=2 a[100,200)=12" {
-		t.Errorf("results %s", got)
-	}
-	if st.Store.Late != 1 || st.DeadLettered != 1 || st.Store.Windows != 1 {
-		t.Errorf("status %+v, store %+v", st, st.Store)
-	}
-	dl := readAll(t, lib, servers, 1, "in.dlq")[0]
-	if dl.Headers()[len(dl.Headers())-4].Key != "dlq-error-type" || string(dl.Headers()[len(dl.Headers())-4].Value) != "LateRecord" {
-		t.Errorf("dead letter headers %v", dl.Headers())
-	}
-	lib.Destroy(testCtx(t), id)
 }
 
 // TestStatefulSpecErrors checks the spec's checks.

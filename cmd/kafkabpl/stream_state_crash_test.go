@@ -132,6 +132,7 @@ func TestStreamStateCrash(t *testing.T) {
 		add("counts/"+g+"/restart", false, g, stateRestart)
 		add("windows/"+g+"/restart", true, g, stateRestart)
 		add("counts/"+g+"/restart, state on disk", false, g, stateRestartOnDisk)
+		add("windows/"+g+"/restart, state on disk", true, g, stateRestartOnDisk)
 	}
 	add("windows/exactly-once/second joins", true, "exactly-once", stateSecondJoins)
 	add("windows/exactly-once/two in group, one killed", true, "exactly-once", stateTwoOneKilled)

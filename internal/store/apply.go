@@ -38,6 +38,9 @@ func (s *Store) Grow(p *Part, n int64) {
 func (s *Store) Apply(p *Part, recs iter.Seq2[[]byte, []byte]) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if s.disk != nil && s.win != nil {
+		return s.applyDiskWindows(p, recs)
+	}
 	if s.disk != nil {
 		return s.applyDisk(p, recs)
 	}

@@ -260,17 +260,6 @@ func (s *Store) end(committed bool) error {
 		}
 		p.mu.Unlock()
 	}
-	var err error
-	if s.disk != nil && committed {
-		err = s.writeDisk() // the changes and the counts commit made
-	}
-	for _, p := range s.dirty {
-		p.mu.Lock()
-		clear(p.changes)
-		p.changes = p.changes[:0]
-		p.open = 0
-		p.mu.Unlock()
-	}
 	for _, p := range s.parts {
 		if committed {
 			p.time, p.minClose = p.btime, p.bminClose
@@ -278,6 +267,17 @@ func (s *Store) end(committed bool) error {
 			p.btime, p.bminClose = p.time, p.minClose
 			p.posSet = false // an aborted batch's position is not reached
 		}
+	}
+	var err error
+	if s.disk != nil && committed {
+		err = s.writeDisk() // the changes, counts and times commit made
+	}
+	for _, p := range s.dirty {
+		p.mu.Lock()
+		clear(p.changes)
+		p.changes = p.changes[:0]
+		p.open = 0
+		p.mu.Unlock()
 	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]

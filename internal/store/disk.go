@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -24,10 +25,16 @@ import (
 // The database's keys:
 //
 //	0x00 'i'                        the Identity the directory belongs to (JSON)
-//	0x00 'p' partition              the partition's position, keys and bytes (8 bytes each, big-endian)
-//	0x01 partition key              the key's committed state, encoded (see Encode)
+//	0x00 'p' partition              the partition's position, keys, bytes, windows and stream time (8 bytes each, big-endian)
+//	0x01 partition key              a per-key store's key's committed state, encoded (see Encode)
+//	0x03 partition key* start end   a windowed store's window's aggregate, encoded
+//	0x04 partition close key* start end   (empty) the window's entry in the index of close times
 //
-// partition is 4 bytes, big-endian. The run goroutine's batch loads the
+// partition is 4 bytes, big-endian; start, end and close 8 bytes,
+// big-endian, close with its sign bit flipped so that the index reads in
+// close time order; key* is the key escaped (0x00 as 0x00 0xff) and
+// ended by 0x00 0x01, so that a key's windows are a prefix of their own
+// and keys sort bytewise. The run goroutine's batch loads the
 // keys it reads into the part's slots, and they leave them when the batch
 // ends: memory holds a batch's keys, not the state.
 
@@ -50,8 +57,10 @@ type Identity struct {
 }
 
 const (
-	diskMeta  = 0x00
-	diskState = 0x01
+	diskMeta   = 0x00
+	diskState  = 0x01
+	diskWindow = 0x03
+	diskClose  = 0x04
 )
 
 var identityKey = []byte{diskMeta, 'i'}
@@ -179,8 +188,11 @@ func metaKey(partition int32) []byte {
 }
 
 // statePrefix is the prefix of partition's keys.
-func statePrefix(partition int32) []byte {
-	return binary.BigEndian.AppendUint32([]byte{diskState}, uint32(partition))
+func statePrefix(partition int32) []byte { return spacePrefix(diskState, partition) }
+
+// spacePrefix is the prefix of partition's keys of one kind.
+func spacePrefix(space byte, partition int32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{space}, uint32(partition))
 }
 
 // stateKey is key's key in partition, in buf.
@@ -190,20 +202,23 @@ func stateKey(buf []byte, partition int32, key string) []byte {
 
 // meta is what the disk says of a partition besides its keys.
 type meta struct {
-	pos, keys, bytes int64
+	pos, keys, bytes, windows, time int64
 }
 
 func (m meta) encode() []byte {
-	b := binary.BigEndian.AppendUint64(nil, uint64(m.pos))
-	b = binary.BigEndian.AppendUint64(b, uint64(m.keys))
-	return binary.BigEndian.AppendUint64(b, uint64(m.bytes))
+	var b []byte
+	for _, v := range []int64{m.pos, m.keys, m.bytes, m.windows, m.time} {
+		b = binary.BigEndian.AppendUint64(b, uint64(v))
+	}
+	return b
 }
 
 func decodeMeta(b []byte) (meta, error) {
-	if len(b) != 24 {
-		return meta{}, fmt.Errorf("a partition's position and counts of %d bytes, want 24", len(b))
+	if len(b) != 40 {
+		return meta{}, fmt.Errorf("a partition's position and counts of %d bytes, want 40", len(b))
 	}
-	return meta{int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:])), int64(binary.BigEndian.Uint64(b[16:]))}, nil
+	v := func(i int) int64 { return int64(binary.BigEndian.Uint64(b[8*i:])) }
+	return meta{v(0), v(1), v(2), v(3), v(4)}, nil
 }
 
 // Open reads what the disk holds of p (a disk store's part) into it: its
@@ -223,8 +238,17 @@ func (s *Store) Open(p *Part) (pos int64, ok bool, err error) {
 		return 0, false, err
 	}
 	p.mu.Lock()
-	p.keys, p.bytes, p.pos = m.keys, m.bytes, m.pos
+	p.keys, p.bytes, p.windows, p.pos = m.keys, m.bytes, m.windows, m.pos
 	p.mu.Unlock()
+	if s.win != nil {
+		p.time, p.minClose = m.time, math.MaxInt64
+		if at, ok, err := s.firstClose(p, math.MinInt64); err != nil {
+			return 0, false, err
+		} else if ok {
+			p.minClose = at
+		}
+		p.btime, p.bminClose = p.time, p.minClose
+	}
 	return m.pos, true, nil
 }
 
@@ -232,15 +256,17 @@ func (s *Store) Open(p *Part) (pos int64, ok bool, err error) {
 // start follows. p's owner calls it, before p is filled or held.
 func (s *Store) Reset(p *Part) error {
 	p.mu.Lock()
-	p.keys, p.bytes, p.pos = 0, 0, 0
+	p.keys, p.bytes, p.windows, p.pos = 0, 0, 0, 0
+	p.time, p.minClose, p.btime, p.bminClose = noTime, math.MaxInt64, noTime, math.MaxInt64
 	clear(p.slots)
 	p.mu.Unlock()
 	if s.disk == nil {
 		return nil
 	}
 	b := s.disk.db.NewBatch()
-	prefix := statePrefix(p.id)
-	b.DeleteRange(prefix, statePrefix(p.id+1), nil)
+	for _, space := range []byte{diskState, diskWindow, diskClose} {
+		b.DeleteRange(spacePrefix(space, p.id), spacePrefix(space, p.id+1), nil)
+	}
 	b.Delete(metaKey(p.id), nil)
 	return b.Commit(pebble.Sync)
 }
@@ -282,11 +308,16 @@ func (s *Store) writeDisk() error {
 	b := s.disk.db.NewBatch()
 	for _, p := range s.dirty {
 		for _, c := range p.changes {
-			s.dkey = stateKey(s.dkey, p.id, c.sl.key)
-			if c.sl.raw != nil {
-				b.Set(s.dkey, c.sl.raw, nil)
-			} else if c.old.raw != nil {
-				b.Delete(s.dkey, nil)
+			switch {
+			case c.w != nil:
+				s.writeWindow(b, p, c.sl.key, c.w)
+			case s.win == nil:
+				s.dkey = stateKey(s.dkey, p.id, c.sl.key)
+				if c.sl.raw != nil {
+					b.Set(s.dkey, c.sl.raw, nil)
+				} else if c.old.raw != nil {
+					b.Delete(s.dkey, nil)
+				}
 			}
 		}
 		s.writeMeta(b, p)
@@ -302,7 +333,7 @@ func (s *Store) writeDisk() error {
 // writeMeta adds p's position and counts to b.
 func (s *Store) writeMeta(b *pebble.Batch, p *Part) {
 	p.posSet = false
-	b.Set(metaKey(p.id), meta{p.pos, p.keys, p.bytes}.encode(), nil)
+	b.Set(metaKey(p.id), meta{p.pos, p.keys, p.bytes, p.windows, p.time}.encode(), nil)
 }
 
 // touch notes that the batch in hand loaded or set a slot of p, which

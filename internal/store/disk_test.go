@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -33,14 +34,17 @@ func openDisk(t *testing.T, dir string, id Identity, log func(string)) *Disk {
 }
 
 // diskModel is a storeModel on disk, with the position it reached.
-func diskModel(t *testing.T, d *Disk) *storeModel {
-	st := New(Config{Disk: d})
+func diskModel(t *testing.T, d *Disk) *storeModel { return diskModelOf(t, d, nil, false) }
+
+// diskModelOf is diskModel of a windowed store.
+func diskModelOf(t *testing.T, d *Disk, win *WindowSpec, onUpdate bool) *storeModel {
+	st := New(Config{Disk: d, Windows: win})
 	p := st.NewPart(0)
 	if _, _, err := st.Open(p); err != nil {
 		t.Fatal(err)
 	}
 	st.Adopt(p, time.Now())
-	return &storeModel{st: st, p: p}
+	return &storeModel{st: st, p: p, onUpdate: onUpdate}
 }
 
 // committed prints p's committed state as its reads see it, and its
@@ -57,6 +61,22 @@ func committed(t *testing.T, p *Part) string {
 	}
 	c := p.Counts()
 	return fmt.Sprintf("keys %d bytes %d\n%s", c.Keys, c.Bytes, strings.Join(lines, "\n"))
+}
+
+// committedWindows is committed of a windowed store's part, with its
+// stream time.
+func committedWindows(t *testing.T, p *Part) string {
+	t.Helper()
+	var lines []string
+	err := p.Windows(nil, nil, math.MinInt64, math.MaxInt64, func(key []byte, start, end int64, value []byte) bool {
+		lines = append(lines, fmt.Sprintf("%s[%d,%d]=%x", key, start, end, value))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Counts()
+	return fmt.Sprintf("time %d; keys %d windows %d bytes %d\n%s", p.time, c.Keys, c.Windows, c.Bytes, strings.Join(lines, "\n"))
 }
 
 // TestDiskBatches runs the per-key store's model on disk: random batches,
@@ -286,5 +306,85 @@ func TestDiskKilled(t *testing.T) {
 	v, _ := Decode(raw)
 	if !ok || err != nil || pos != 7 || !has || v != int64(42) {
 		t.Errorf("after the kill: position %d %v %v, k %v %v; want 7, 42", pos, ok, err, v, has)
+	}
+}
+
+// TestDiskWindowBatches runs the windowed store's model on disk: random
+// batches of inputs of random times, some late, some batches aborted,
+// against a store in memory that sees only the committed ones, for each
+// kind of window. After each batch the disk's windows, stream time and
+// counts equal memory's, and both wrote the same results; an abort
+// leaves the disk as it was; a disk fed the changelog by Apply holds the
+// same; a disk closed and opened again holds the same and goes on the
+// same.
+func TestDiskWindowBatches(t *testing.T) {
+	ms := time.Millisecond
+	for name, win := range map[string]*WindowSpec{
+		"tumbling":  {Size: 10 * ms, Advance: 10 * ms, Grace: 3 * ms},
+		"hopping":   {Size: 10 * ms, Advance: 4 * ms},
+		"session":   {Session: true, Gap: 5 * ms, Grace: 2 * ms},
+		"on update": {Size: 10 * ms, Advance: 10 * ms},
+	} {
+		t.Run(name, func(t *testing.T) {
+			onUpdate := name == "on update"
+			dir := t.TempDir()
+			live := diskModelOf(t, openDisk(t, filepath.Join(dir, "live"), testID, func(s string) { t.Error("logged: " + s) }), win, onUpdate)
+			ref := newStoreModel(Config{Windows: win}, onUpdate)
+			restored := diskModelOf(t, openDisk(t, filepath.Join(dir, "restored"), testID, func(s string) { t.Error("logged: " + s) }), win, onUpdate)
+			rng := rand.New(rand.NewPCG(3, uint64(len(name))))
+			var offset, ts, pos int64
+			commits, aborts, reopens := 0, 0, 0
+			for range 300 {
+				inputs := make([]input, rng.IntN(12))
+				for i := range inputs {
+					ts += int64(rng.IntN(4)) - 1
+					inputs[i] = input{key: string(rune('a' + rng.IntN(5))), offset: offset, t: ts}
+					offset++
+				}
+				commit := rng.IntN(3) > 0
+				before := committedWindows(t, live.p)
+				if commit {
+					pos++
+					live.st.SetPosition(live.p, pos)
+				}
+				log := live.batch(t, inputs, commit)
+				if !commit {
+					aborts++
+					if got := committedWindows(t, live.p); got != before {
+						t.Fatalf("after an abort the disk holds\n%s\nwant, as before it:\n%s", got, before)
+					}
+					continue
+				}
+				commits++
+				ref.batch(t, inputs, true)
+				want := committedWindows(t, ref.p)
+				if got := committedWindows(t, live.p); got != want {
+					t.Fatalf("commit %d: the disk holds\n%s\nwant, as memory holds it:\n%s", commits, got, want)
+				}
+				restored.st.SetPosition(restored.p, pos)
+				if _, err := restored.st.Apply(restored.p, records(log)); err != nil {
+					t.Fatal(err)
+				}
+				if got := committedWindows(t, restored.p); got != want {
+					t.Fatalf("commit %d: the changelog restores on disk\n%s\nwant:\n%s", commits, got, want)
+				}
+				if rng.IntN(10) == 0 {
+					reopens++
+					live.st.disk.Close()
+					out := live.out
+					live = diskModelOf(t, openDisk(t, filepath.Join(dir, "live"), testID, func(s string) { t.Error("logged: " + s) }), win, onUpdate)
+					live.out = out
+					if got := committedWindows(t, live.p); got != want {
+						t.Fatalf("opened again, the disk holds\n%s\nwant:\n%s", got, want)
+					}
+				}
+			}
+			if !slices.Equal(live.out, ref.out) {
+				t.Errorf("results differ:\n%v\n%v", live.out, ref.out)
+			}
+			if commits < 100 || aborts < 50 || reopens < 5 || len(ref.out) < 50 || ref.p.keys == 0 {
+				t.Errorf("the run tested too little: %d commits, %d aborts, %d reopens, %d results, %d keys at the end", commits, aborts, reopens, len(ref.out), ref.p.keys)
+			}
+		})
 	}
 }

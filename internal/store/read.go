@@ -133,13 +133,15 @@ func (s *Store) Windows(partition int32, from, to []byte, since, until int64, fn
 	if err != nil {
 		return err
 	}
-	p.Windows(from, to, since, until, fn)
-	return nil
+	return p.Windows(from, to, since, until, fn)
 }
 
 // Windows is [Store.Windows] of p (a windowed store's part, held or not:
 // a standby's). Any goroutine may call it.
-func (p *Part) Windows(from, to []byte, since, until int64, fn func(key []byte, start, end int64, value []byte) bool) {
+func (p *Part) Windows(from, to []byte, since, until int64, fn func(key []byte, start, end int64, value []byte) bool) error {
+	if p.disk != nil {
+		return p.diskWindows(from, to, since, until, fn)
+	}
 	type found struct {
 		key        string
 		start, end int64
@@ -175,4 +177,5 @@ func (p *Part) Windows(from, to []byte, since, until int64, fn func(key []byte, 
 			break
 		}
 	}
+	return nil
 }

@@ -10,9 +10,8 @@ import (
 type Config struct {
 	// Windows cuts a windowed store's time; nil makes a per-key store.
 	Windows *WindowSpec
-	// Disk keeps a per-key store's committed state on local disk (see
-	// [OpenDisk]); nil keeps it in memory. A windowed store is kept in
-	// memory: New panics when given both.
+	// Disk keeps the store's committed state on local disk (see
+	// [OpenDisk]); nil keeps it in memory.
 	Disk *Disk
 }
 
@@ -90,9 +89,6 @@ const noTime = math.MinInt64
 
 // New returns an empty store.
 func New(cfg Config) *Store {
-	if cfg.Disk != nil && cfg.Windows != nil {
-		panic("store: a windowed store is kept in memory")
-	}
 	return &Store{win: cfg.Windows, disk: cfg.Disk, parts: map[int32]*Part{}, batch: 1}
 }
 

@@ -92,6 +92,12 @@ func (s *Store) Fold(p *Part, key []byte, t int64, agg func(acc any) (any, error
 	// string(key) allocates nothing); a string is made only for a new
 	// key.
 	sl := p.slots[string(key)]
+	if sl == nil && s.disk != nil {
+		var err error
+		if sl, err = s.loadWindows(p, string(key)); err != nil {
+			return nil, fmt.Errorf("the windows of key %q: %w", key, err)
+		}
+	}
 	s.folds = s.folds[:0]
 	var err error
 	if s.win.Session {
@@ -111,6 +117,9 @@ func (s *Store) Fold(p *Part, key []byte, t int64, agg func(acc any) (any, error
 	if sl == nil {
 		sl = &slot{key: string(key), born: s.batch}
 		p.slots[sl.key] = sl
+		if s.disk != nil {
+			s.touch(p)
+		}
 	}
 	for i := range s.folds {
 		f := &s.folds[i]
@@ -265,6 +274,12 @@ func (s *Store) CloseDue(fn func(key string, w *Window) error) error {
 		}
 		var due []closed
 		next := int64(math.MaxInt64)
+		if s.disk != nil { // the due windows' keys come from the disk's index
+			var err error
+			if next, err = s.loadDue(p); err != nil {
+				return fmt.Errorf("partition %d's windows due: %w", id, err)
+			}
+		}
 		p.mu.Lock()
 		for _, sl := range p.slots {
 			for _, w := range sl.wins {
