@@ -84,3 +84,54 @@ func TestOwnText(t *testing.T) {
 		t.Fatalf("OwnText: %.0f allocations, want 1", allocs)
 	}
 }
+
+func TestBoxArena(t *testing.T) {
+	const n = 1000
+	src := make([][]byte, n)
+	size := 0
+	for i := range src {
+		src[i] = []byte("value-" + strconv.Itoa(i))
+		size += len(src[i]) + len("key")
+	}
+	a := NewBoxArena(n, size)
+	keys, vals := make([]string, n), make([]any, n)
+	for i := range n {
+		keys[i], vals[i] = a.Text([]byte("key")), a.Box(src[i])
+		src[i][0] = '#' // the copies are the arena's own
+	}
+	a = TextArena{} // only the strings and interfaces keep the arena alive now
+	runtime.GC()    // a collection must neither free nor move what they point at
+	runtime.GC()
+	for i := range n {
+		want := "value-" + strconv.Itoa(i)
+		if vals[i] != any(want) || fmt.Sprint(vals[i]) != want || reflect.ValueOf(vals[i]).String() != want || keys[i] != "key" {
+			t.Fatalf("%d: %q => %#v, want key => %q", i, keys[i], vals[i], want)
+		}
+	}
+	// One value kept alone, everything else dropped: it keeps the arena.
+	kept := vals[n-1]
+	clear(vals)
+	clear(keys)
+	runtime.GC()
+	if kept != any("value-999") {
+		t.Fatalf("kept: %#v", kept)
+	}
+	// Boxing n texts into an arena sized for them is one allocation;
+	// empty text is "", and a text past the headers sized is still right.
+	text := []byte("some text")
+	if allocs := testing.AllocsPerRun(100, func() {
+		a := NewBoxArena(n, n*len(text))
+		for range n {
+			a.Box(text)
+		}
+	}); allocs != 1 {
+		t.Fatalf("%d boxes: %.0f allocations, want 1", n, allocs)
+	}
+	small := NewBoxArena(1, 2)
+	if v, w, e := small.Box([]byte("ab")), small.Box([]byte("cd")), small.Box(nil); v != any("ab") || w != any("cd") || e != any("") {
+		t.Fatalf("past the room sized: %#v %#v %#v", v, w, e)
+	}
+	if none := NewBoxArena(0, 0); none.Box([]byte("x")) != any("x") || none.Text([]byte("y")) != "y" {
+		t.Fatal("an arena sized for nothing")
+	}
+}
