@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -377,6 +378,17 @@ func (p *Polled) messageList(recs []Record) *value.List {
 	return l
 }
 
+// ownBytes is v, or a copy of it when it is a []byte: the raw bytes of a
+// record that did not deserialize, or a ByteArray deserializer's value,
+// are the fetched batch's own (see [Record.Value]), which a list must
+// never hold, lest a script that keeps it keep the batch.
+func ownBytes(v any) any {
+	if b, ok := v.([]byte); ok {
+		return bytes.Clone(b)
+	}
+	return v
+}
+
 // keyName is the text a key names its message with.
 func keyName(k any) string {
 	switch k := k.(type) {
@@ -437,7 +449,7 @@ func (r *Record) List() *value.List {
 			one.texts[slot] = arena.Text(b)
 			box.InPlace(&vals[i], &one.texts[slot])
 		default:
-			vals[i] = r.decoded(s, b)
+			vals[i] = ownBytes(r.decoded(s, b))
 		}
 	}
 	one.texts[0] = r.r.Topic

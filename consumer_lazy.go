@@ -40,7 +40,7 @@ func (m *messages) Element(i int) (any, string) {
 		}
 		name, v = box.OwnText(k, val)
 	case val != nil:
-		v = r.Value()
+		v = ownBytes(r.Value())
 		if strKey {
 			name = string(key)
 		}

@@ -94,6 +94,36 @@ func TestPollListAllocs(t *testing.T) {
 	}
 }
 
+// TestPollListsOwnBytes checks that a poll's lists copy the []byte
+// values that share the fetched bytes (ByteArray's, and a record's that
+// did not deserialize): the fetched bytes may change once read.
+func TestPollListsOwnBytes(t *testing.T) {
+	bcfg := defaultConfig()
+	bcfg.keyDeser, bcfg.valDeser = serde.ByteArray, serde.ByteArray
+	jcfg := defaultConfig()
+	jcfg.valDeser = serde.JSON
+	rcfg := *bcfg
+	rcfg.pollRecords = true
+	recs := []Record{
+		{r: &kgo.Record{Topic: "t", Key: []byte("a"), Value: []byte("raw")}, cfg: bcfg},
+		{r: &kgo.Record{Topic: "t", Key: []byte("b"), Value: []byte("{")}, cfg: jcfg},
+		{r: &kgo.Record{Topic: "t", Key: []byte("c"), Value: []byte("rec")}, cfg: &rcfg},
+	}
+	l := messageList(recs)
+	l.Load()
+	printed := value.Format(l)
+	for i := range recs {
+		for _, b := range [][]byte{recs[i].r.Key, recs[i].r.Value} {
+			for j := range b {
+				b[j] = '#'
+			}
+		}
+	}
+	if got := value.Format(l); got != printed || strings.Contains(got, "#") {
+		t.Fatalf("the list changed with the fetched bytes:\n%s\nwas:\n%s", got, printed)
+	}
+}
+
 func TestRecordList(t *testing.T) {
 	cfg := defaultConfig()
 	ts := time.UnixMilli(1700000000123)
