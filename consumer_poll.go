@@ -98,7 +98,6 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		return nil, errorf(ErrNotSubscribed, "the consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
 	}
 	cs.markPending() // the caller is done with what the last poll returned
-	poll := cs.h.polled.next()
 	deadline := time.Now().Add(timeout)
 	max := cs.h.cfg.maxPollRecords
 	recs := batches(cs.takeHeld(topics, max))
@@ -115,9 +114,7 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		cs.holdBack(recs)
 		return nil, err
 	}
-	out := cs.result(topics, recs)
-	out.lists, out.poll = &cs.h.polled, poll
-	return out, nil
+	return cs.result(topics, recs), nil
 }
 
 // registryWait is the least a poll gives the schema registry to answer for

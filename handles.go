@@ -78,9 +78,6 @@ type handle struct {
 	group *groupStats    // consumers' and streams' only
 	share *shareState    // share consumers only
 
-	// polled holds the lists made of the latest poll's records, which
-	// the next poll or the destroy finishes (consumers only).
-	polled pollLists
 	stream *stream // streams only
 
 	// bg is the library's, for what outlives a call on the handle (its

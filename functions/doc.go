@@ -112,12 +112,14 @@
 //
 //	("sensors" => ("s1" => "21.5" "s1" => "21.7" "no key"))
 //
-// A message is built when the script first reads it (by index, by name,
-// by walking or printing the list): its key and value are copied out of
-// the fetched records then, into memory of its own, so a message a script
-// keeps costs only itself. What is not read by the consumer's next poll,
-// or its destroy, is copied then: a list kept past that never holds the
-// fetched batch. Nothing else about the list differs from one built whole.
+// The keys and values of a poll's messages are copied out of the fetched
+// records into one allocation for the whole poll, which each message
+// refers into: the list never holds the fetched batch, and a poll costs
+// a few allocations however many messages it has. Hazard: a message a
+// script keeps (its value or its name, in a variable or another list)
+// keeps its whole poll's text alive, at most max-poll-records messages':
+// about 60 KB per kept message with 500 records of 100 bytes, until
+// nothing of that poll is kept.
 //
 // With the consumer config "poll-format" => "records", each message is
 //

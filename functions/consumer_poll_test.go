@@ -11,11 +11,11 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// TestBPLPollMessagesAsBuiltAtOnce runs a script over kafka-poll's
-// messages, which are built as the script reads them, and checks that it
-// sees what a list built at once shows: printed, compared, walked, looked
-// up, changed, as JSON, and kept past the next poll, partly read.
-func TestBPLPollMessagesAsBuiltAtOnce(t *testing.T) {
+// TestBPLPollMessages runs a script over kafka-poll's messages, whose
+// text is in one arena per poll, and checks that it sees them as any
+// list: printed, compared, walked, looked up, changed, as JSON, and one
+// message and the list kept past the next polls.
+func TestBPLPollMessages(t *testing.T) {
 	t.Parallel()
 	servers := testkit.NewCluster(t, embedded.Topics("t")).Servers()
 	lib := newLib(t)
@@ -51,7 +51,7 @@ func TestBPLPollMessagesAsBuiltAtOnce(t *testing.T) {
   (string msgs format => "json"))
 `
 	var got any
-	if err := in.Run(context.Background(), "lazy.bpl", script, func(v any) { got = v }); err != nil {
+	if err := in.Run(context.Background(), "poll.bpl", script, func(v any) { got = v }); err != nil {
 		t.Fatal(err)
 	}
 	want := `("(\"k0\" => \"v0\" \"k1\" => \"v1\" \"k0\" => \"again\")" true "v1" "v0" 3 ("k0" "k1" "k0") (("k0" "v0") ("k1" "v1") ("k0" "again")) ("k0" => "put" "k1" => "v1" "k0" => "again") "{\"k0\":\"v0\",\"k1\":\"v1\",\"k0\":\"again\"}")`
