@@ -106,40 +106,25 @@ func (a *TextArena) Box(b []byte) any {
 // keep that allocation alive.
 func TextArenaOn(buf []byte) TextArena { return TextArena{buf: buf[:0]} }
 
-// textHeader is the size of a string header, which OwnText keeps in front
-// of the text it boxes.
+// textHeader is the size of a string header, which Text keeps in front
+// of the text it boxes, and TextArena.Box in front of its arena's text.
 const textHeader = int(unsafe.Sizeof(""))
 
-// OwnText copies key and val into one allocation of their own and returns
-// them as a string and as a string boxed in an interface: the text of one
-// message, which a script may keep without keeping any other message's
-// (as a shared arena would) or the buffer the bytes came from. It takes
-// one allocation where string(key), string(val) and boxing the latter
-// take three: the boxed string's header lives in front of the text, in
-// the same allocation, and points into it.
+// Text copies b into an allocation of its own and returns it as a string
+// boxed in an interface: one allocation, where string(b) and boxing the
+// string take two. The boxed string's header lives in front of the text,
+// in the same allocation, and points into it.
 //
 // Hazard: the allocation holds no pointer as far as the garbage collector
 // knows (it is a []byte); the header's pointer points into the allocation
 // itself, which the interface, or any string taken from it, keeps alive.
-func OwnText(key, val []byte) (k string, v any) {
-	buf := make([]byte, textHeader+len(key)+len(val))
-	copy(buf[textHeader:], key)
-	copy(buf[textHeader+len(key):], val)
-	if len(key) > 0 {
-		k = unsafe.String(&buf[textHeader], len(key))
-	}
+func Text(b []byte) (v any) {
+	buf := make([]byte, textHeader+len(b))
+	copy(buf[textHeader:], b)
 	s := (*string)(unsafe.Pointer(&buf[0])) // aligned: the allocation is at least 16 bytes
-	if len(val) > 0 {
-		*s = unsafe.String(&buf[textHeader+len(key)], len(val))
+	if len(b) > 0 {
+		*s = unsafe.String(&buf[textHeader], len(b))
 	}
 	InPlace(&v, s)
-	return k, v
-}
-
-// Text copies b into an allocation of its own and returns it as a string
-// boxed in an interface: one allocation, where string(b) and boxing the
-// string take two. It is OwnText with no key, and has its hazard.
-func Text(b []byte) any {
-	_, v := OwnText(nil, b)
 	return v
 }

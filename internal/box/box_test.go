@@ -52,36 +52,26 @@ func TestTextArena(t *testing.T) {
 	}
 }
 
-func TestOwnText(t *testing.T) {
+func TestText(t *testing.T) {
 	const n = 1000
-	keys, vals := make([]string, n), make([]any, n)
+	vals := make([]any, n)
 	for i := range n {
-		k, v := []byte("key-"+strconv.Itoa(i)), []byte("value-"+strconv.Itoa(i))
-		keys[i], vals[i] = OwnText(k, v)
-		k[0], v[0] = '#', '#' // the copies are the text's own
+		b := []byte("value-" + strconv.Itoa(i))
+		vals[i] = Text(b)
+		b[0] = '#' // the copy is the text's own
 	}
 	runtime.GC() // a collection must neither free nor move what they point at
 	runtime.GC()
 	for i := range n {
-		if want := "value-" + strconv.Itoa(i); vals[i] != any(want) || fmt.Sprint(vals[i]) != want || keys[i] != "key-"+strconv.Itoa(i) {
-			t.Fatalf("%d: %q => %#v", i, keys[i], vals[i])
+		if want := "value-" + strconv.Itoa(i); vals[i] != any(want) || fmt.Sprint(vals[i]) != want {
+			t.Fatalf("%d: %#v", i, vals[i])
 		}
 	}
-	// The value kept alone, the key dropped, and the other way round.
-	var v any
-	for i := range n {
-		_, v = OwnText([]byte("k"), []byte("kept-"+strconv.Itoa(i)))
+	if v := Text(nil); v != any("") {
+		t.Fatalf("empty: %#v", v)
 	}
-	k, _ := OwnText([]byte("kept key"), []byte("v"))
-	runtime.GC()
-	if v != any("kept-999") || k != "kept key" {
-		t.Fatalf("kept: %q %#v", k, v)
-	}
-	if k, v := OwnText(nil, nil); k != "" || v != any("") {
-		t.Fatalf("empty: %q %#v", k, v)
-	}
-	if allocs := testing.AllocsPerRun(100, func() { OwnText([]byte("key"), []byte("a value of some length")) }); allocs != 1 {
-		t.Fatalf("OwnText: %.0f allocations, want 1", allocs)
+	if allocs := testing.AllocsPerRun(100, func() { Text([]byte("a value of some length")) }); allocs != 1 {
+		t.Fatalf("Text: %.0f allocations, want 1", allocs)
 	}
 }
 
