@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/brain4it/kafkabpl/embedded"
 	"github.com/brain4it/kafkabpl/serde"
@@ -240,5 +241,25 @@ func TestRecordList(t *testing.T) {
 	}
 	if v, _ := big.List().Get("value"); v != strings.Repeat("v", 200) {
 		t.Errorf("200-byte value read as %v", v)
+	}
+}
+
+// TestKeptMessageHeap keeps one message of each of 1,000 polls of 500
+// records of 100 bytes and checks what kafka-poll's docs say it costs:
+// each kept message holds its poll's arena, no more (the poll's text and
+// its boxed headers, rounded up to whole 8 KiB pages as the allocator
+// rounds a large object, and its slot in the list that keeps it). One
+// that held its poll's list, or the fetched records, or a second arena,
+// would fail; so would one that held less than its poll's text, which
+// the docs would then overstate.
+func TestKeptMessageHeap(t *testing.T) {
+	const polls, records, size = 1000, 500, 100
+	longestKey := len(strconv.Itoa(polls*records - 1))
+	arena := records * (int(unsafe.Sizeof("")) + size + longestKey)
+	most := float64((arena+8191)/8192*8192 + 1024)
+	got := keptHeap(polls, records, size)
+	t.Logf("%.0f bytes of heap per kept message (its poll's arena: %d bytes)", got, arena)
+	if got > most || got < float64(records*size) {
+		t.Fatalf("%.0f bytes of heap per kept message, want from %d (its poll's text) to %.0f (its poll's arena)", got, records*size, most)
 	}
 }
