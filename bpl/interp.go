@@ -444,7 +444,7 @@ func (t *task) callLib(f *frame, lf value.Func, call *value.List) (any, error) {
 // callLibWith calls a library function with args, the evaluated arguments
 // of call.
 func (t *task) callLibWith(f *frame, lf value.Func, call *value.List, args *value.List) (any, error) {
-	if err := t.cyclicArg(f, fname(call), args); err != nil {
+	if err := t.cyclicArg(f, "", call, args); err != nil {
 		return nil, err
 	}
 	v, err := lf(t.libCtx(), args)
@@ -459,7 +459,7 @@ func (t *task) apply(f *frame, c value.Callable, args *value.List) (any, error) 
 	if fn, ok := c.(*Function); ok && fn != nil && fn.in == t.in {
 		return fn.invoke(t, &frame{}, args)
 	}
-	if err := t.cyclicArg(f, "a library function", args); err != nil {
+	if err := t.cyclicArg(f, "a library function", nil, args); err != nil {
 		return nil, err
 	}
 	v, err := c.Call(t.libCtx(), args)

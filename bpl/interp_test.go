@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -274,6 +276,37 @@ func TestLibraryContext(t *testing.T) {
 	var got any
 	if err := in.Run(ctx, "f", `(lib-ctx)`, func(v any) { got = v }); err != nil || got != "mine" {
 		t.Errorf("the library got a context holding %v (%v), want the Run's", got, err)
+	}
+}
+
+// TestLibraryCallAllocs checks what a compiled call of a library function
+// allocates, as a script's poll loop makes one a poll: its argument list
+// (one allocation for up to four arguments) and the context naming the
+// task (two), and not the function's name formatted for an error that is
+// not raised.
+func TestLibraryCallAllocs(t *testing.T) {
+	in := New(io.Discard)
+	defer in.Close()
+	in.Define("lib-nop", func(context.Context, *value.List) (any, error) { return nil, nil })
+	// Lists may contain themselves from now on: every call checks its
+	// arguments. i stays below 256: its boxing allocates nothing.
+	value.NewList().MarkShared()
+	loop := func(n int) float64 {
+		src := fmt.Sprintf(`(set i 0) (while (< i %d) (lib-nop i "x") (set i (+ i 1)))`, n)
+		return testing.AllocsPerRun(5, func() {
+			if err := in.Run(context.Background(), "allocs.bpl", src, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// Other tests' goroutines may allocate meanwhile, never the other way
+	// round: the least of a few tries.
+	perCall := math.Inf(1)
+	for range 5 {
+		perCall = min(perCall, (loop(250)-loop(50))/200)
+	}
+	if perCall > 3 {
+		t.Errorf("a library call made %.2f allocations, want at most 3", perCall)
 	}
 }
 
