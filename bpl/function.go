@@ -87,7 +87,7 @@ func (fn *Function) beginIn(ctx context.Context, cs *callState) (*task, *frame, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, _ := ctx.Value(callerKey{}).(caller)
+	c := callerOf(ctx)
 	more := cs.t.more                        // a pooled state's argument stack, empty
 	fn.in.initTask(&cs.t, ctx, c.depth+1, c) // this call counts for the depth limit
 	cs.t.more = more
