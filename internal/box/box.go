@@ -36,30 +36,37 @@ func InPlace[T string | int64](dst *any, v *T) {
 // never grows (the caller sizes it), so the strings stay valid and
 // unchanged for as long as any of them is reachable. Made by
 // [NewBoxArena], it also boxes them ([TextArena.Box]) without an
-// allocation each: a poll's keys and values, all in one allocation.
+// allocation each: a poll's keys and values, all in one allocation. It
+// keeps offsets into the buffer, not slices of it, so that filling it
+// stores no pointer, which would cost a write barrier each while the
+// garbage collector marks.
 //
 // Hazard: every string an arena made keeps the whole buffer alive, its
 // neighbours' text too: a caller sizes an arena for text that lives and
 // dies together (one poll's messages), or says what keeping one costs.
 type TextArena struct {
-	buf   []byte // the text; never grows past its capacity
-	heads []byte // room left for the headers of Box's strings, in the same allocation
+	buf   []byte // the headers' room, [0, heads), then the text's
+	heads int    // the end of the headers' room
+	head  int    // where the next header goes
+	text  int    // where the next text goes
 }
 
 // NewTextArena returns an arena with room for size bytes of text.
-func NewTextArena(size int) TextArena { return TextArena{buf: make([]byte, 0, size)} }
+func NewTextArena(size int) TextArena { return TextArena{buf: make([]byte, size)} }
 
 // NewBoxArena returns an arena with room for boxes texts boxed by Box
 // and size bytes of text (the boxed texts' included), in one allocation.
 // Nothing is allocated when both are 0.
 func NewBoxArena(boxes, size int) TextArena {
-	if boxes <= 0 {
-		return NewTextArena(size)
-	}
-	heads := boxes * textHeader
-	all := make([]byte, heads+size) // 16 bytes at least: aligned for the headers (see Box)
-	return TextArena{buf: all[heads:heads], heads: all[:heads:heads]}
+	heads := max(boxes, 0) * textHeader
+	// 16 bytes at least when there are headers: aligned for them (see Box).
+	return TextArena{buf: make([]byte, heads+size), heads: heads, text: heads}
 }
+
+// TextArenaOn returns an arena whose room is buf's capacity, for a caller
+// that has the room inside an allocation it makes anyway. The strings
+// keep that allocation alive.
+func TextArenaOn(buf []byte) TextArena { return TextArena{buf: buf[:cap(buf)]} }
 
 // Text copies b into the arena and returns it as a string. b must fit in
 // the room left, as sized by the caller.
@@ -67,44 +74,43 @@ func (a *TextArena) Text(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	start := len(a.buf)
-	if len(b) > cap(a.buf)-start {
+	if len(b) > len(a.buf)-a.text {
 		return string(b) // not sized for it: never the case, but never wrong
 	}
-	a.buf = append(a.buf, b...)
-	return unsafe.String(&a.buf[start], len(b))
+	n := copy(a.buf[a.text:], b)
+	s := unsafe.String(&a.buf[a.text], n)
+	a.text += n
+	return s
 }
 
 // Box copies b into the arena as Text does and returns it as a string
 // boxed in an interface, whose string header lives in the arena too: no
 // allocation, where boxing a string takes one. Empty text is "", which
-// holds nothing. When the arena has no room for another header (its
-// caller sized it for fewer), Box allocates as any(string(b)) would.
+// holds nothing. When the arena has no room for b or its header (its
+// caller sized it for less), Box allocates as any(string(b)) would.
 //
 // Hazard: the headers live in memory the garbage collector does not scan
-// (a []byte); each points into the same allocation, which the interface,
-// or any string taken from it, keeps alive. The arena's allocation starts
-// with the headers and is at least 16 bytes, so the allocator aligns them
-// for their pointers.
+// (a []byte), and are written as integers, with no write barrier: each
+// points into the same allocation, which the interface, or any string
+// taken from it, keeps alive. The arena's allocation starts with the
+// headers and is at least 16 bytes, so the allocator aligns them for
+// their pointers.
 func (a *TextArena) Box(b []byte) any {
 	if len(b) == 0 {
 		return ""
 	}
-	if len(a.heads) < textHeader {
+	if a.head+textHeader > a.heads || len(b) > len(a.buf)-a.text {
 		return string(b)
 	}
-	s := (*string)(unsafe.Pointer(&a.heads[0]))
-	a.heads = a.heads[textHeader:]
-	*s = a.Text(b)
+	h := unsafe.Pointer(&a.buf[a.head])
+	a.head += textHeader
+	t := a.Text(b)
+	*(*uintptr)(h) = uintptr(unsafe.Pointer(unsafe.StringData(t)))
+	*(*int)(unsafe.Add(h, unsafe.Sizeof(uintptr(0)))) = len(t)
 	var v any
-	InPlace(&v, s)
+	InPlace(&v, (*string)(h))
 	return v
 }
-
-// TextArenaOn returns an arena whose room is buf's capacity, for a caller
-// that has the room inside an allocation it makes anyway. The strings
-// keep that allocation alive.
-func TextArenaOn(buf []byte) TextArena { return TextArena{buf: buf[:0]} }
 
 // textHeader is the size of a string header, which Text keeps in front
 // of the text it boxes, and TextArena.Box in front of its arena's text.
