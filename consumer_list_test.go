@@ -257,7 +257,7 @@ func TestKeptMessageHeap(t *testing.T) {
 	longestKey := len(strconv.Itoa(polls*records - 1))
 	arena := records * (int(unsafe.Sizeof("")) + size + longestKey)
 	most := float64((arena+8191)/8192*8192 + 1024)
-	got := keptHeap(polls, records, size)
+	got := keptHeap(polls, records, size, false)
 	t.Logf("%.0f bytes of heap per kept message (its poll's arena: %d bytes)", got, arena)
 	if got > most || got < float64(records*size) {
 		t.Fatalf("%.0f bytes of heap per kept message, want from %d (its poll's text) to %.0f (its poll's arena)", got, records*size, most)
