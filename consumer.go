@@ -341,10 +341,11 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 // allocations however many messages it has. Hazard: a message kept after
 // the poll (its value or its name, in a variable or another list) keeps
 // that whole allocation alive, its poll's every key and value, which
-// max-poll-records bounds: with 500 records of 100 bytes, about 60 KB per
-// kept message, until nothing of its poll is kept. A caller that keeps
-// a few messages of many polls copies them first (BPL's (clone msg) does
-// not: it shares text). Calling List again builds new lists.
+// max-poll-records bounds: with 500 records of 100 bytes, 64 KB per kept
+// message (BenchmarkPollKeep), until nothing of its poll is kept. A
+// caller that keeps a few messages of many polls copies them first
+// (strings.Clone; a script, kafka-copy of package functions; BPL's clone
+// does not: it shares text). Calling List again builds new lists.
 func (p *Polled) List() *value.List {
 	boxes, size := 0, 0
 	for _, t := range p.Topics {

@@ -31,6 +31,7 @@ func Table(lib *kafkabpl.Library) map[string]value.Func {
 		"kafka-delete-app":  t.bplDestroy("kafka-delete-app"),
 		"kafka-send":        t.bplSend,
 		"kafka-poll":        t.bplPoll,
+		"kafka-copy":        bplCopy,
 		"kafka-subscribe":   t.bplSubscribe,
 		"kafka-unsubscribe": t.bplUnsubscribe,
 		"kafka-commit":      t.bplCommit,
