@@ -2,13 +2,9 @@ package functions
 
 import (
 	"context"
-	"io"
 	"testing"
 	"unsafe"
 
-	"github.com/brain4it/kafkabpl/bpl"
-	"github.com/brain4it/kafkabpl/embedded"
-	"github.com/brain4it/kafkabpl/internal/testkit"
 	"github.com/brain4it/kafkabpl/value"
 )
 
@@ -71,16 +67,6 @@ func TestKafkaCopy(t *testing.T) {
 // message's but share no memory with its poll's.
 func TestKafkaCopyOfPolledMessage(t *testing.T) {
 	t.Parallel()
-	servers := testkit.NewCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
-	mustCall(t, lib, "kafka-send", mustCall(t, lib, "kafka-create", "producer", servers), "t",
-		bplList(t, nv{"k0", "v0"}, nv{"k1", "v1"}))
-	in := bpl.New(io.Discard)
-	defer in.Close()
-	for name, f := range Table(lib) {
-		in.Define(name, f)
-	}
-	in.SetGlobal("servers", servers)
 	const script = `
 (set c (kafka-create "consumer" (list "servers" => servers "auto-offset-reset" => "earliest" "topics" => "t")))
 (set msgs ())
@@ -90,10 +76,7 @@ func TestKafkaCopyOfPolledMessage(t *testing.T) {
 (kafka-destroy c)
 (list msgs kept)
 `
-	var got any
-	if err := in.Run(context.Background(), "copy.bpl", script, func(v any) { got = v }); err != nil {
-		t.Fatal(err)
-	}
+	got := runOnTopic(t, script, nv{"k0", "v0"}, nv{"k1", "v1"})
 	msgs, kept := got.(*value.List).At(0).(*value.List), got.(*value.List).At(1).(*value.List)
 	if !kept.Equal(msgs) || value.Format(kept) != `("k0" => "v0" "k1" => "v1")` {
 		t.Fatalf("kept %s of %s", value.Format(kept), value.Format(msgs))
