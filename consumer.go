@@ -1,6 +1,7 @@
 package kafkabpl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -188,8 +189,7 @@ func (r *Record) decoded(s *serde.Serde, b []byte) any {
 		return b
 	}
 	if s == serde.String { // the default, and a stream's every input: one allocation, not two
-		_, v := box.OwnText(nil, b)
-		return v
+		return box.Text(b)
 	}
 	v, err := s.Decode(context.Background(), r.r.Topic, b, "")
 	if err != nil { // cannot happen: Err checked b with s
@@ -209,9 +209,6 @@ type TopicRecords struct {
 // with its new records (none when nothing came).
 type Polled struct {
 	Topics []TopicRecords
-
-	lists *pollLists // the consumer's, which finishes List's lists at its next poll
-	poll  uint64     // the number of the poll, in lists
 }
 
 // Len returns the number of records in all topics.
@@ -337,44 +334,55 @@ func withConsumer[T any](lib *Library, name, id string, fn func(*consumerState) 
 // is always in the records form, with its raw key and value and an
 // "error" element saying why.
 //
-// Each topic's messages are built as they are first read (see
-// [value.LazyList]): a message's key and value are copied out of the
-// fetched records then, into an allocation of the message's own, so a
-// message kept after the poll holds only its own text, never its
-// neighbours' or the fetched batch, which can be megabytes. The messages
-// not read by the time the consumer polls again, or is destroyed, are
-// copied then: after that the lists hold nothing of the fetched batches.
-// Calling List again builds new lists.
+// The keys and values read as text (with the String deserializer, the
+// default) are copied out of the fetched records into one allocation for
+// the whole poll, which every message refers into: the lists never hold
+// the fetched batches, which can be megabytes, and a poll costs a few
+// allocations however many messages it has. Hazard: a message kept after
+// the poll (its value or its name, in a variable or another list) keeps
+// that whole allocation alive, its poll's every key and value, which
+// max-poll-records bounds: with 500 records of 100 bytes, 64 KB per kept
+// message (BenchmarkPollKeep), until nothing of its poll is kept. A
+// caller that keeps a few messages of many polls copies them first
+// (strings.Clone; a script, kafka-copy of package functions; BPL's clone
+// does not: it shares text). Calling List again builds new lists.
 func (p *Polled) List() *value.List {
+	boxes, size := 0, 0
+	for _, t := range p.Topics {
+		b, s := textRoom(t.Records)
+		boxes, size = boxes+b, size+s
+	}
+	arena := box.NewBoxArena(boxes, size)
 	if len(p.Topics) == 1 {
-		// The usual poll, one topic: its list of topics takes one allocation.
+		// The usual poll, one topic: its lists take one allocation.
 		one := &struct {
-			out   value.List
-			value [1]any
-			name  [1]string
+			out, msgs value.List
+			value     [1]any
+			name      [1]string
 		}{}
-		msgs := p.messageList(p.Topics[0].Records)
-		one.value[0], one.name[0] = msgs, p.Topics[0].Topic
+		fillMessages(&one.msgs, p.Topics[0].Records, &arena)
+		one.value[0], one.name[0] = &one.msgs, p.Topics[0].Topic
 		one.out.Reset(one.value[:], one.name[:])
 		return &one.out
 	}
 	vals, names := make([]any, len(p.Topics)), make([]string, len(p.Topics))
 	for i, t := range p.Topics {
-		vals[i], names[i] = p.messageList(t.Records), t.Topic
+		msgs := &value.List{}
+		fillMessages(msgs, t.Records, &arena)
+		vals[i], names[i] = msgs, t.Topic
 	}
 	return value.ListOf(vals, names)
 }
 
-// messageList is one topic's list, kept by the consumer to be finished at
-// its next poll; finished at once when p is not a consumer's.
-func (p *Polled) messageList(recs []Record) *value.List {
-	l := messageList(recs)
-	if p.lists != nil {
-		p.lists.keep(p.poll, l)
-	} else {
-		l.Load()
+// ownBytes is v, or a copy of it when it is a []byte: the raw bytes of a
+// record that did not deserialize, or a ByteArray deserializer's value,
+// are the fetched batch's own (see [Record.Value]), which a list must
+// never hold, lest a script that keeps it keep the batch.
+func ownBytes(v any) any {
+	if b, ok := v.([]byte); ok {
+		return bytes.Clone(b)
 	}
-	return l
+	return v
 }
 
 // Kgo returns the kgo record the Record views, for a Go program that
@@ -475,7 +483,7 @@ func (r *Record) List() *value.List {
 			one.texts[slot] = arena.Text(b)
 			box.InPlace(&vals[i], &one.texts[slot])
 		default:
-			vals[i] = r.decoded(s, b)
+			vals[i] = ownBytes(r.decoded(s, b))
 		}
 	}
 	one.texts[0] = r.r.Topic

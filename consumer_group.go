@@ -346,9 +346,18 @@ func (cs *consumerState) markPending() {
 	recs := cs.pending
 	cs.pending = nil
 	cs.mu.Unlock()
-	if len(recs) > 0 {
-		cs.h.cl.MarkCommitRecords(recs...) // sorts recs in place: they are ours alone now
+	if len(recs) == 0 {
+		return
 	}
+	cs.h.cl.MarkCommitRecords(recs...) // sorts recs in place: they are ours alone now
+	// The next poll's go in the same array, so that a poll does not
+	// allocate one; it holds no record meanwhile.
+	clear(recs)
+	cs.mu.Lock()
+	if cs.pending == nil {
+		cs.pending = recs[:0]
+	}
+	cs.mu.Unlock()
 }
 
 // leave commits what was polled when auto-commit is on, then leaves the

@@ -98,13 +98,13 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		return nil, Errorf(ErrNotSubscribed, "the consumer is subscribed to no topic: subscribe first (kafka-subscribe, the \"topics\" config key, or kafka-poll with topics)")
 	}
 	cs.markPending() // the caller is done with what the last poll returned
-	poll := cs.h.polled.next()
 	deadline := time.Now().Add(timeout)
 	max := cs.h.cfg.maxPollRecords
+	var buf [4]batch // a poll's batches, most often: no allocation for them
 	recs := batches(cs.takeHeld(topics, max))
 	if len(recs) == 0 {
 		var err error
-		if recs, err = cs.fetch(ctx, topics, timeout, max); err != nil {
+		if recs, err = cs.fetch(ctx, topics, timeout, max, buf[:0]); err != nil {
 			return nil, err
 		}
 	}
@@ -115,9 +115,7 @@ func (cs *consumerState) poll(ctx context.Context, topics []string, timeout time
 		cs.holdBack(recs)
 		return nil, err
 	}
-	out := cs.result(topics, recs)
-	out.lists, out.poll = &cs.h.polled, poll
-	return out, nil
+	return cs.result(topics, recs), nil
 }
 
 // registryWait is the least a poll gives the schema registry to answer for
@@ -219,13 +217,12 @@ func batches(recs []*kgo.Record) []batch {
 }
 
 // take sorts what a PollRecords returned: the records of topics (nil: all)
-// as batches, the others held for later polls, and the first error that
-// is the brokers' or the client's. An error that came with records is
-// held for the next fetch rather than returned now, so that neither is
-// lost.
-func (cs *consumerState) take(fetches kgo.Fetches, topics []string) ([]batch, error) {
+// as batches, appended to recs, the others held for later polls, and the
+// first error that is the brokers' or the client's. An error that came
+// with records is held for the next fetch rather than returned now, so
+// that neither is lost.
+func (cs *consumerState) take(fetches kgo.Fetches, topics []string, recs []batch) ([]batch, error) {
 	cs.h.group.polled(fetches)
-	var recs []batch
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if len(p.Records) == 0 {
 			return
@@ -271,10 +268,11 @@ func fetchError(h *handle, fetches kgo.Fetches) error {
 	return nil
 }
 
-// fetch waits up to timeout for records. Records of topics not asked for
-// are held for later polls. While a partition of topics has no position it
-// does not wait: it returns what is buffered, or else that error.
-func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int) ([]batch, error) {
+// fetch waits up to timeout for records, and returns them as batches
+// appended to buf. Records of topics not asked for are held for later
+// polls. While a partition of topics has no position it does not wait: it
+// returns what is buffered, or else that error.
+func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout time.Duration, max int, buf []batch) ([]batch, error) {
 	h := cs.h
 	cs.mu.Lock()
 	if err := cs.heldErr; err != nil {
@@ -293,12 +291,12 @@ func (cs *consumerState) fetch(ctx context.Context, topics []string, timeout tim
 	// What is buffered first (a nil context: at once), so that a busy
 	// consumer's polls, which nearly always find records, do not pay for
 	// the contexts of a wait.
-	recs, err := cs.pollKgo(nil, topics, max)
+	recs, err := cs.pollKgo(nil, topics, max, buf)
 	if len(recs) == 0 && err == nil && timeout > 0 {
 		deadline := time.Now().Add(timeout)
 		for {
 			var due bool
-			recs, due, err = cs.wait(ctx, wakeCtx, deadline, topics, max)
+			recs, due, err = cs.wait(ctx, wakeCtx, deadline, topics, max, buf)
 			if !due || len(recs) > 0 || err != nil || time.Until(deadline) <= 0 {
 				break
 			}
@@ -339,17 +337,18 @@ func emptyPollError(ctx context.Context, h *handle, err error) error {
 }
 
 // pollKgo polls kgo with ctx (nil: what is buffered, at once), sharing
-// the gate with other polls (see revalidation).
-func (cs *consumerState) pollKgo(ctx context.Context, topics []string, max int) ([]batch, error) {
+// the gate with other polls (see revalidation), and appends the batches
+// to buf.
+func (cs *consumerState) pollKgo(ctx context.Context, topics []string, max int, buf []batch) ([]batch, error) {
 	cs.gate.RLock()
 	defer cs.gate.RUnlock()
-	return cs.take(cs.h.cl.PollRecords(ctx, max), topics)
+	return cs.take(cs.h.cl.PollRecords(ctx, max), topics, buf)
 }
 
 // wait polls kgo until deadline, the consumer's destruction or, under
 // "none", a partition left with no position; or until a check of
-// positions falls due, and then says so.
-func (cs *consumerState) wait(ctx, wakeCtx context.Context, deadline time.Time, topics []string, max int) (recs []batch, due bool, err error) {
+// positions falls due, and then says so. The batches are appended to buf.
+func (cs *consumerState) wait(ctx, wakeCtx context.Context, deadline time.Time, topics []string, max int, buf []batch) (recs []batch, due bool, err error) {
 	h := cs.h
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -362,7 +361,7 @@ func (cs *consumerState) wait(ctx, wakeCtx context.Context, deadline time.Time, 
 	check := cs.rv.waiting()
 	stopCheck := context.AfterFunc(check, cancel)
 	defer stopCheck()
-	recs, err = cs.pollKgo(pctx, topics, max)
+	recs, err = cs.pollKgo(pctx, topics, max, buf)
 	return recs, check.Err() != nil, err
 }
 
@@ -387,7 +386,19 @@ func (cs *consumerState) result(topics []string, bs []batch) *Polled {
 // asked for, so a poll allocates nothing per record beyond its slot in
 // one slice, and costs a few nanoseconds per record.
 func polledOf(cfg *config, topics []string, bs []batch, lasts []*kgo.Record) (*Polled, []*kgo.Record) {
-	out := &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1)}
+	var out *Polled
+	if len(topics) == 1 {
+		// The usual poll, of one topic: the result and its topic in one
+		// allocation.
+		one := &struct {
+			p Polled
+			t [1]TopicRecords
+		}{}
+		out = &one.p
+		out.Topics = one.t[:]
+	} else {
+		out = &Polled{Topics: make([]TopicRecords, len(topics), len(topics)+1)}
+	}
 	for i, t := range topics {
 		out.Topics[i].Topic = t
 	}

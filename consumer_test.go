@@ -293,7 +293,7 @@ func TestPollKeepsErrorWithRecords(t *testing.T) {
 		{Partition: 0, Records: []*kgo.Record{{Topic: "t", Partition: 0, Offset: 7, Value: []byte("v")}}},
 		{Partition: 1, Err: kerr.TopicAuthorizationFailed},
 	}}}}}
-	recs, err := h.cons.take(fetched, nil)
+	recs, err := h.cons.take(fetched, nil, nil)
 	h.calls.Done()
 	if err != nil || len(recs) != 1 || len(recs[0].recs) != 1 {
 		t.Fatalf("take: %v records, error %v; want the one record and no error yet", recs, err)

@@ -83,9 +83,6 @@ type handle struct {
 	// took away (consumers only): see consumerState.onLost.
 	commitMu sync.Mutex
 
-	// polled holds the lists made of the latest poll's records, which
-	// the next poll or the destroy finishes (consumers only).
-	polled pollLists
 	// ext is the work of a package built over the Library behind the
 	// handle (a stream's), which destroy stops; nil for the Library's
 	// own kinds. swap guards cl, adm and stopClient of such a handle,

@@ -346,7 +346,6 @@ func (h *handle) close(ctx context.Context) error {
 	h.cancel()
 	h.calls.Wait()
 	defer h.cfg.reg.Close()
-	h.polled.next() // the lists of the last poll let go of its records
 	var err error
 	switch h.kind {
 	case Producer:

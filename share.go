@@ -288,7 +288,6 @@ func (ss *shareState) poll(ctx context.Context, topics []string, timeout time.Du
 	}
 	ss.pollMu.Lock()
 	defer ss.pollMu.Unlock()
-	poll := ss.h.polled.next() // the caller is done with what the last poll returned
 	ss.mu.Lock()
 	ss.latest = nil // kgo's poll below accepts what was not acknowledged
 	held := ss.heldErr
@@ -318,7 +317,6 @@ func (ss *shareState) poll(ctx context.Context, topics []string, timeout time.Du
 		return nil, err
 	}
 	out, _ := polledOf(ss.h.cfg, sub, recs, nil)
-	out.lists, out.poll = &ss.h.polled, poll
 	latest := map[RecordID]*shareEntry{}
 	for _, b := range recs {
 		for _, r := range b.recs {

@@ -264,7 +264,19 @@ func (t *task) pop(base int) {
 // argList evaluates args, the compiled elements of call from index 1 on,
 // into a new list with their names, as evalArgs does.
 func (t *task) argList(f *frame, call *value.List, args []code) (*value.List, error) {
-	l := value.NewList(make([]any, 0, len(args))...)
+	var l *value.List
+	if len(args) <= 4 {
+		// A library call's few arguments: the list and its values in
+		// one allocation.
+		one := &struct {
+			l value.List
+			v [4]any
+		}{}
+		l = &one.l
+		l.Reset(one.v[:0:len(args)], nil)
+	} else {
+		l = value.NewList(make([]any, 0, len(args))...)
+	}
 	for i, a := range args {
 		v, err := a(t, f)
 		if err != nil {

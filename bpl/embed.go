@@ -277,10 +277,10 @@ func (in *Interp) lockAll(ctx context.Context, f *frame, lists []*value.List) (*
 	t := in.lockTask(ctx)
 	held := make([]*value.List, 0, len(lists))
 	saved := t.ctx
-	defer func() { t.ctx = saved }()
+	defer func() { t.ctx, t.libs = saved, [2]*libContext{} }()
 	for _, l := range lists {
 		actx, cancel := context.WithTimeout(ctx, lockPatience)
-		t.ctx = actx
+		t.ctx, t.libs = actx, [2]*libContext{}
 		err := t.lock(f, l)
 		cancel()
 		if err != nil {
@@ -300,7 +300,7 @@ func (in *Interp) lockAll(ctx context.Context, f *frame, lists []*value.List) (*
 // monitors it holds (its (sync l ...)) are its own again, as Java's are
 // reentrant; otherwise a task of its own.
 func (in *Interp) lockTask(ctx context.Context) *task {
-	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.task != nil && c.task.in == in {
+	if c := callerOf(ctx); c.task != nil && c.task.in == in {
 		return c.task
 	}
 	return in.task(ctx, 0)
@@ -344,9 +344,9 @@ func panicException(r any) *Exception {
 // until it ends, is killed or the Interp is closed, as on brain4it's
 // server. base must not be nil.
 func WithSpawnContext(ctx, base context.Context) context.Context {
-	c, _ := ctx.Value(callerKey{}).(caller)
+	c := callerOf(ctx)
 	c.base = base
-	return context.WithValue(ctx, callerKey{}, c)
+	return context.WithValue(ctx, callerKey{}, &c)
 }
 
 // FormatJSON writes v in JSON as (string v "format" => "json") does: a list

@@ -87,7 +87,7 @@ func (fn *Function) beginIn(ctx context.Context, cs *callState) (*task, *frame, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, _ := ctx.Value(callerKey{}).(caller)
+	c := callerOf(ctx)
 	more := cs.t.more                        // a pooled state's argument stack, empty
 	fn.in.initTask(&cs.t, ctx, c.depth+1, c) // this call counts for the depth limit
 	cs.t.more = more
@@ -337,7 +337,7 @@ func biCall(t *task, f *frame, call *value.List) (any, error) {
 // that it evaluates them to the very values (a list stays that list).
 func (t *task) callNamed(f *frame, name string, args *value.List) (any, error) {
 	if lf := t.in.libFunc(name); lookupBuiltin(name) == nil && lf != nil {
-		if err := t.cyclicArg(f, name, args); err != nil {
+		if err := t.cyclicArg(f, name, nil, args); err != nil {
 			return nil, err
 		}
 		v, err := lf(t.libCtx(), args)
@@ -368,13 +368,17 @@ func (t *task) callNamed(f *frame, name string, args *value.List) (any, error) {
 // cyclicArg checks, once lists have been read with tags, that no argument
 // of a library function contains itself: the library's serializers follow
 // lists without end, so such a list is an InvalidArgument before it gets
-// there.
-func (t *task) cyclicArg(f *frame, fn string, args *value.List) error {
+// there. fn names the function in the error; "" names it by the head of
+// call, formatted only for the error.
+func (t *task) cyclicArg(f *frame, fn string, call, args *value.List) error {
 	if !value.MayCycle() {
 		return nil
 	}
 	for i, v := range args.Values() {
 		if value.Cyclic(v) {
+			if fn == "" {
+				fn = fname(call)
+			}
 			return t.errorf(f, "InvalidArgument", "%s: argument %d is a list that contains itself, which the library cannot take", fn, i+1)
 		}
 	}

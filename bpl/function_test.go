@@ -153,8 +153,8 @@ func TestCallArgsReusesState(t *testing.T) {
 	if _, err := keeper.CallArgs(first, 1, "k", nil); err != nil {
 		t.Fatal(err)
 	}
-	c, ok := kept.Value(callerKey{}).(caller)
-	if !ok || c.task == nil {
+	c := callerOf(kept)
+	if c.task == nil {
 		t.Fatal("the library function got no caller")
 	}
 	for i := range 100 {

@@ -224,6 +224,11 @@ type task struct {
 	// hold the task: a library function got a context naming it (libCtx).
 	// Function.CallArgs reuses the task of a call only while it is unset.
 	kept bool
+
+	// libs are the last two contexts libCtx made, libNext the one it
+	// replaces next. Whatever changes ctx empties them.
+	libs    [2]*libContext
+	libNext uint8
 }
 
 // taskMore is the rest of a task.
@@ -294,8 +299,7 @@ func (in *Interp) task(ctx context.Context, depth int) *task {
 		ctx = context.Background()
 	}
 	t := &task{}
-	c, _ := ctx.Value(callerKey{}).(caller)
-	in.initTask(t, ctx, depth, c)
+	in.initTask(t, ctx, depth, callerOf(ctx))
 	return t
 }
 
@@ -308,8 +312,8 @@ func (in *Interp) initTask(t *task, ctx context.Context, depth int, c caller) {
 	}
 }
 
-// callerKey carries a caller through the library into function values it
-// calls.
+// callerKey carries a *caller through the library into function values
+// it calls (see callerOf).
 type callerKey struct{}
 
 // caller is what a function value the library calls keeps of the task
@@ -321,10 +325,47 @@ type caller struct {
 	task  *task // the task blocked in the library call (see lockTask)
 }
 
-// libCtx is the context a library function gets.
+// callerOf is what ctx carries of the task that called the library; the
+// zero caller when it carries none.
+func callerOf(ctx context.Context) caller {
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+		return *c
+	}
+	return caller{}
+}
+
+// libContext is the context a library function gets: the task's context,
+// carrying the task as the caller (a *caller under callerKey), in one
+// allocation.
+type libContext struct {
+	context.Context
+	c caller
+}
+
+// Value is the caller for callerKey, else what the task's context holds.
+func (l *libContext) Value(key any) any {
+	if _, ok := key.(callerKey); ok {
+		return &l.c
+	}
+	return l.Context.Value(key)
+}
+
+// libCtx is the context a library function gets. It is the same for
+// every call at one depth (it holds the task's context, depth and base),
+// so the task keeps the last two it made, for calls at two depths (calls
+// nest: (f (g x)) calls g deeper than f): a script's loop calling library
+// functions makes none after its first round.
 func (t *task) libCtx() context.Context {
 	t.kept = true
-	return context.WithValue(t.ctx, callerKey{}, caller{depth: t.depth, base: t.base, task: t})
+	for _, l := range t.libs {
+		if l != nil && l.c.depth == t.depth {
+			return l
+		}
+	}
+	l := &libContext{Context: t.ctx, c: caller{depth: t.depth, base: t.base, task: t}}
+	t.libs[t.libNext] = l
+	t.libNext ^= 1
+	return l
 }
 
 // eval evaluates x. Every error it returns is an *Exception.
@@ -444,7 +485,7 @@ func (t *task) callLib(f *frame, lf value.Func, call *value.List) (any, error) {
 // callLibWith calls a library function with args, the evaluated arguments
 // of call.
 func (t *task) callLibWith(f *frame, lf value.Func, call *value.List, args *value.List) (any, error) {
-	if err := t.cyclicArg(f, fname(call), args); err != nil {
+	if err := t.cyclicArg(f, "", call, args); err != nil {
 		return nil, err
 	}
 	v, err := lf(t.libCtx(), args)
@@ -459,7 +500,7 @@ func (t *task) apply(f *frame, c value.Callable, args *value.List) (any, error) 
 	if fn, ok := c.(*Function); ok && fn != nil && fn.in == t.in {
 		return fn.invoke(t, &frame{}, args)
 	}
-	if err := t.cyclicArg(f, "a library function", args); err != nil {
+	if err := t.cyclicArg(f, "a library function", nil, args); err != nil {
 		return nil, err
 	}
 	v, err := c.Call(t.libCtx(), args)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -274,6 +276,81 @@ func TestLibraryContext(t *testing.T) {
 	var got any
 	if err := in.Run(ctx, "f", `(lib-ctx)`, func(v any) { got = v }); err != nil || got != "mine" {
 		t.Errorf("the library got a context holding %v (%v), want the Run's", got, err)
+	}
+}
+
+// TestLibraryContextDepths checks the contexts a task keeps for its
+// library calls (libCtx): calls nested three deep, more than the two it
+// keeps, each get their own depth, the same every round of a loop, and
+// as far apart as in a task that made none before.
+func TestLibraryContextDepths(t *testing.T) {
+	in := New(io.Discard)
+	defer in.Close()
+	// (lib-depth args...) gives (depth args...), depth the caller's.
+	in.Define("lib-depth", func(ctx context.Context, args *value.List) (any, error) {
+		return value.NewList(int64(callerOf(ctx).depth)).Append(args), nil
+	})
+	const call = `(lib-depth (lib-depth (lib-depth)) (lib-depth))`
+	// depths reads the depths of call's value: outer, middle, inner, and
+	// the outer's second argument's.
+	depths := func(v any) [4]int64 {
+		d := func(v any) int64 { return v.(*value.List).At(0).(int64) }
+		args := func(v any) *value.List { return v.(*value.List).At(1).(*value.List) }
+		middle := args(v).At(0)
+		return [4]int64{d(v), d(middle), d(args(middle).At(0)), d(args(v).At(1))}
+	}
+	var once any
+	if err := in.Run(context.Background(), "once.bpl", call, func(v any) { once = v }); err != nil {
+		t.Fatal(err)
+	}
+	var rounds any
+	src := `(set r ()) (set i 0) (while (< i 3) (push r ` + call + `) (set i (+ i 1))) r`
+	if err := in.Run(context.Background(), "rounds.bpl", src, func(v any) { rounds = v }); err != nil {
+		t.Fatal(err)
+	}
+	lone := depths(once)
+	if !(lone[0] < lone[1] && lone[1] < lone[2] && lone[3] == lone[1]) {
+		t.Fatalf("depths %v: want nested calls deeper, and siblings alike", lone)
+	}
+	l := rounds.(*value.List)
+	for i := range l.Len() {
+		got := depths(l.At(i))
+		for k := range got {
+			if got[k]-got[0] != lone[k]-lone[0] || got[0] != depths(l.At(0))[0] {
+				t.Fatalf("round %d: depths %v, want as %v (a lone call's) apart and as round 0's", i, got, lone)
+			}
+		}
+	}
+}
+
+// TestLibraryCallAllocs checks what a compiled call of a library function
+// allocates, as a script's poll loop makes one a poll: its argument list
+// (one allocation for up to four arguments), and not the context naming
+// the task, which the task keeps from call to call, nor the function's
+// name formatted for an error that is not raised.
+func TestLibraryCallAllocs(t *testing.T) {
+	in := New(io.Discard)
+	defer in.Close()
+	in.Define("lib-nop", func(context.Context, *value.List) (any, error) { return nil, nil })
+	// Lists may contain themselves from now on: every call checks its
+	// arguments. i stays below 256: its boxing allocates nothing.
+	value.NewList().MarkShared()
+	loop := func(n int) float64 {
+		src := fmt.Sprintf(`(set i 0) (while (< i %d) (lib-nop i "x") (set i (+ i 1)))`, n)
+		return testing.AllocsPerRun(5, func() {
+			if err := in.Run(context.Background(), "allocs.bpl", src, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// Other tests' goroutines may allocate meanwhile, never the other way
+	// round: the least of a few tries.
+	perCall := math.Inf(1)
+	for range 5 {
+		perCall = min(perCall, (loop(250)-loop(50))/200)
+	}
+	if perCall > 1 {
+		t.Errorf("a library call made %.2f allocations, want at most 1", perCall)
 	}
 }
 

@@ -70,7 +70,7 @@ func (lib table) bplCreateTopics(ctx context.Context, l *value.List) (any, error
 		opts.ReplicationFactor = int16(n)
 	}
 	if v, ok := a.named.Get("configs"); ok {
-		if opts.Configs, err = topicConfigs(a, v); err != nil {
+		if opts.Configs, err = topicConfigs(&a, v); err != nil {
 			return nil, err
 		}
 	}

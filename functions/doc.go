@@ -37,6 +37,7 @@
 //	    named: "key" => k "partition" => n "headers" => ("h" => "v") "timestamp" => ms "records" => true
 //	(kafka-poll id timeout-ms)             messages by topic, every subscribed topic (none: NotSubscribed)
 //	(kafka-poll id topics timeout-ms)      subscribes first if needed; only those topics
+//	(kafka-copy x)                         x with its text in memory of its own: to keep a message of a poll alone
 //	(kafka-subscribe id topics)            the subscription after the call, sorted; () unsubscribes
 //	(kafka-unsubscribe id [topics])        the remaining subscription, sorted
 //	(kafka-commit id)                      true once everything polled is committed (a share consumer: acknowledged)
@@ -112,12 +113,23 @@
 //
 //	("sensors" => ("s1" => "21.5" "s1" => "21.7" "no key"))
 //
-// A message is built when the script first reads it (by index, by name,
-// by walking or printing the list): its key and value are copied out of
-// the fetched records then, into memory of its own, so a message a script
-// keeps costs only itself. What is not read by the consumer's next poll,
-// or its destroy, is copied then: a list kept past that never holds the
-// fetched batch. Nothing else about the list differs from one built whole.
+// The keys and values of a poll's messages are copied out of the fetched
+// records into one allocation for the whole poll, which each message
+// refers into: the list never holds the fetched batch, and a poll costs
+// a few allocations however many messages it has. Hazard: a message a
+// script keeps (its value or its name, in a variable or another list)
+// keeps its whole poll's text alive, at most max-poll-records messages':
+// 64 KB per kept message with 500 records of 100 bytes (measured:
+// BenchmarkPollKeep in package kafkabpl), until nothing of that poll is
+// kept. A script that keeps a few messages of many polls (the latest
+// value of each key, say) keeps copies: (kafka-copy x) gives x with its
+// text in memory of its own (a string or bytes copied; a list at every
+// depth, names too), so
+//
+//	(for-each msgs (k v) (put latest (kafka-copy k) (kafka-copy v)))
+//
+// keeps about 160 bytes a message, not its poll. (clone x) does not do
+// this: it copies lists, never their text.
 //
 // With the consumer config "poll-format" => "records", each message is
 //

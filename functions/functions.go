@@ -31,6 +31,7 @@ func Table(lib *kafkabpl.Library) map[string]value.Func {
 		"kafka-delete-app":  t.bplDestroy("kafka-delete-app"),
 		"kafka-send":        t.bplSend,
 		"kafka-poll":        t.bplPoll,
+		"kafka-copy":        bplCopy,
 		"kafka-subscribe":   t.bplSubscribe,
 		"kafka-unsubscribe": t.bplUnsubscribe,
 		"kafka-commit":      t.bplCommit,
@@ -67,9 +68,11 @@ type args struct {
 
 // readArgs checks a call's arity and named arguments. usage is the call's
 // shape, shown when the arity is wrong; names are the named arguments the
-// function takes (nil: any, checked by the callee).
-func readArgs(fn string, l *value.List, min, max int, usage string, names []string) (*args, error) {
-	a := &args{fn: fn}
+// function takes (nil: any, checked by the callee). The args are a value,
+// not a pointer, so that a call (a kafka-poll a poll) need not allocate
+// them.
+func readArgs(fn string, l *value.List, min, max int, usage string, names []string) (args, error) {
+	a := args{fn: fn}
 	if !l.Named() {
 		// Every argument is positional: the call's own list holds them
 		// (a.pos is only read), and a call allocates nothing for them.
@@ -83,7 +86,7 @@ func readArgs(fn string, l *value.List, min, max int, usage string, names []stri
 				continue
 			}
 			if names != nil && !slices.Contains(names, name) {
-				return nil, fnError(fn, invalidf("unknown named argument %q%s; usage: %s", name, words.Suggest(name, names), usage))
+				return args{}, fnError(fn, invalidf("unknown named argument %q%s; usage: %s", name, words.Suggest(name, names), usage))
 			}
 			a.named.AppendNamed(name, v)
 		}
@@ -96,7 +99,7 @@ func readArgs(fn string, l *value.List, min, max int, usage string, names []stri
 		case max > min:
 			want = fmt.Sprintf("%d to %d", min, max)
 		}
-		return nil, fnError(fn, invalidf("want %s arguments, got %d; usage: %s", want, len(a.pos), usage))
+		return args{}, fnError(fn, invalidf("want %s arguments, got %d; usage: %s", want, len(a.pos), usage))
 	}
 	return a, nil
 }
@@ -189,10 +192,10 @@ func (a *args) settings(v any, what, usage string, names []string, set func(name
 
 // readIDArgs is readArgs for functions whose first argument is a handle
 // id: it also returns the id.
-func readIDArgs(fn string, l *value.List, min, max int, usage string, names []string) (*args, string, error) {
+func readIDArgs(fn string, l *value.List, min, max int, usage string, names []string) (args, string, error) {
 	a, err := readArgs(fn, l, min, max, usage, names)
 	if err != nil {
-		return nil, "", err
+		return args{}, "", err
 	}
 	id, err := a.str(0, "id")
 	return a, id, err

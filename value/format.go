@@ -143,7 +143,7 @@ func sharedLists(l *List) map[*List]int {
 	for len(stack) > 0 {
 		l := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, e := range l.Values() {
+		for _, e := range l.values {
 			if sub, ok := e.(*List); ok {
 				refs[sub]++
 				if refs[sub] == 1 {
@@ -170,7 +170,7 @@ type addressFilter [64]uint64
 // mayRepeat reports whether a list below l may appear twice. l must not
 // contain itself.
 func (f *addressFilter) mayRepeat(l *List) bool {
-	for _, e := range l.Values() {
+	for _, e := range l.values {
 		if sub, ok := e.(*List); ok {
 			h := uint64(uintptr(unsafe.Pointer(sub))) * 0x9E3779B97F4A7C15 >> 52 // 12 bits
 			if f[h/64]&(1<<(h%64)) != 0 {
@@ -198,7 +198,7 @@ func Cyclic(v any) bool {
 // done.
 func cyclic(l *List, state map[*List]int) bool {
 	state[l] = 1
-	for _, e := range l.Values() {
+	for _, e := range l.values {
 		if sub, ok := e.(*List); ok {
 			switch state[sub] {
 			case 1:

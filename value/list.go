@@ -41,10 +41,6 @@ type List struct {
 	// ResetShared): a change of a name in place copies it first, and an
 	// append never writes into it (its capacity is its length).
 	sharedNames bool
-
-	// lazy is set for a list built as its elements are first read (see
-	// LazyList): every method reads an element only after making it.
-	lazy *lazyState
 }
 
 // indexFrom is the length from which Put indexes a list's names: below
@@ -100,7 +96,6 @@ func (l *List) ownNames() {
 // Grow makes room for n more elements, so that the next n appends do not
 // allocate.
 func (l *List) Grow(n int) {
-	l.Load()
 	l.values = slices.Grow(l.values, n)
 	if l.names != nil {
 		l.names = slices.Grow(l.names, n)
@@ -123,15 +118,11 @@ func (l *List) Len() int {
 
 // At returns the element at index i. It panics if i is out of range, like
 // a slice index.
-func (l *List) At(i int) any {
-	l.load(i)
-	return l.values[i]
-}
+func (l *List) At(i int) any { return l.values[i] }
 
 // Name returns the name of the element at index i, or "" when it has none.
 func (l *List) Name(i int) string {
 	if l != nil && i < len(l.names) {
-		l.load(i)
 		return l.names[i]
 	}
 	return ""
@@ -140,7 +131,7 @@ func (l *List) Name(i int) string {
 // Get returns the value of the first element named name.
 func (l *List) Get(name string) (any, bool) {
 	if i := l.Index(name); i >= 0 {
-		return l.values[i], true // Index made it
+		return l.values[i], true
 	}
 	return nil, false
 }
@@ -151,11 +142,10 @@ func (l *List) Index(name string) int {
 		return -1
 	}
 	if l.byName != nil {
-		return l.byName.find(l.names, name) // an indexed list is never lazy
+		return l.byName.find(l.names, name)
 	}
-	for i := range l.names {
-		l.load(i)
-		if l.names[i] == name {
+	for i, n := range l.names {
+		if n == name {
 			return i
 		}
 	}
@@ -164,7 +154,6 @@ func (l *List) Index(name string) int {
 
 // Append adds an unnamed element and returns l.
 func (l *List) Append(v any) *List {
-	l.Load()
 	l.values = append(l.values, v)
 	if l.names != nil {
 		l.names = append(l.names, "")
@@ -175,7 +164,6 @@ func (l *List) Append(v any) *List {
 // AppendNamed adds an element named name (unnamed when name is "") and
 // returns l. An element with the same name that is already there stays.
 func (l *List) AppendNamed(name string, v any) *List {
-	l.Load()
 	if name != "" && l.names == nil {
 		l.names = make([]string, len(l.values), cap(l.values))
 	}
@@ -191,16 +179,12 @@ func (l *List) AppendNamed(name string, v any) *List {
 
 // Set replaces the value at index i, keeping its name. It panics if i is
 // out of range.
-func (l *List) Set(i int, v any) {
-	l.Load()
-	l.values[i] = v
-}
+func (l *List) Set(i int, v any) { l.values[i] = v }
 
 // Put sets the value of the first element named name, appending a named
 // element when there is none, and returns the value it replaced (nil when
 // it appended).
 func (l *List) Put(name string, v any) (old any) {
-	l.Load()
 	if l.byName == nil && len(l.names) > indexFrom {
 		l.byName = newNameIndex(l.names)
 	}
@@ -216,7 +200,6 @@ func (l *List) Put(name string, v any) (old any) {
 // moving the elements from i on one place up; i == Len() appends. It panics
 // if i is out of range, like a slice index.
 func (l *List) Insert(i int, name string, v any) {
-	l.Load()
 	if i == len(l.values) {
 		l.AppendNamed(name, v)
 		return
@@ -236,7 +219,6 @@ func (l *List) Insert(i int, name string, v any) {
 // Remove deletes the element at index i, moving the later ones one place
 // down. It panics if i is out of range.
 func (l *List) Remove(i int) {
-	l.Load()
 	l.values = slices.Delete(l.values, i, i+1)
 	l.byName = nil
 	l.ownNames()
@@ -248,7 +230,6 @@ func (l *List) Remove(i int) {
 // SetName names the element at index i ("" makes it unnamed). It panics if
 // i is out of range.
 func (l *List) SetName(i int, name string) {
-	l.Load()
 	_ = l.values[i]
 	l.byName = nil
 	l.ownNames()
@@ -263,7 +244,6 @@ func (l *List) SetName(i int, name string) {
 
 // Clear removes every element.
 func (l *List) Clear() {
-	l.Load()
 	clear(l.values)
 	l.values, l.names, l.byName, l.sharedNames = l.values[:0], nil, nil, false
 }
@@ -273,8 +253,8 @@ func (l *List) Named() bool {
 	if l == nil {
 		return false
 	}
-	for i := range l.names {
-		if l.Name(i) != "" {
+	for _, n := range l.names {
+		if n != "" {
 			return true
 		}
 	}
@@ -286,7 +266,7 @@ func (l *List) Named() bool {
 func (l *List) All() iter.Seq2[string, any] {
 	return func(yield func(string, any) bool) {
 		for i := range l.Len() {
-			if !yield(l.Name(i), l.At(i)) {
+			if !yield(l.Name(i), l.values[i]) {
 				return
 			}
 		}
@@ -299,7 +279,6 @@ func (l *List) Values() []any {
 	if l == nil {
 		return nil
 	}
-	l.Load()
 	return l.values
 }
 
@@ -310,7 +289,6 @@ func (l *List) Names() []string {
 	if l == nil {
 		return nil
 	}
-	l.Load()
 	return l.names
 }
 
@@ -342,7 +320,7 @@ func (l *List) equal(o *List, seen map[pair]bool) bool {
 		seen[pair{l, o}] = true
 	}
 	for i := range l.Len() {
-		if l.Name(i) != o.Name(i) || !equalValues(l.At(i), o.At(i), seen) {
+		if l.Name(i) != o.Name(i) || !equalValues(l.values[i], o.values[i], seen) {
 			return false
 		}
 	}

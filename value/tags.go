@@ -43,7 +43,6 @@ func MayCycle() bool { return mayCycle.Load() }
 // [List.Equal] and an evaluator's copies of data lists look for to end.
 // It also makes [MayCycle] true.
 func (l *List) MarkShared() {
-	l.Load()
 	mayCycle.Store(true)
 	l.tagged = true
 }

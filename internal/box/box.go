@@ -34,11 +34,39 @@ func InPlace[T string | int64](dst *any, v *T) {
 // TextArena makes strings from byte slices by copying them into one buffer
 // allocated up front, instead of one allocation per string. The buffer
 // never grows (the caller sizes it), so the strings stay valid and
-// unchanged for as long as any of them is reachable.
-type TextArena struct{ buf []byte }
+// unchanged for as long as any of them is reachable. Made by
+// [NewBoxArena], it also boxes them ([TextArena.Box]) without an
+// allocation each: a poll's keys and values, all in one allocation. It
+// keeps offsets into the buffer, not slices of it, so that filling it
+// stores no pointer, which would cost a write barrier each while the
+// garbage collector marks.
+//
+// Hazard: every string an arena made keeps the whole buffer alive, its
+// neighbours' text too: a caller sizes an arena for text that lives and
+// dies together (one poll's messages), or says what keeping one costs.
+type TextArena struct {
+	buf   []byte // the headers' room, [0, heads), then the text's
+	heads int    // the end of the headers' room
+	head  int    // where the next header goes
+	text  int    // where the next text goes
+}
 
 // NewTextArena returns an arena with room for size bytes of text.
-func NewTextArena(size int) TextArena { return TextArena{make([]byte, 0, size)} }
+func NewTextArena(size int) TextArena { return TextArena{buf: make([]byte, size)} }
+
+// NewBoxArena returns an arena with room for boxes texts boxed by Box
+// and size bytes of text (the boxed texts' included), in one allocation.
+// Nothing is allocated when both are 0.
+func NewBoxArena(boxes, size int) TextArena {
+	heads := max(boxes, 0) * textHeader
+	// 16 bytes at least when there are headers: aligned for them (see Box).
+	return TextArena{buf: make([]byte, heads+size), heads: heads, text: heads}
+}
+
+// TextArenaOn returns an arena whose room is buf's capacity, for a caller
+// that has the room inside an allocation it makes anyway. The strings
+// keep that allocation alive.
+func TextArenaOn(buf []byte) TextArena { return TextArena{buf: buf[:cap(buf)]} }
 
 // Text copies b into the arena and returns it as a string. b must fit in
 // the room left, as sized by the caller.
@@ -46,53 +74,63 @@ func (a *TextArena) Text(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	start := len(a.buf)
-	if len(b) > cap(a.buf)-start {
+	if len(b) > len(a.buf)-a.text {
 		return string(b) // not sized for it: never the case, but never wrong
 	}
-	a.buf = append(a.buf, b...)
-	return unsafe.String(&a.buf[start], len(b))
+	n := copy(a.buf[a.text:], b)
+	s := unsafe.String(&a.buf[a.text], n)
+	a.text += n
+	return s
 }
 
-// TextArenaOn returns an arena whose room is buf's capacity, for a caller
-// that has the room inside an allocation it makes anyway. The strings
-// keep that allocation alive.
-func TextArenaOn(buf []byte) TextArena { return TextArena{buf[:0]} }
+// Box copies b into the arena as Text does and returns it as a string
+// boxed in an interface, whose string header lives in the arena too: no
+// allocation, where boxing a string takes one. Empty text is "", which
+// holds nothing. When the arena has no room for b or its header (its
+// caller sized it for less), Box allocates as any(string(b)) would.
+//
+// Hazard: the headers live in memory the garbage collector does not scan
+// (a []byte), and are written as integers, with no write barrier: each
+// points into the same allocation, which the interface, or any string
+// taken from it, keeps alive. The arena's allocation starts with the
+// headers and is at least 16 bytes, so the allocator aligns them for
+// their pointers.
+func (a *TextArena) Box(b []byte) any {
+	if len(b) == 0 {
+		return ""
+	}
+	if a.head+textHeader > a.heads || len(b) > len(a.buf)-a.text {
+		return string(b)
+	}
+	h := unsafe.Pointer(&a.buf[a.head])
+	a.head += textHeader
+	t := a.Text(b)
+	*(*uintptr)(h) = uintptr(unsafe.Pointer(unsafe.StringData(t)))
+	*(*int)(unsafe.Add(h, unsafe.Sizeof(uintptr(0)))) = len(t)
+	var v any
+	InPlace(&v, (*string)(h))
+	return v
+}
 
-// textHeader is the size of a string header, which OwnText keeps in front
-// of the text it boxes.
+// textHeader is the size of a string header, which Text keeps in front
+// of the text it boxes, and TextArena.Box in front of its arena's text.
 const textHeader = int(unsafe.Sizeof(""))
 
-// OwnText copies key and val into one allocation of their own and returns
-// them as a string and as a string boxed in an interface: the text of one
-// message, which a script may keep without keeping any other message's
-// (as a shared arena would) or the buffer the bytes came from. It takes
-// one allocation where string(key), string(val) and boxing the latter
-// take three: the boxed string's header lives in front of the text, in
-// the same allocation, and points into it.
+// Text copies b into an allocation of its own and returns it as a string
+// boxed in an interface: one allocation, where string(b) and boxing the
+// string take two. The boxed string's header lives in front of the text,
+// in the same allocation, and points into it.
 //
 // Hazard: the allocation holds no pointer as far as the garbage collector
 // knows (it is a []byte); the header's pointer points into the allocation
 // itself, which the interface, or any string taken from it, keeps alive.
-func OwnText(key, val []byte) (k string, v any) {
-	buf := make([]byte, textHeader+len(key)+len(val))
-	copy(buf[textHeader:], key)
-	copy(buf[textHeader+len(key):], val)
-	if len(key) > 0 {
-		k = unsafe.String(&buf[textHeader], len(key))
-	}
+func Text(b []byte) (v any) {
+	buf := make([]byte, textHeader+len(b))
+	copy(buf[textHeader:], b)
 	s := (*string)(unsafe.Pointer(&buf[0])) // aligned: the allocation is at least 16 bytes
-	if len(val) > 0 {
-		*s = unsafe.String(&buf[textHeader+len(key)], len(val))
+	if len(b) > 0 {
+		*s = unsafe.String(&buf[textHeader], len(b))
 	}
 	InPlace(&v, s)
-	return k, v
-}
-
-// Text copies b into an allocation of its own and returns it as a string
-// boxed in an interface: one allocation, where string(b) and boxing the
-// string take two. It is OwnText with no key, and has its hazard.
-func Text(b []byte) any {
-	_, v := OwnText(nil, b)
 	return v
 }

@@ -52,35 +52,76 @@ func TestTextArena(t *testing.T) {
 	}
 }
 
-func TestOwnText(t *testing.T) {
+func TestText(t *testing.T) {
 	const n = 1000
-	keys, vals := make([]string, n), make([]any, n)
+	vals := make([]any, n)
 	for i := range n {
-		k, v := []byte("key-"+strconv.Itoa(i)), []byte("value-"+strconv.Itoa(i))
-		keys[i], vals[i] = OwnText(k, v)
-		k[0], v[0] = '#', '#' // the copies are the text's own
+		b := []byte("value-" + strconv.Itoa(i))
+		vals[i] = Text(b)
+		b[0] = '#' // the copy is the text's own
 	}
 	runtime.GC() // a collection must neither free nor move what they point at
 	runtime.GC()
 	for i := range n {
-		if want := "value-" + strconv.Itoa(i); vals[i] != any(want) || fmt.Sprint(vals[i]) != want || keys[i] != "key-"+strconv.Itoa(i) {
-			t.Fatalf("%d: %q => %#v", i, keys[i], vals[i])
+		if want := "value-" + strconv.Itoa(i); vals[i] != any(want) || fmt.Sprint(vals[i]) != want {
+			t.Fatalf("%d: %#v", i, vals[i])
 		}
 	}
-	// The value kept alone, the key dropped, and the other way round.
-	var v any
+	if v := Text(nil); v != any("") {
+		t.Fatalf("empty: %#v", v)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { Text([]byte("a value of some length")) }); allocs != 1 {
+		t.Fatalf("Text: %.0f allocations, want 1", allocs)
+	}
+}
+
+func TestBoxArena(t *testing.T) {
+	const n = 1000
+	src := make([][]byte, n)
+	size := 0
+	for i := range src {
+		src[i] = []byte("value-" + strconv.Itoa(i))
+		size += len(src[i]) + len("key")
+	}
+	a := NewBoxArena(n, size)
+	keys, vals := make([]string, n), make([]any, n)
 	for i := range n {
-		_, v = OwnText([]byte("k"), []byte("kept-"+strconv.Itoa(i)))
+		keys[i], vals[i] = a.Text([]byte("key")), a.Box(src[i])
+		src[i][0] = '#' // the copies are the arena's own
 	}
-	k, _ := OwnText([]byte("kept key"), []byte("v"))
+	a = TextArena{} // only the strings and interfaces keep the arena alive now
+	runtime.GC()    // a collection must neither free nor move what they point at
 	runtime.GC()
-	if v != any("kept-999") || k != "kept key" {
-		t.Fatalf("kept: %q %#v", k, v)
+	for i := range n {
+		want := "value-" + strconv.Itoa(i)
+		if vals[i] != any(want) || fmt.Sprint(vals[i]) != want || reflect.ValueOf(vals[i]).String() != want || keys[i] != "key" {
+			t.Fatalf("%d: %q => %#v, want key => %q", i, keys[i], vals[i], want)
+		}
 	}
-	if k, v := OwnText(nil, nil); k != "" || v != any("") {
-		t.Fatalf("empty: %q %#v", k, v)
+	// One value kept alone, everything else dropped: it keeps the arena.
+	kept := vals[n-1]
+	clear(vals)
+	clear(keys)
+	runtime.GC()
+	if kept != any("value-999") {
+		t.Fatalf("kept: %#v", kept)
 	}
-	if allocs := testing.AllocsPerRun(100, func() { OwnText([]byte("key"), []byte("a value of some length")) }); allocs != 1 {
-		t.Fatalf("OwnText: %.0f allocations, want 1", allocs)
+	// Boxing n texts into an arena sized for them is one allocation;
+	// empty text is "", and a text past the headers sized is still right.
+	text := []byte("some text")
+	if allocs := testing.AllocsPerRun(100, func() {
+		a := NewBoxArena(n, n*len(text))
+		for range n {
+			a.Box(text)
+		}
+	}); allocs != 1 {
+		t.Fatalf("%d boxes: %.0f allocations, want 1", n, allocs)
+	}
+	small := NewBoxArena(1, 2)
+	if v, w, e := small.Box([]byte("ab")), small.Box([]byte("cd")), small.Box(nil); v != any("ab") || w != any("cd") || e != any("") {
+		t.Fatalf("past the room sized: %#v %#v %#v", v, w, e)
+	}
+	if none := NewBoxArena(0, 0); none.Box([]byte("x")) != any("x") || none.Text([]byte("y")) != "y" {
+		t.Fatal("an arena sized for nothing")
 	}
 }

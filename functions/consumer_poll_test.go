@@ -11,22 +11,12 @@ import (
 	"github.com/brain4it/kafkabpl/value"
 )
 
-// TestBPLPollMessagesAsBuiltAtOnce runs a script over kafka-poll's
-// messages, which are built as the script reads them, and checks that it
-// sees what a list built at once shows: printed, compared, walked, looked
-// up, changed, as JSON, and kept past the next poll, partly read.
-func TestBPLPollMessagesAsBuiltAtOnce(t *testing.T) {
+// TestBPLPollMessages runs a script over kafka-poll's messages, whose
+// text is in one arena per poll, and checks that it sees them as any
+// list: printed, compared, walked, looked up, changed, as JSON, and one
+// message and the list kept past the next polls.
+func TestBPLPollMessages(t *testing.T) {
 	t.Parallel()
-	servers := testkit.NewCluster(t, embedded.Topics("t")).Servers()
-	lib := newLib(t)
-	mustCall(t, lib, "kafka-send", mustCall(t, lib, "kafka-create", "producer", servers), "t",
-		bplList(t, nv{"k0", "v0"}, nv{"k1", "v1"}, nv{"k0", "again"}))
-	in := bpl.New(io.Discard)
-	defer in.Close()
-	for name, f := range Table(lib) {
-		in.Define(name, f)
-	}
-	in.SetGlobal("servers", servers)
 	const script = `
 (set c (kafka-create "consumer" (list "servers" => servers "auto-offset-reset" => "earliest")))
 (kafka-subscribe c ("t"))
@@ -50,12 +40,29 @@ func TestBPLPollMessagesAsBuiltAtOnce(t *testing.T) {
   changed
   (string msgs format => "json"))
 `
-	var got any
-	if err := in.Run(context.Background(), "lazy.bpl", script, func(v any) { got = v }); err != nil {
-		t.Fatal(err)
-	}
+	got := runOnTopic(t, script, nv{"k0", "v0"}, nv{"k1", "v1"}, nv{"k0", "again"})
 	want := `("(\"k0\" => \"v0\" \"k1\" => \"v1\" \"k0\" => \"again\")" true "v1" "v0" 3 ("k0" "k1" "k0") (("k0" "v0") ("k1" "v1") ("k0" "again")) ("k0" => "put" "k1" => "v1" "k0" => "again") "{\"k0\":\"v0\",\"k1\":\"v1\",\"k0\":\"again\"}")`
 	if s := value.Format(got); s != want {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}
+}
+
+// runOnTopic sends msgs (as kafka-send's messages) to the topic "t" of a
+// new cluster, then runs script with the function table, servers naming
+// the cluster, and returns the script's value.
+func runOnTopic(t *testing.T, script string, msgs ...any) any {
+	servers := testkit.NewCluster(t, embedded.Topics("t")).Servers()
+	lib := newLib(t)
+	mustCall(t, lib, "kafka-send", mustCall(t, lib, "kafka-create", "producer", servers), "t", bplList(t, msgs...))
+	in := bpl.New(io.Discard)
+	defer in.Close()
+	for name, f := range Table(lib) {
+		in.Define(name, f)
+	}
+	in.SetGlobal("servers", servers)
+	var got any
+	if err := in.Run(context.Background(), "poll.bpl", script, func(v any) { got = v }); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
