@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -10,7 +11,12 @@ import (
 
 func newClient(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...)}, opts...)...)
+	// A topic just created may be unknown to the broker that leads it
+	// for a while on a busy machine (Kafka answers UNKNOWN_TOPIC_OR_PARTITION
+	// while its metadata spreads): a test's producer waits for it, within
+	// a bound, rather than giving up after kgo's four tries.
+	defaults := []kgo.Opt{kgo.SeedBrokers(addrs...), kgo.UnknownTopicRetries(-1), kgo.RecordDeliveryTimeout(2 * time.Minute)}
+	cl, err := kgo.NewClient(append(defaults, opts...)...)
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)
 	}
