@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -14,8 +13,10 @@ func newClient(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
 	// A topic just created may be unknown to the broker that leads it
 	// for a while on a busy machine (Kafka answers UNKNOWN_TOPIC_OR_PARTITION
 	// while its metadata spreads): a test's producer waits for it, within
-	// a bound, rather than giving up after kgo's four tries.
-	defaults := []kgo.Opt{kgo.SeedBrokers(addrs...), kgo.UnknownTopicRetries(-1), kgo.RecordDeliveryTimeout(2 * time.Minute)}
+	// the context of its produce, rather than giving up after kgo's four
+	// tries. (Not kgo's RecordDeliveryTimeout: it counts from a record's
+	// timestamp, and the windows' inputs carry timestamps of the past.)
+	defaults := []kgo.Opt{kgo.SeedBrokers(addrs...), kgo.UnknownTopicRetries(-1)}
 	cl, err := kgo.NewClient(append(defaults, opts...)...)
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)
