@@ -117,17 +117,7 @@ func TestDiskBatches(t *testing.T) {
 		}
 		commits++
 		ref.batch(t, inputs, true)
-		want := refCommitted(t, ref)
-		if got := committed(t, live.p); got != want {
-			t.Fatalf("commit %d: the disk holds\n%s\nwant, as memory holds it:\n%s", commits, got, want)
-		}
-		restored.st.SetPosition(restored.p, pos)
-		if _, err := restored.st.Apply(restored.p, records(log)); err != nil {
-			t.Fatal(err)
-		}
-		if got := committed(t, restored.p); got != want {
-			t.Fatalf("commit %d: the changelog restores on disk\n%s\nwant:\n%s", commits, got, want)
-		}
+		want := checkCommit(t, commits, committed, ref, live, restored, pos, log)
 		if rng.IntN(10) == 0 { // the process stops, and starts again
 			reopens++
 			if err := d.Close(); err != nil {
@@ -155,10 +145,24 @@ func TestDiskBatches(t *testing.T) {
 	}
 }
 
-// refCommitted prints a memory store's part as committed prints a disk's.
-func refCommitted(t *testing.T, m *storeModel) string {
+// checkCommit checks a commit of the disk models: live, on disk, holds
+// what ref, in memory, holds, as show prints them; so does restored, on
+// disk, once it applied the commit's changelog records log at pos. It
+// returns what ref holds.
+func checkCommit(t *testing.T, commit int, show func(*testing.T, *Part) string, ref, live, restored *storeModel, pos int64, log []logRecord) string {
 	t.Helper()
-	return committed(t, m.p)
+	want := show(t, ref.p)
+	if got := show(t, live.p); got != want {
+		t.Fatalf("commit %d: the disk holds\n%s\nwant, as memory holds it:\n%s", commit, got, want)
+	}
+	restored.st.SetPosition(restored.p, pos)
+	if _, err := restored.st.Apply(restored.p, records(log)); err != nil {
+		t.Fatal(err)
+	}
+	if got := show(t, restored.p); got != want {
+		t.Fatalf("commit %d: the changelog restores on disk\n%s\nwant:\n%s", commit, got, want)
+	}
+	return want
 }
 
 // TestDiskRebuilds checks what OpenDisk does with a directory it cannot
@@ -357,17 +361,7 @@ func TestDiskWindowBatches(t *testing.T) {
 				}
 				commits++
 				ref.batch(t, inputs, true)
-				want := committedWindows(t, ref.p)
-				if got := committedWindows(t, live.p); got != want {
-					t.Fatalf("commit %d: the disk holds\n%s\nwant, as memory holds it:\n%s", commits, got, want)
-				}
-				restored.st.SetPosition(restored.p, pos)
-				if _, err := restored.st.Apply(restored.p, records(log)); err != nil {
-					t.Fatal(err)
-				}
-				if got := committedWindows(t, restored.p); got != want {
-					t.Fatalf("commit %d: the changelog restores on disk\n%s\nwant:\n%s", commits, got, want)
-				}
+				want := checkCommit(t, commits, committedWindows, ref, live, restored, pos, log)
 				if rng.IntN(10) == 0 {
 					reopens++
 					live.st.disk.Close()
