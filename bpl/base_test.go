@@ -624,3 +624,24 @@ func TestHelpEveryBuiltin(t *testing.T) {
 		{`(help "no-such" format => "list")`, `null`},
 	})
 }
+
+// TestEqual checks Equal, exported for test drivers such as streamtest's
+// assert-equal: it compares as = does.
+func TestEqual(t *testing.T) {
+	named := value.NewList(int64(1))
+	named.SetName(0, "a")
+	for _, c := range []struct {
+		a, b any
+		want bool
+	}{
+		{3.0, int64(3), true},
+		{int64(3), 3.5, false},
+		{value.NewList(int64(1)), named, true}, // = does not compare names
+		{"3", int64(3), false},
+		{nil, nil, true},
+	} {
+		if got := Equal(c.a, c.b); got != c.want {
+			t.Errorf("Equal(%s, %s) = %v, want %v", value.Format(c.a), value.Format(c.b), got, c.want)
+		}
+	}
+}

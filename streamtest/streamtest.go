@@ -65,7 +65,7 @@ type reader struct {
 func Run(t *testing.T, fn func(d *Driver), opts ...Option) {
 	t.Helper()
 	if !virtualClock {
-		t.Fatal(`streamtest: build the test with -tags synctests ("go test -tags synctests"): without it franz-go's clients can deadlock in virtual time`)
+		t.Fatal(errNoTag)
 	}
 	o := options{partitions: 1}
 	for _, opt := range opts {
@@ -90,6 +90,13 @@ func Run(t *testing.T, fn func(d *Driver), opts ...Option) {
 		fn(d)
 	})
 }
+
+// errNoTag is why Run refuses to run in a build without the tag.
+const errNoTag = `streamtest: build with -tags synctests ("go test -tags synctests", "go install -tags synctests ./cmd/kafkabpl"): without it franz-go's clients can deadlock in virtual time`
+
+// VirtualClock reports whether this build can run streams in virtual
+// time: franz-go built with the "synctests" tag, which Run needs.
+func VirtualClock() bool { return virtualClock }
 
 // Option is a setting of Run.
 type Option func(*options)
