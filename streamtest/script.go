@@ -52,7 +52,8 @@ type ScriptResult struct {
 func (r ScriptResult) OK() bool { return r.Failed == 0 && len(r.Errors) == 0 }
 
 // RunScript runs the BPL test file at path as [Script] does, but fails
-// nothing of t's (t only holds the virtual-time bubble): it writes a line
+// nothing of t's (t only holds the virtual-time bubble; the cluster's and
+// the library's own errors are the script's too): it writes a line
 // per assertion to out, "ok what", or "FAIL what" followed by the two
 // values on lines of their own, and each error as "error: ...", and
 // returns what the script did. What the script prints, and its library's
@@ -75,10 +76,13 @@ func RunScript(t *testing.T, path string, out io.Writer, opts ...Option) ScriptR
 		res.Errors = append(res.Errors, msg)
 		fmt.Fprintf(out, "error: %s\n", msg)
 	}
-	Run(t, func(d *Driver) {
+	bubble(t, func(_ *testing.T, err error) { failure("streamtest: " + err.Error()) }, func(d *Driver) {
 		in := bpl.New(out)
 		in.SetErrorOutput(out)
 		d.Lib.SetLogOutput(out)
+		if o := newOptions(opts); o.log != nil {
+			d.Lib.SetLogOutput(o.log)
+		}
 		for name, f := range functions.Table(d.Lib) {
 			in.Define(name, f)
 		}
@@ -102,7 +106,10 @@ func RunScript(t *testing.T, path string, out io.Writer, opts ...Option) ScriptR
 					config[name] = arg(l, i)
 				}
 			}
-			recs := d.ReadWith(topic, config)
+			recs, err := d.read(topic, config)
+			if err != nil {
+				return nil, fmt.Errorf("read-topic: %w", err)
+			}
 			list := &value.List{}
 			for i := range recs {
 				list.AppendNamed(fmt.Sprint(recs[i].Key()), recs[i].Value())
@@ -138,7 +145,7 @@ func RunScript(t *testing.T, path string, out io.Writer, opts ...Option) ScriptR
 		for _, err := range stream.Of(d.Lib).Failed() {
 			failure(err.Error())
 		}
-	}, opts...)
+	}, opts)
 	return res
 }
 

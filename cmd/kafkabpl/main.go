@@ -4,6 +4,7 @@
 //
 //	kafkabpl run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--state-dir DIR] FILE|-
 //	kafkabpl eval [same flags] 'EXPR'
+//	kafkabpl test [--run PATTERN] FILE...
 //	kafkabpl broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]...
 //	kafkabpl serve [--port 9999] [--listen ADDR --access-key KEY] [--advertise URL] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR]
 //	kafkabpl version
@@ -71,6 +72,7 @@ type command struct {
 var commands = []command{
 	{"run", "run a BPL script (FILE, or - for stdin)", runRun},
 	{"eval", "evaluate BPL expressions given as an argument", runEval},
+	{"test", "run BPL test scripts in virtual time (streams, windows, timers)", runTest},
 	{"broker", "run an embedded Kafka-compatible cluster until interrupted", runBroker},
 	{"serve", "run a brain4it server (HTTP API, modules, monitors) until interrupted", runServe},
 	{"version", "print the versions of kafkabpl and franz-go", runVersion},

@@ -20,8 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// buildBinary builds the command into a temporary directory.
-func buildBinary(t *testing.T) string {
+// buildBinary builds the command into a temporary directory, with the
+// build tags given (none: as go install builds it).
+func buildBinary(t *testing.T, tags ...string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -30,7 +31,11 @@ func buildBinary(t *testing.T) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "kafkabpl")
-	out, err := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".").CombinedOutput()
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	out, err := exec.CommandContext(ctx, goBin, append(args, ".")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
