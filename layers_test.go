@@ -37,7 +37,9 @@ var layers = map[string][]string{
 	"metrics":                        {"", "stream"},
 	"streamtest":                     {"", "stream", "value", "bpl", "functions"},
 	"server":                         {"value", "bpl", "", "stream", "functions"},
-	"cmd/kafkabpl":                   {"value", "bpl", "", "stream", "functions", "embedded", "server", "metrics"},
+	"internal/scripttest":            {}, // what kafkabpl test and kafkabpl-test say of themselves
+	"cmd/kafkabpl":                   {"value", "bpl", "", "stream", "functions", "embedded", "server", "metrics", "internal/scripttest"},
+	"cmd/kafkabpl-test":              {"streamtest", "internal/scripttest"},
 	"bench/interp":                   {"value", "bpl"}, // the evaluator beside brain4it's Java interpreter
 }
 

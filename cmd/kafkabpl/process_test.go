@@ -24,20 +24,27 @@ import (
 // build tags given (none: as go install builds it).
 func buildBinary(t *testing.T, tags ...string) string {
 	t.Helper()
+	return buildInto(t, t.TempDir(), "kafkabpl", ".", tags...)
+}
+
+// buildInto builds the command pkg (a directory) into dir as name, with
+// the build tags given, and returns its path.
+func buildInto(t *testing.T, dir, name, pkg string, tags ...string) string {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build kafkabpl with")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "kafkabpl")
+	bin := filepath.Join(dir, name)
 	args := []string{"build", "-o", bin}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
-	out, err := exec.CommandContext(ctx, goBin, append(args, ".")...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, goBin, append(args, pkg)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }

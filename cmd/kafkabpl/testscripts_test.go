@@ -38,13 +38,16 @@ func runBinary(t *testing.T, bin string, args ...string) (code int, stdout, stde
 	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 }
 
-// TestTestCommand runs kafkabpl test, built with the synctests tag as its
-// virtual time needs: the examples' test scripts pass, a failing script
-// fails the run with its failure and its exception printed, --run picks
-// scripts by name, and a --run that matches none, or does not compile,
-// is refused.
+// TestTestCommand runs kafkabpl test as installed: kafkabpl built
+// without the synctests tag and, beside it, kafkabpl-test built with it,
+// which kafkabpl test runs. The examples' test scripts pass, a failing
+// script fails the run with its failure and its exception printed, --run
+// picks scripts by name, and a --run that matches none, or does not
+// compile, is refused.
 func TestTestCommand(t *testing.T) {
-	bin := buildBinary(t, "synctests")
+	dir := t.TempDir()
+	bin := buildInto(t, dir, "kafkabpl", ".")
+	buildInto(t, dir, "kafkabpl-test", "../kafkabpl-test", "synctests")
 	windowed, pipeline := "../../examples/test/windowed.bpl", "../../examples/test/pipeline.bpl"
 	fails := filepath.Join(t.TempDir(), "fails.bpl")
 	writeFile(t, fails, failingScript)
@@ -103,7 +106,7 @@ func TestTestCommand(t *testing.T) {
 
 	t.Run("run matches none", func(t *testing.T) {
 		code, stdout, stderr := runBinary(t, bin, "test", "--run", "nothing", windowed)
-		if code != 1 || !strings.Contains(stderr, `--run "nothing" matches none of the 1 scripts given`) || stdout != "" {
+		if code != 1 || !strings.Contains(stderr, `-run "nothing" matches none of the 1 scripts given`) || stdout != "" {
 			t.Errorf("exit %d, want 1 and a line saying so\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 	})
@@ -116,14 +119,24 @@ func TestTestCommand(t *testing.T) {
 	})
 }
 
-// TestTestCommandWithoutTag runs kafkabpl test in a build without the
-// synctests tag, whose franz-go can deadlock in virtual time: it refuses,
-// naming the build command that has it.
-func TestTestCommandWithoutTag(t *testing.T) {
-	bin := buildBinary(t)
+// TestTestCommandWithoutCompanion runs kafkabpl test with no
+// kafkabpl-test beside kafkabpl or on the PATH, and kafkabpl-test built
+// without the synctests tag, whose franz-go can deadlock in virtual
+// time: each refuses, naming the command that installs what is missing.
+func TestTestCommandWithoutCompanion(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildInto(t, dir, "kafkabpl", ".")
+	untagged := buildInto(t, t.TempDir(), "kafkabpl-test", "../kafkabpl-test")
+	t.Setenv("PATH", t.TempDir())
 	code, stdout, stderr := runBinary(t, bin, "test", "../../examples/test/windowed.bpl")
-	if code != 1 || !strings.Contains(stderr, "built without the synctests build tag") ||
-		!strings.Contains(stderr, "go install -tags synctests ./cmd/kafkabpl") || stdout != "" {
-		t.Errorf("exit %d, want 1 and the build command\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	if code != 1 || !strings.Contains(stderr, "no kafkabpl-test beside kafkabpl or on the PATH") ||
+		!strings.Contains(stderr, "go install -tags synctests ./cmd/kafkabpl-test") || stdout != "" {
+		t.Errorf("kafkabpl test: exit %d, want 1 and the install command\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	code, stdout, stderr = runBinary(t, untagged, "../../examples/test/windowed.bpl")
+	if code != 1 || !strings.Contains(stderr, "built without franz-go's synctests build tag") ||
+		!strings.Contains(stderr, "go install -tags synctests ./cmd/kafkabpl-test") || stdout != "" {
+		t.Errorf("untagged kafkabpl-test: exit %d, want 1 and the install command\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

@@ -1,8 +1,19 @@
+// Command kafkabpl-test runs BPL test scripts in virtual time:
+//
+//	kafkabpl-test [-run PATTERN] [-v] FILE...
+//
+// It is what kafkabpl test runs, and must be built with franz-go's
+// synctests build tag, which virtual time needs:
+//
+//	go install -tags synctests ./cmd/kafkabpl-test
+//
+// kafkabpl test --help says what a test script may call and what the
+// command prints.
 package main
 
 import (
 	"bytes"
-	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,67 +25,52 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brain4it/kafkabpl/internal/scripttest"
 	"github.com/brain4it/kafkabpl/streamtest"
 )
 
-var testUsage = usage{
-	synopsis: "test [--run PATTERN] [-v] FILE...",
-	about: `Runs BPL test scripts in virtual time, each on a fresh in-memory cluster
-whose clock moves only when the script says (package streamtest): an hour
-of windows or a ten-minute silence takes a moment. Besides brain4it's core
-library and the kafka- functions (kafka-servers names the cluster), a test
-script has:
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-  (advance ms)                    the virtual clock moves on by ms; what the
-                                  streams do meanwhile is done
-  (read-topic topic [key v ...])  what a read_committed consumer has read of
-                                  topic so far, as (key => value ...); config
-                                  keys as kafka-create takes them, read at the
-                                  first call ("value-deserializer" => "JSON")
-  (assert-equal got want [what])  passes when got equals want as BPL's = says
-                                  (3 equals 3.0; names are not compared)
-
-It prints a line per assertion ("ok   what", or "FAIL what" with both
-values), each script's errors (an exception it threw, a stream that failed)
-and a summary line per script, then PASS or FAIL; -v adds the library's
-log. A script's name is its
-file's base name without .bpl. Exit status: 0 when every script passed, 1
-when one failed (an assertion, an exception, a failed stream) or --run
-matched none, 2 on a usage error.
-
-Virtual time needs franz-go built with the synctests build tag; a
-kafkabpl built without it says so and exits 1
-(go install -tags synctests ./cmd/kafkabpl).`,
-}
-
-func runTest(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("test")
+// run is the command: args are its flags (-run PATTERN,
+// -v), then the scripts. It returns the exit status, or does not return:
+// the scripts run in testing's machinery, which exits the process.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kafkabpl-test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	pattern := fs.String("run", "", "run only the scripts whose name matches the regular expression `PATTERN`")
 	verbose := fs.Bool("v", false, "also print the library's log (streams starting, restoring, stopping)")
-	positional, code, done := parse(fs, testUsage, args, stdout, stderr)
-	if done {
-		return code
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: kafkabpl-test [-run PATTERN] [-v] FILE...\n\n%s\n\nflags:\n", scripttest.About)
+		fs.PrintDefaults()
 	}
-	if len(positional) == 0 {
-		return usageError(stderr, fs, testUsage, fmt.Errorf("want one test script or more"))
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "kafkabpl-test: want one test script or more")
+		return 2
 	}
 	re, err := regexp.Compile(*pattern)
 	if err != nil {
-		return usageError(stderr, fs, testUsage, fmt.Errorf("--run %q: %v", *pattern, err))
+		fmt.Fprintf(stderr, "kafkabpl-test: -run %q: %v\n", *pattern, err)
+		return 2
 	}
 	var scripts []string
-	for _, path := range positional {
+	for _, path := range fs.Args() {
 		if re.MatchString(scriptName(path)) {
 			scripts = append(scripts, path)
 		}
 	}
 	if len(scripts) == 0 {
-		fmt.Fprintf(stderr, "kafkabpl test: --run %q matches none of the %d scripts given\n", *pattern, len(positional))
-		return exitFail
+		fmt.Fprintf(stderr, "kafkabpl-test: -run %q matches none of the %d scripts given\n", *pattern, fs.NArg())
+		return 1
 	}
 	if !streamtest.VirtualClock() {
-		fmt.Fprintln(stderr, "kafkabpl test: this kafkabpl was built without the synctests build tag, which virtual time needs: build it with go install -tags synctests ./cmd/kafkabpl (or go run -tags synctests ./cmd/kafkabpl test ...)")
-		return exitFail
+		fmt.Fprintln(stderr, scripttest.NoTag)
+		return 1
 	}
 	log := io.Discard
 	if *verbose {
@@ -119,10 +115,10 @@ func testScripts(t *testing.T, scripts []string, stdout, log io.Writer) int {
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "FAIL: %d of %d scripts\n", failed, len(scripts))
-		return exitFail
+		return 1
 	}
 	fmt.Fprintf(stdout, "PASS: %d scripts\n", len(scripts))
-	return exitOK
+	return 0
 }
 
 // inBubbleHost runs fn as the one test of a testing.Main, the only way a
@@ -135,11 +131,11 @@ func inBubbleHost(fn func(t *testing.T) int) int {
 	// testing.Main parses the command line for its own -test.* flags
 	// unless it is parsed already: it is, with none of them.
 	if err := flag.CommandLine.Parse(nil); err != nil {
-		return exitFail
+		return 1
 	}
 	tests := []testing.InternalTest{{Name: "kafkabpl-test", F: func(t *testing.T) { os.Exit(fn(t)) }}}
 	testing.Main(func(string, string) (bool, error) { return true, nil }, tests, nil, nil)
-	return exitFail // not reached: fn's test exits, or testing.Main does
+	return 1 // not reached: fn's test exits, or testing.Main does
 }
 
 // indented writes each line indented by four spaces. Streams log from
