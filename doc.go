@@ -279,8 +279,7 @@
 // not met yet), then fails with a SchemaRegistryError and holds the
 // records back, uncommitted, for the next poll, or for the group's next
 // member; a stream waits for the registry, whatever "on-error" says.
-// How BPL values map to each format's is in README.md's "Schema registry"
-// section: records, messages, objects and maps are lists with names,
+// How BPL values map to each format's is in docs/registry.md: records, messages, objects and maps are lists with names,
 // arrays and repeated fields lists without, an Avro date is milliseconds
 // since 1970 as (date) gives it, a decimal its exact text, an enum its
 // symbol. Protobuf's serializer writes the schema's first message; its

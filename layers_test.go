@@ -10,7 +10,7 @@ import (
 )
 
 // layers is what each of the module's packages may import of the module,
-// bottom up (README.md, "Packages"): a package imports only packages below
+// bottom up (docs/go.md, "Packages"): a package imports only packages below
 // it, so that the evaluator embeds without Kafka and the clients without
 // the evaluator. A new package gets its line here.
 var layers = map[string][]string{
