@@ -264,7 +264,7 @@ var reference = []Doc{
 		About:   "The stream runs on goroutines of its own while the script goes on; its named arguments are also config keys (\"max-poll-records\", \"max-task-idle\", \"state-dir\", \"query-forward-timeout\", ...)."},
 	{Name: "kafka-stream-status", Family: "streams", Min: 1, Max: 1, Usage: "(kafka-stream-status id)",
 		Args:    []Arg{{Name: "id", About: "a stream handle"}},
-		Returns: `("state" "processed" "produced" "dropped" "skipped" "dead-lettered" "lag" "transactions" "aborted" "reinits" "last-error"): its state, counts, lag and last error; a stateful stream's "store" (keys, windows, bytes, restore progress, late inputs, timers, standbys: each partition's owner and standbys, each copy's lag, takeovers) and its "tables"`,
+		Returns: `("state" "processed" "produced" "dropped" "skipped" "dead-lettered" "lag" "transactions" "aborted" "reinits" "last-error"): its state, counts, lag (the group's on its inputs, as the brokers say it; with several inputs or a repartition topic, "input-lag" per topic: a topic written in transactions, such as a re-keyed stream's repartition topic, rests at 1 per partition read to its end, its last commit marker) and last error; a stateful stream's "store" (keys, windows, bytes, restore progress, late inputs, timers, standbys: each partition's owner and standbys, each copy's lag, takeovers) and its "tables"`,
 		Errors:  errsHandle},
 
 	// Queries.
