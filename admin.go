@@ -115,6 +115,9 @@ func (lib *Library) adminTarget(target any) (*handle, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// As Create's: a handle made for one call still logs, counts and dials
+	// as the Library's others do (a streamtest's virtual network, a proxy).
+	cfg.clientLog, cfg.hooks, cfg.dial = lib.clientLog, lib.clientHooks(), lib.dialer()
 	h, err := newHandle(Admin, cfg)
 	if err != nil {
 		return nil, nil, err

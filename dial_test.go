@@ -166,3 +166,24 @@ func TestSetDialer(t *testing.T) {
 		t.Errorf("a producer made after SetDialer(nil) dialed with the old dialer")
 	}
 }
+
+// TestSetDialerAdminConfig checks that an admin call given a config, not
+// an admin handle, dials with the Library's dialer too: the handle made
+// for the call once dialed with a net.Dialer of its own, which inside a
+// streamtest (a virtual network) reached for a real localhost:9092.
+func TestSetDialerAdminConfig(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t).Servers()
+	lib := newLib(t)
+	var dials atomic.Int64
+	lib.SetDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return testdial.Dial(ctx, network, addr)
+	})
+	if _, err := lib.ListTopics(testCtx(t), map[string]any{"servers": servers}); err != nil {
+		t.Fatal(err)
+	}
+	if dials.Load() == 0 {
+		t.Error("an admin call given a config did not dial with the Library's dialer")
+	}
+}

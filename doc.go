@@ -67,7 +67,11 @@
 // group's protocol (commits, sessions, assignments: the share group's
 // brokers keep them). max-poll-records also bounds what a fetch acquires,
 // so that a member does not hold records it will not return soon (a
-// broker may still hand over a whole batch that holds more).
+// broker may still hand over a whole batch that holds more). One
+// kafka-send (one Send) is one batch, which one member takes whole,
+// however many members poll: franz-go's ShareMaxRecordsStrict would
+// spread a batch, and this package offers no setting for it; send records
+// meant for several workers in several calls.
 //
 // Each record a poll returns is acquired by the consumer under a lock,
 // the group's share.record.lock.duration.ms (30 s by default), and is
@@ -137,7 +141,7 @@
 //	client-id                    "kafkabpl"
 //	group, group-id              a fresh group                              per consumer, as brain4it's library does; a share consumer needs one
 //	topics                       none                                       subscribe at creation
-//	auto-offset-reset            "latest"                                   "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek); a share consumer's sets its group's (see Share consumers)
+//	auto-offset-reset            "latest"                                   "earliest", "latest", "none" (no committed offset: polls fail until kafka-seek); a share consumer's sets its group's (see Share consumers); a stream's default is "earliest" (package stream)
 //	enable-auto-commit, auto-commit  true             false                 commits only records already polled and come back from
 //	auto-commit-interval         5000                                       ms; 100 at least
 //	max-poll-records             500                  10
@@ -279,8 +283,7 @@
 // not met yet), then fails with a SchemaRegistryError and holds the
 // records back, uncommitted, for the next poll, or for the group's next
 // member; a stream waits for the registry, whatever "on-error" says.
-// How BPL values map to each format's is in README.md's "Schema registry"
-// section: records, messages, objects and maps are lists with names,
+// How BPL values map to each format's is in docs/registry.md: records, messages, objects and maps are lists with names,
 // arrays and repeated fields lists without, an Avro date is milliseconds
 // since 1970 as (date) gives it, a decimal its exact text, an enum its
 // symbol. Protobuf's serializer writes the schema's first message; its

@@ -97,6 +97,11 @@ type ClientLag struct {
 //     fresh; this figure also steps past transaction markers, which the
 //     first counts until the next fetch.
 //
+// Records a consumer took from its client and holds, not yet returned to
+// the script (those of topics a poll did not ask for, those held back
+// while the schema registry does not answer), count as consumed, as does
+// a stream's batch in hand.
+//
 // Hazards: a handle that stops polling stops fetching, and its lags stay
 // what they were (records fetched and not yet polled are then in package
 // metrics' kafkabpl_buffered_fetch_records; the brokers' view of a

@@ -10,7 +10,7 @@ import (
 )
 
 // layers is what each of the module's packages may import of the module,
-// bottom up (README.md, "Packages"): a package imports only packages below
+// bottom up (docs/go.md, "Packages"): a package imports only packages below
 // it, so that the evaluator embeds without Kafka and the clients without
 // the evaluator. A new package gets its line here.
 var layers = map[string][]string{
@@ -37,7 +37,9 @@ var layers = map[string][]string{
 	"metrics":                        {"", "stream"},
 	"streamtest":                     {"", "stream", "value", "bpl", "functions"},
 	"server":                         {"value", "bpl", "", "stream", "functions"},
-	"cmd/kafkabpl":                   {"value", "bpl", "", "stream", "functions", "embedded", "server", "metrics"},
+	"internal/scripttest":            {}, // what kafkabpl test and kafkabpl-test say of themselves
+	"cmd/kafkabpl":                   {"value", "bpl", "", "stream", "functions", "embedded", "server", "metrics", "internal/scripttest"},
+	"cmd/kafkabpl-test":              {"streamtest", "internal/scripttest"},
 	"bench/interp":                   {"value", "bpl"}, // the evaluator beside brain4it's Java interpreter
 }
 

@@ -419,7 +419,7 @@ func biHelp(t *task, f *frame, call *value.List) (any, error) {
 	}
 	text, ok := helpText[name]
 	if !ok && t.in.libFunc(name) != nil {
-		text, ok = name+" is a library function: its documentation is the kafkabpl package's (go doc github.com/brain4it/kafkabpl) and the README.", true
+		text, ok = name+" is a library function: its reference is docs/functions.md, and the kafkabpl package's documentation (go doc github.com/brain4it/kafkabpl) has the rest.", true
 	}
 	if !ok && isCore[name] {
 		text, ok = name+" is a function of brain4it's core library that is not available here: "+notImplemented[name]+".", true

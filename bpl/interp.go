@@ -42,7 +42,7 @@
 // (arithmetic, comparison, logic, bits), string.go, time.go,
 // concurrency.go (executors, monitors, timers) and http.go. Each function
 // is documented where it is defined, with where it departs from brain4it;
-// the README has the table. In short, where brain4it leaves room: truth is
+// docs/brain4it.md has the table. In short, where brain4it leaves room: truth is
 // brain4it's (null, false, 0, () and strings other than "true" are false);
 // integer arithmetic wraps around like Java's long, and / of integers is
 // an integer only when exact (7/2 is 3.5); = compares numbers by value and

@@ -155,6 +155,12 @@ func atomText(v any) (string, bool) {
 // pair is two lists being compared.
 type pair struct{ a, b *value.List }
 
+// Equal reports whether a and b are equal as BPL's = compares them:
+// numbers by value (3 equals 3.0), lists element by element without
+// their names (== compares those too), functions by their code, other
+// values by type and content.
+func Equal(a, b any) bool { return equal(a, b, false, nil) }
+
 // equal compares values as brain4it does: numbers by value (1 = 1.0; NaN
 // = NaN, as Java's Double.equals has it), lists element by element (and
 // their elements' names too when names is true: == compares them, = does

@@ -46,7 +46,7 @@ func (lib table) addAdminFunctions(m map[string]value.Func) {
 const createTopicsUsage = `(kafka-create-topics target topics "partitions" => n "replication-factor" => r "configs" => ("key" => "value" ...))`
 
 func (lib table) bplCreateTopics(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-create-topics", l, 2, 2, createTopicsUsage, []string{"partitions", "replication-factor", "configs"})
+	a, err := readArgs("kafka-create-topics", l)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func doneList(topics []string, done map[string]bool) *value.List {
 }
 
 func (lib table) bplDeleteTopics(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-delete-topics", l, 2, 2, "(kafka-delete-topics target topics)", []string{})
+	a, err := readArgs("kafka-delete-topics", l)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (lib table) bplDeleteTopics(ctx context.Context, l *value.List) (any, error
 }
 
 func (lib table) bplListTopics(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-list-topics", l, 1, 1, "(kafka-list-topics target)", []string{})
+	a, err := readArgs("kafka-list-topics", l)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (lib table) bplListTopics(ctx context.Context, l *value.List) (any, error) 
 }
 
 func (lib table) bplDescribeTopics(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-describe-topics", l, 1, 2, "(kafka-describe-topics target [topics])", []string{})
+	a, err := readArgs("kafka-describe-topics", l)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (lib table) bplDescribeTopics(ctx context.Context, l *value.List) (any, err
 }
 
 func (lib table) bplDescribeCluster(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-describe-cluster", l, 1, 1, "(kafka-describe-cluster target)", []string{})
+	a, err := readArgs("kafka-describe-cluster", l)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (lib table) bplDescribeCluster(ctx context.Context, l *value.List) (any, er
 }
 
 func (lib table) bplCreatePartitions(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-create-partitions", l, 3, 3, "(kafka-create-partitions target topic count)", []string{})
+	a, err := readArgs("kafka-create-partitions", l)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (lib table) bplCreatePartitions(ctx context.Context, l *value.List) (any, e
 }
 
 func (lib table) bplListGroups(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-list-groups", l, 1, 1, "(kafka-list-groups target)", []string{})
+	a, err := readArgs("kafka-list-groups", l)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (lib table) bplListGroups(ctx context.Context, l *value.List) (any, error) 
 }
 
 func (lib table) bplDescribeGroup(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-describe-group", l, 2, 2, "(kafka-describe-group target group)", []string{})
+	a, err := readArgs("kafka-describe-group", l)
 	if err != nil {
 		return nil, err
 	}

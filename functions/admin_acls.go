@@ -65,7 +65,7 @@ func aclsList(acls []kafkabpl.ACL) *value.List {
 }
 
 func (lib table) bplCreateACLs(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-create-acls", l, 2, 2, `(kafka-create-acls target acl-or-acls)`, []string{})
+	a, err := readArgs("kafka-create-acls", l)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (lib table) bplCreateACLs(ctx context.Context, l *value.List) (any, error) 
 }
 
 func (lib table) bplDescribeACLs(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-describe-acls", l, 1, 2, `(kafka-describe-acls target [filter])`, []string{})
+	a, err := readArgs("kafka-describe-acls", l)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (lib table) bplDescribeACLs(ctx context.Context, l *value.List) (any, error
 }
 
 func (lib table) bplDeleteACLs(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-delete-acls", l, 2, 2, `(kafka-delete-acls target filter)`, []string{})
+	a, err := readArgs("kafka-delete-acls", l)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func (a *args) configResource() (kafkabpl.ConfigResource, error) {
 }
 
 func (lib table) bplDescribeConfigs(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-describe-configs", l, 3, 3, `(kafka-describe-configs target "topic"|"group"|"broker" name)`, []string{})
+	a, err := readArgs("kafka-describe-configs", l)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (lib table) bplDescribeConfigs(ctx context.Context, l *value.List) (any, er
 const alterConfigsUsage = `(kafka-alter-configs target "topic"|"group"|"broker" name ("key" => value ... "key" => null))`
 
 func (lib table) bplAlterConfigs(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-alter-configs", l, 4, 4, alterConfigsUsage, []string{})
+	a, err := readArgs("kafka-alter-configs", l)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func (a *args) offsetSpec(v any, reset bool) (kafkabpl.OffsetSpec, error) {
 const listOffsetsUsage = `(kafka-list-offsets target topic ["earliest"|"latest"|("timestamp" => ms)])`
 
 func (lib table) bplListOffsets(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-list-offsets", l, 2, 3, listOffsetsUsage, []string{})
+	a, err := readArgs("kafka-list-offsets", l)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (lib table) bplListOffsets(ctx context.Context, l *value.List) (any, error)
 const deleteRecordsUsage = `(kafka-delete-records target topic ("partition" => offset ...))`
 
 func (lib table) bplDeleteRecords(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-delete-records", l, 3, 3, deleteRecordsUsage, []string{})
+	a, err := readArgs("kafka-delete-records", l)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (lib table) bplDeleteRecords(ctx context.Context, l *value.List) (any, erro
 const resetOffsetsUsage = `(kafka-reset-offsets target group topic "earliest"|"latest"|offset|("timestamp" => ms)|("group" => name))`
 
 func (lib table) bplResetOffsets(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-reset-offsets", l, 4, 4, resetOffsetsUsage, []string{})
+	a, err := readArgs("kafka-reset-offsets", l)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (lib table) bplResetOffsets(ctx context.Context, l *value.List) (any, error
 }
 
 func (lib table) bplDeleteGroup(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-delete-group", l, 2, 2, "(kafka-delete-group target group)", []string{})
+	a, err := readArgs("kafka-delete-group", l)
 	if err != nil {
 		return nil, err
 	}

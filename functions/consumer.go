@@ -13,7 +13,7 @@ import (
 const pollUsage = "(kafka-poll id timeout-ms) or (kafka-poll id topics timeout-ms)"
 
 func (lib table) bplPoll(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-poll", l, 2, 3, pollUsage, []string{})
+	a, id, err := readIDArgs("kafka-poll", l)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (lib table) bplPoll(ctx context.Context, l *value.List) (any, error) {
 }
 
 func (lib table) bplSubscribe(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-subscribe", l, 2, 2, "(kafka-subscribe id topics)", []string{})
+	a, id, err := readIDArgs("kafka-subscribe", l)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (lib table) bplSubscribe(ctx context.Context, l *value.List) (any, error) {
 }
 
 func (lib table) bplUnsubscribe(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-unsubscribe", l, 1, 2, "(kafka-unsubscribe id [topics])", []string{})
+	a, id, err := readIDArgs("kafka-unsubscribe", l)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (lib table) bplUnsubscribe(ctx context.Context, l *value.List) (any, error)
 }
 
 func (lib table) bplCommit(ctx context.Context, l *value.List) (any, error) {
-	_, id, err := readIDArgs("kafka-commit", l, 1, 1, "(kafka-commit id)", []string{})
+	_, id, err := readIDArgs("kafka-commit", l)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ const ackUsage = `(kafka-ack id "accept"|"release"|"reject"|"renew") or (kafka-a
 // the records form (a list with "topic", "partition" and "offset": what
 // kafka-poll returns with "poll-format" "records") or a list of them.
 func (lib table) bplAck(_ context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-ack", l, 2, 3, ackUsage, []string{})
+	a, id, err := readIDArgs("kafka-ack", l)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (a *args) recordID(r *value.List) (kafkabpl.RecordID, error) {
 const seekUsage = `(kafka-seek id topic "beginning"|"end"|offset|("timestamp" => ms) "partition" => p)`
 
 func (lib table) bplSeek(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-seek", l, 3, 3, seekUsage, []string{"partition"})
+	a, id, err := readIDArgs("kafka-seek", l)
 	if err != nil {
 		return nil, err
 	}

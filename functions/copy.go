@@ -17,7 +17,7 @@ import (
 // twice stays shared, one that contains itself ends); numbers, booleans,
 // null and functions are given as they are.
 func bplCopy(_ context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-copy", l, 1, 1, "(kafka-copy x)", []string{})
+	a, err := readArgs("kafka-copy", l)
 	if err != nil {
 		return nil, err
 	}

@@ -152,11 +152,13 @@
 //
 //	(set w (kafka-create "share-consumer" (list "servers" => kafka-servers "group" => "workers"
 //	  "topics" => "jobs" "auto-offset-reset" => "earliest" "poll-format" => "records")))
+//	(### "release: delivered again, to any member, \"delivery-count\" one higher")
 //	(for-each (get (kafka-poll w 1000) "jobs") r
 //	  (if (run-job (get r "value"))
-//	    (kafka-ack w r "accept")      ; done
-//	    (kafka-ack w r "release")))   ; delivered again, to any member, "delivery-count" one higher
-//	(kafka-commit w)                  ; sends the acknowledgements; refused ones are a KafkaError
+//	    (kafka-ack w r "accept")
+//	    (kafka-ack w r "release")))
+//	(### "kafka-commit sends the acknowledgements; refused ones are a KafkaError")
+//	(kafka-commit w)
 //
 // "reject" archives a record, never to be delivered again; "renew"
 // extends its lock. What a poll returned and was not acknowledged is

@@ -66,12 +66,13 @@ type args struct {
 	named *value.List // nil when there are none: a nil *value.List reads as empty
 }
 
-// readArgs checks a call's arity and named arguments. usage is the call's
-// shape, shown when the arity is wrong; names are the named arguments the
-// function takes (nil: any, checked by the callee). The args are a value,
-// not a pointer, so that a call (a kafka-poll a poll) need not allocate
-// them.
-func readArgs(fn string, l *value.List, min, max int, usage string, names []string) (args, error) {
+// readArgs checks a call of fn against its reference entry (see
+// [Reference]): its arity and named arguments, showing the entry's usage
+// when they do not fit. The args are a value, not a pointer, so that a
+// call (a kafka-poll a poll) need not allocate them.
+func readArgs(fn string, l *value.List) (args, error) {
+	d := docOf(fn)
+	min, max, usage, names := d.Min, d.Max, d.Usage, d.namedArgs()
 	a := args{fn: fn}
 	if !l.Named() {
 		// Every argument is positional: the call's own list holds them
@@ -192,8 +193,8 @@ func (a *args) settings(v any, what, usage string, names []string, set func(name
 
 // readIDArgs is readArgs for functions whose first argument is a handle
 // id: it also returns the id.
-func readIDArgs(fn string, l *value.List, min, max int, usage string, names []string) (args, string, error) {
-	a, err := readArgs(fn, l, min, max, usage, names)
+func readIDArgs(fn string, l *value.List) (args, string, error) {
+	a, err := readArgs(fn, l)
 	if err != nil {
 		return args{}, "", err
 	}
@@ -202,7 +203,7 @@ func readIDArgs(fn string, l *value.List, min, max int, usage string, names []st
 }
 
 func (lib table) bplCreate(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-create", l, 2, 2, `(kafka-create "producer"|"consumer"|"share-consumer"|"admin" config)`, []string{})
+	a, err := readArgs("kafka-create", l)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (lib table) bplCreate(ctx context.Context, l *value.List) (any, error) {
 // it does not know is a warning, not an error, as brain4it ignores it.
 func (lib table) bplKindCreate(fn string, kind kafkabpl.Kind) value.Func {
 	return func(ctx context.Context, l *value.List) (any, error) {
-		a, err := readArgs(fn, l, 1, 1, "("+fn+` servers "config-key" => value ...)`, nil)
+		a, err := readArgs(fn, l)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +229,7 @@ func (lib table) bplKindCreate(fn string, kind kafkabpl.Kind) value.Func {
 
 func (lib table) bplDestroy(fn string) value.Func {
 	return func(ctx context.Context, l *value.List) (any, error) {
-		_, id, err := readIDArgs(fn, l, 1, 1, "("+fn+" id)", []string{})
+		_, id, err := readIDArgs(fn, l)
 		if err != nil {
 			return nil, err
 		}

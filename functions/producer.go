@@ -18,7 +18,7 @@ import (
 const sendUsage = `(kafka-send id topics messages "key" => k "partition" => n "headers" => (...) "timestamp" => ms "records" => true)`
 
 func (lib table) bplSend(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-send", l, 3, 3, sendUsage, []string{"key", "partition", "headers", "timestamp", "records"})
+	a, id, err := readIDArgs("kafka-send", l)
 	if err != nil {
 		return nil, err
 	}

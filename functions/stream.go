@@ -22,7 +22,7 @@ const streamUsage = `(kafka-stream config "from" => topics "to" => topic "transf
 var streamNames = append([]string{"from", "to", "transform", "guarantee", "on-error", "dead-letter-topic", "tables", "join", "join-kind", "on-commit"}, stateNames...)
 
 func (lib table) bplStream(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-stream", l, 1, 1, streamUsage, nil)
+	a, err := readArgs("kafka-stream", l)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (a *args) table(name string, l *value.List) (stream.Table, error) {
 // bplLookup is (kafka-lookup table key): the value a stream's table holds
 // for key, or null; only a stream's functions call it.
 func bplLookup(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-lookup", l, 2, 2, "(kafka-lookup table key)", nil)
+	a, err := readArgs("kafka-lookup", l)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +343,7 @@ const outputUsage = `(kafka-output value "topic" => t "key" => k "partition" => 
 // bplOutput is (kafka-output value ...): one message with its own topic,
 // key, partition, headers or timestamp.
 func bplOutput(_ context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-output", l, 1, 1, outputUsage, []string{"topic", "key", "partition", "headers", "timestamp"})
+	a, err := readArgs("kafka-output", l)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +372,7 @@ func bplOutput(_ context.Context, l *value.List) (any, error) {
 // bplOutputs is (kafka-outputs a b ...): several messages, each a value
 // (to "to" with the input's key) or a kafka-output.
 func bplOutputs(_ context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-outputs", l, 0, 1<<20, "(kafka-outputs value-or-output ...)", []string{})
+	a, err := readArgs("kafka-outputs", l)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +388,7 @@ func bplOutputs(_ context.Context, l *value.List) (any, error) {
 }
 
 func (lib table) bplStreamStatus(ctx context.Context, l *value.List) (any, error) {
-	_, id, err := readIDArgs("kafka-stream-status", l, 1, 1, "(kafka-stream-status id)", []string{})
+	_, id, err := readIDArgs("kafka-stream-status", l)
 	if err != nil {
 		return nil, err
 	}

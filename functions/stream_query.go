@@ -15,7 +15,7 @@ import (
 // bplStoreGet is (kafka-store-get id key): the key's committed state, or
 // null.
 func (lib table) bplStoreGet(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-store-get", l, 2, 2, "(kafka-store-get id key)", []string{})
+	a, id, err := readIDArgs("kafka-store-get", l)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (lib table) bplStoreGet(ctx context.Context, l *value.List) (any, error) {
 // bplStoreRange is (kafka-store-range id [from to]): (key => state ...),
 // by partition then key.
 func (lib table) bplStoreRange(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-store-range", l, 1, 3, "(kafka-store-range id [from to])", []string{})
+	a, id, err := readIDArgs("kafka-store-range", l)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (lib table) bplStoreRange(ctx context.Context, l *value.List) (any, error) 
 // windows, (("start" => ms "end" => ms "value" => v) ...), in start order;
 // since and until are ms, all of them by default.
 func (lib table) bplStoreWindows(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-store-windows", l, 2, 4, "(kafka-store-windows id key [since until])", []string{})
+	a, id, err := readIDArgs("kafka-store-windows", l)
 	if err != nil {
 		return nil, err
 	}

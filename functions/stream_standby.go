@@ -15,7 +15,7 @@ import (
 // "partition" => n "lag" => n "stale" => bool) from this process's standby
 // copies, or null when none holds the key.
 func (lib table) bplStoreStandbyGet(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-store-standby-get", l, 2, 2, "(kafka-store-standby-get id key)", []string{})
+	a, id, err := readIDArgs("kafka-store-standby-get", l)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (lib table) bplStoreStandbyGet(ctx context.Context, l *value.List) (any, er
 // ("state" => s "partition" => n "lag" => n "stale" => bool) ...) from
 // this process's standby copies, by partition then key.
 func (lib table) bplStoreStandbyRange(ctx context.Context, l *value.List) (any, error) {
-	a, id, err := readIDArgs("kafka-store-standby-range", l, 1, 3, "(kafka-store-standby-range id [from to])", []string{})
+	a, id, err := readIDArgs("kafka-store-standby-range", l)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func (r *stateResult) String() string {
 // state for its input's key (null deletes it) and its outputs, each a
 // value (to "to" with the input's key) or a kafka-output.
 func bplState(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-state", l, 1, math.MaxInt, "(kafka-state new-state output ...)", []string{})
+	a, err := readArgs("kafka-state", l)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +275,7 @@ func bplOnTimer(fn value.Callable) stream.OnTimer {
 // bplSetTimer is (kafka-set-timer "wall-clock"|"stream-time" ms): from a
 // stateful stream's function, the timer of the key in hand.
 func bplSetTimer(ctx context.Context, l *value.List) (any, error) {
-	a, err := readArgs("kafka-set-timer", l, 2, 2, `(kafka-set-timer "wall-clock"|"stream-time" ms)`, nil)
+	a, err := readArgs("kafka-set-timer", l)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func bplSetTimer(ctx context.Context, l *value.List) (any, error) {
 
 // bplCancelTimer is (kafka-cancel-timer): the key in hand's timer goes.
 func bplCancelTimer(ctx context.Context, l *value.List) (any, error) {
-	if _, err := readArgs("kafka-cancel-timer", l, 0, 0, "(kafka-cancel-timer)", nil); err != nil {
+	if _, err := readArgs("kafka-cancel-timer", l); err != nil {
 		return nil, err
 	}
 	if err := stream.CancelTimer(ctx); err != nil {

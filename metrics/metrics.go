@@ -53,7 +53,12 @@
 // fetch request (every fetch-max-wait, 500 ms, while it keeps up).
 // Hazard: a consumer that stops polling stops fetching, and its lag
 // stays where it was; kafkabpl_buffered_fetch_records then shows what it
-// fetched and did not poll. Handles of one group in one process report
+// fetched and did not poll. Records a consumer took from its client and
+// holds, not yet returned to the script (those of topics a poll did not
+// ask for, those held back while the schema registry does not answer),
+// count as consumed, as does a stream's batch in hand before it commits;
+// the brokers' view, by committed offsets, is kafka-describe-group's.
+// Handles of one group in one process report
 // their own partitions; during a rebalance, the larger of two figures for
 // one partition stands.
 //

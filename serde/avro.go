@@ -20,8 +20,8 @@ import (
 // The Avro serde: schemas are parsed, checked and resolved (writer against
 // reader) by github.com/twmb/avro; BPL values are written and read by the
 // codec below, which walks the parsed schema's tree and builds BPL values
-// directly, with no Go maps in between. The mapping is in README.md's
-// "Schema registry" section.
+// directly, with no Go maps in between. The mapping is in
+// docs/registry.md.
 
 var avroFormat = &schemaFormat{name: "Avro", typ: sr.TypeAvro, compile: compileAvro}
 

@@ -48,7 +48,7 @@ type Serde struct {
 // as Java's serializers do; JSON lists with names as objects, in order,
 // and lists without as arrays; BPL any value as BPL text. Avro, Protobuf
 // and JSONSchema write Confluent's schema registry wire format, once bound
-// to a registry ([Serde.Bind]). README.md's "Schema registry" section maps
+// to a registry ([Serde.Bind]). docs/registry.md maps
 // BPL values to each schema format.
 var (
 	String     = &Serde{name: "String", encode: encodeString, decode: func(b []byte) (any, error) { return string(b), nil }}

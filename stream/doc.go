@@ -113,7 +113,11 @@
 // for an input ([Spec]'s OnTimer): its functions set the key's timer
 // by stream time or by the clock ([SetTimer]), and a key that gets no
 // input for the spec's Silence is called once, by the clock, even when no
-// other input arrives. A key's timer and last input time are kept with its
+// other input arrives. A silence is counted from when the stream processed
+// the key's last input (the wall clock then, not the input's timestamp):
+// after an outage longer than the silence, every key's silence is due at
+// the restart, and a key whose input waits behind the first batch gets
+// its call even though it kept sending. A key's timer and last input time are kept with its
 // state, in the changelog: a timer fires once under exactly-once, and one
 // due while the stream was down fires after the restore. Timers cost one
 // heap entry per pending timer and per key under a silence watch. A store

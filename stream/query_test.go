@@ -47,7 +47,7 @@ func TestStoreQueries(t *testing.T) {
 		t.Errorf("all: %s", got)
 	}
 	if got := entries(must[[]StoreEntry](t)(Of(lib).StoreRange(ctx, id, "b", "c"))); got != "b=1 c=1" {
-		t.Errorf("b to c: %s", got)
+		t.Errorf("b to c, both included: %s", got)
 	}
 	// A batch in hand is not committed state.
 	sendValues(t, lib, servers, "in", kafkabpl.Message{Key: "d", Value: "v"}, kafkabpl.Message{Key: "d", Value: "hold"})
@@ -119,6 +119,13 @@ func TestStoreWindowQueries(t *testing.T) {
 	}
 	if ws := must[[]StoreWindow](t)(Of(lib).StoreWindows(ctx, id, "a", t0.Add(2*time.Minute), t0.Add(time.Hour))); len(ws) != 0 {
 		t.Errorf("a's windows from minute 2: %v", ws)
+	}
+	// Both bounds are included: until at minute 1's start takes it in.
+	if ws := must[[]StoreWindow](t)(Of(lib).StoreWindows(ctx, id, "a", t0.Add(time.Minute), t0.Add(time.Minute))); len(ws) != 1 {
+		t.Errorf("a's windows starting from minute 1 to minute 1: %v, want minute 1's", ws)
+	}
+	if ws := must[[]StoreWindow](t)(Of(lib).StoreWindows(ctx, id, "a", t0, t0.Add(time.Minute-time.Millisecond))); len(ws) != 0 {
+		t.Errorf("a's windows starting before minute 1: %v", ws)
 	}
 	if _, _, err := Of(lib).StoreGet(ctx, id, "a"); !errors.Is(err, kafkabpl.ErrInvalidArgument) || !strings.Contains(err.Error(), `kafka-store-get: store "per-minute" is windowed`) {
 		t.Errorf("StoreGet of a windowed store: %v", err)

@@ -8,6 +8,9 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/murmur2"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestStreamRekey counts readings per site, re-keyed from their device:
@@ -16,7 +19,8 @@ import (
 // changelog.
 func TestStreamRekey(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t, embedded.Topics("readings"), embedded.Partitions(3)).Servers()
+	cluster := newCluster(t, embedded.Topics("readings"), embedded.Partitions(3))
+	servers := cluster.Servers()
 	lib := streamLib(t)
 	site := map[string]string{"d1": "north", "d2": "north", "d3": "south", "d4": "north", "d5": "south"}
 	cfg := map[string]any{"servers": servers, "group": "sites", "max-poll-records": 4}
@@ -38,6 +42,22 @@ func TestStreamRekey(t *testing.T) {
 	}
 	if st.Store.Repartition != "sites-per-site-repartition" || st.Store.Repartitioned != 6 || st.Produced != 6 || st.Store.Keys != 2 {
 		t.Errorf("status %+v, store %+v", st, st.Store)
+	}
+	// Read to its end, the repartition topic lags by 1 per partition that
+	// holds records: its last transaction's commit marker, an offset no
+	// record holds (the docs say so).
+	held := map[int32]bool{murmur2.Partition([]byte("north"), 3): true, murmur2.Partition([]byte("south"), 3): true}
+	st = waitStream(t, lib, id, func(st *Status) bool { return st.InputLag["sites-per-site-repartition"] == int64(len(held)) })
+	if st.Lag != int64(len(held)) {
+		t.Errorf("lag %d, want %d: the input's 0 and 1 per repartition partition written", st.Lag, len(held))
+	}
+	// A re-keyed stream balances with cooperative-sticky, as Spec says:
+	// its state comes from one topic, the repartition topic.
+	raw := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...)))
+	defer raw.Close()
+	groups := must[kadm.DescribedGroups](t)(kadm.NewClient(raw).DescribeGroups(testCtx(t), "sites"))
+	if g := groups["sites"]; g.Protocol != "cooperative-sticky" {
+		t.Errorf("group sites balances with %q, want cooperative-sticky", g.Protocol)
 	}
 	infos := must[[]kafkabpl.TopicInfo](t)(lib.DescribeTopics(testCtx(t), servers, "sites-per-site-repartition"))
 	if len(infos) != 1 || len(infos[0].Partitions) != 3 {

@@ -108,8 +108,9 @@ type Transform func(ctx context.Context, in *kafkabpl.Record) ([]Output, error)
 // topic, or several co-partitioned ones (with the same partition count,
 // checked when the stream starts, and keyed alike: partition N of each
 // input is the store's partition N, held by one member of the group,
-// which the stream balances with the range assignor, eager: a rebalance
-// restores each partition again; the classic group protocol only). It
+// which a stream of several inputs without Rekey balances with the range
+// assignor, eager: a rebalance restores each partition again; the classic
+// group protocol only). It
 // needs keyed inputs (a null key is an input error), and keeps its
 // store in memory per input partition and in the compacted changelog
 // topic "<group>-<Store>-changelog", with the input's partition count
@@ -127,10 +128,13 @@ type Transform func(ctx context.Context, in *kafkabpl.Record) ([]Output, error)
 // again in the state, as its outputs are written again; the outputs are
 // acknowledged before the changelog records are written, so that no
 // output is lost. The stream creates the changelog itself (a broker's
-// auto-created topic would have its default partition count). A stateful stream
-// balances its group with the cooperative-sticky strategy unless the
-// config's "assignment-strategy" says otherwise, so that a rebalance moves
-// only the partitions it must (each moved partition is restored).
+// auto-created topic would have its default partition count). Every other
+// stateful stream (one input, or a re-keyed one of any inputs, whose state
+// comes from its one repartition topic) balances its group with the
+// cooperative-sticky strategy unless the config's "assignment-strategy"
+// says otherwise, so that a rebalance moves only the partitions it must
+// (each moved partition is restored); under "group-protocol" "consumer",
+// the broker's assignor does.
 //
 // Standbys > 0 has other members of the group keep warm copies of each
 // store partition by following its changelog (Kafka Streams'
@@ -150,7 +154,7 @@ type Spec struct {
 	DeadLetterTopic string                          // with DeadLetterOnError; "" writes each input to "<its topic>.dlq"
 	Rekey           Rekey                           // a stateful stream's new key for each input, through a repartition topic; nil: the input's
 	OnTimer         OnTimer                         // a per-key stateful stream's calls when a key's timer fires or it falls silent
-	Silence         time.Duration                   // with OnTimer: a key without input this long (wall clock) gets a Silence call; 0: none
+	Silence         time.Duration                   // with OnTimer: a key without input this long (wall clock, from when its last input was processed) gets a Silence call; 0: none
 	OnCommit        func(ctx context.Context) error // called after each batch that did something commits, on the stream's goroutine, to tell dashboards; keep it quick; its error is logged
 	Tables          []Table                         // compacted topics read whole, for Lookup and Join
 	Join            *Join                           // joins each input with a table's value for its key; nil: none
@@ -225,7 +229,8 @@ type batchCounts struct {
 // group share the input partitions (Kafka's group protocol distributes
 // them), which is how a stream grows past one machine. A stream reads from
 // the earliest offset when its group has committed none, unless
-// "auto-offset-reset" says otherwise. Under exactly-once, "acks" must be
+// "auto-offset-reset" says otherwise (a consumer's default is "latest"; a
+// new stream processes what its inputs already hold). Under exactly-once, "acks" must be
 // "all" and idempotence on (the defaults), and "transaction-timeout"
 // (default 30 s) bounds both a batch (what was fetched, up to
 // "max-poll-records" inputs, with their transforms and writes, in one

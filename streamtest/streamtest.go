@@ -31,6 +31,7 @@ package streamtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -65,18 +66,22 @@ type reader struct {
 func Run(t *testing.T, fn func(d *Driver), opts ...Option) {
 	t.Helper()
 	if !virtualClock {
-		t.Fatal(`streamtest: build the test with -tags synctests ("go test -tags synctests"): without it franz-go's clients can deadlock in virtual time`)
+		t.Fatal(errNoTag)
 	}
-	o := options{partitions: 1}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	bubble(t, func(t *testing.T, err error) { t.Errorf("streamtest: %v", err) }, fn, opts)
+}
+
+// bubble is Run, reporting the cluster's and the library's errors (it
+// starts one, closes the other) with fail rather than failing the test.
+func bubble(t *testing.T, fail func(t *testing.T, err error), fn func(d *Driver), opts []Option) {
+	o := newOptions(opts)
 	synctest.Test(t, func(t *testing.T) {
 		var network kfake.VirtualNetwork
 		c, err := kfake.NewCluster(kfake.ListenFn(network.Listen), kfake.Ports(9092), kfake.NumBrokers(1),
 			kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(o.partitions))
 		if err != nil {
-			t.Fatalf("streamtest: start the cluster: %v", err)
+			fail(t, fmt.Errorf("start the cluster: %w", err))
+			return
 		}
 		defer c.Close()
 		lib := kafkabpl.New()
@@ -84,20 +89,43 @@ func Run(t *testing.T, fn func(d *Driver), opts ...Option) {
 		d := &Driver{T: t, Lib: lib, Servers: strings.Join(c.ListenAddrs(), ","), readers: map[string]*reader{}}
 		defer func() {
 			if err := lib.Close(context.Background()); err != nil {
-				t.Errorf("streamtest: close the library: %v", err)
+				fail(t, fmt.Errorf("close the library: %w", err))
 			}
 		}()
 		fn(d)
 	})
 }
 
+// errNoTag is why Run refuses to run in a build without the tag.
+const errNoTag = `streamtest: build with -tags synctests ("go test -tags synctests", "go install -tags synctests ./cmd/kafkabpl"): without it franz-go's clients can deadlock in virtual time`
+
+// VirtualClock reports whether this build can run streams in virtual
+// time: franz-go built with the "synctests" tag, which Run needs.
+func VirtualClock() bool { return virtualClock }
+
 // Option is a setting of Run.
 type Option func(*options)
 
-type options struct{ partitions int }
+type options struct {
+	partitions int
+	log        io.Writer // the library's log in RunScript; nil: its output
+}
+
+// newOptions is the options opts set, over the defaults.
+func newOptions(opts []Option) options {
+	o := options{partitions: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
 
 // Partitions sets the partition count of topics created on first use.
 func Partitions(n int) Option { return func(o *options) { o.partitions = n } }
+
+// LogTo sends the library's log (streams starting, restoring, stopping)
+// to w, in [RunScript], rather than to its output.
+func LogTo(w io.Writer) Option { return func(o *options) { o.log = w } }
 
 // Stream starts a stream with config (its "servers" are the cluster's,
 // when it gives none) and spec, and returns its handle id. A stream's
@@ -150,6 +178,15 @@ func (d *Driver) Read(topic string) []kafkabpl.Record { return d.ReadWith(topic,
 // which the first read of topic sets.
 func (d *Driver) ReadWith(topic string, config map[string]any) []kafkabpl.Record {
 	d.T.Helper()
+	recs, err := d.read(topic, config)
+	if err != nil {
+		d.T.Fatalf("streamtest: %v", err)
+	}
+	return recs
+}
+
+// read is ReadWith, returning its error.
+func (d *Driver) read(topic string, config map[string]any) ([]kafkabpl.Record, error) {
 	ctx := context.Background()
 	r := d.readers[topic]
 	if r == nil {
@@ -160,7 +197,7 @@ func (d *Driver) ReadWith(topic string, config map[string]any) []kafkabpl.Record
 		}
 		id, err := d.Lib.Create(ctx, kafkabpl.Consumer, cfg)
 		if err != nil {
-			d.T.Fatalf("streamtest: %v", err)
+			return nil, err
 		}
 		r = &reader{id: id}
 		d.readers[topic] = r
@@ -169,10 +206,10 @@ func (d *Driver) ReadWith(topic string, config map[string]any) []kafkabpl.Record
 	for {
 		polled, err := d.Lib.Poll(ctx, r.id, 100*time.Millisecond)
 		if err != nil {
-			d.T.Fatalf("streamtest: read %q: %v", topic, err)
+			return nil, fmt.Errorf("read %q: %w", topic, err)
 		}
 		if polled.Len() == 0 {
-			return r.recs
+			return r.recs, nil
 		}
 		for _, tr := range polled.Topics {
 			r.recs = append(r.recs, tr.Records...)

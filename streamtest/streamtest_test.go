@@ -97,3 +97,32 @@ func TestScripts(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptEqual runs testdata/equal.bpl: assert-equal compares as BPL's
+// = does (3.0 equals 3), and admin calls given a config reach the test's
+// cluster through its virtual network.
+func TestScriptEqual(t *testing.T) {
+	var out strings.Builder
+	res := streamtest.RunScript(t, "testdata/equal.bpl", &out)
+	if !res.OK() || res.Passed != 4 {
+		t.Errorf("%+v, want 4 assertions passed and nothing failed; output:\n%s", res, out.String())
+	}
+	if !strings.Contains(out.String(), "ok   3.0 equals 3\n") {
+		t.Errorf("output lacks the line of the first assertion:\n%s", out.String())
+	}
+}
+
+// TestScriptFailures runs testdata/fails.bpl, which fails: RunScript
+// counts the assertion that passed and the one that failed, prints both
+// values of the failure, and reports the exception that ended the script.
+func TestScriptFailures(t *testing.T) {
+	var out strings.Builder
+	res := streamtest.RunScript(t, "testdata/fails.bpl", &out)
+	if res.OK() || res.Passed != 1 || res.Failed != 1 || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "boom") {
+		t.Errorf("%+v, want 1 passed, 1 failed and the exception boom", res)
+	}
+	want := "ok   one and two\nFAIL one and two make four\n      got 3\n     want 4\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output:\n%s\nwant it to hold:\n%s", out.String(), want)
+	}
+}

@@ -24,6 +24,17 @@
 //	go run . -workloads none -streams=false -loop 0 -memory=false -state=false -benchstat runs.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -filter '.name:(Join OR RekeyWindow)' -col '/client@(kgo go bpl)' runs.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -filter .name:Timers -col /timers runs.txt
+//
+// Two builds side by side (here franz-go's synctests build tag, which
+// changes kgo itself, so ratios to kgo cannot show it), their runs
+// interleaved, compared in absolute time:
+//
+//	go build -o /tmp/plain . && go build -tags synctests -o /tmp/tagged .
+//	for i in 1 2 3 4 5 6; do for b in plain tagged; do
+//	  /tmp/$b -rounds 2 -memory=false -loop 0 -state=false -join=false -rekey=false -timers=false -benchstat /tmp/$b-$i.txt >/dev/null
+//	done; done
+//	cat /tmp/plain-*.txt >/tmp/plain.txt; cat /tmp/tagged-*.txt >/tmp/tagged.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -filter .name:Run /tmp/plain.txt /tmp/tagged.txt
 package main
 
 import (
@@ -115,7 +126,7 @@ func main() {
 	timersOn := flag.Bool("timers", true, "run the timer table (issue 34)")
 	flag.IntVar(&tp.keys, "timer-keys", 100000, "keys of the timer table, a silence each")
 	flag.DurationVar(&tp.silence, "timer-silence", 5*time.Second, "the timer table's silence")
-	benchstat := flag.String("benchstat", "", "also write the join, re-keyed and timer runs to this file in the Go benchmark format, for benchstat (see the package comment)")
+	benchstat := flag.String("benchstat", "", "also write every timed run to this file in the Go benchmark format, for benchstat (see the package comment): the join, re-keyed and timer runs per record, the others as BenchmarkRun/workload=W/client=C in absolute time")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds to this file, each sample labelled with its client and workload")
 	flag.Parse()
 	if *child != "" {

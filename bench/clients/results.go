@@ -50,12 +50,20 @@ func newResults(names []string, ws []workload) *results {
 func (r *results) add(w, c string, round int, d time.Duration, allocs uint64) {
 	r.d[w][c][round] = d
 	r.allocs[w][c] = append(r.allocs[w][c], allocs)
-	if row, ok := r.bench[w]; ok && benchOut != nil {
+	if benchOut == nil {
+		return
+	}
+	if row, ok := r.bench[w]; ok {
 		// One line per run, b.N 1, for benchstat -col /client.
 		n := float64(row.records)
 		fmt.Fprintf(benchOut, "Benchmark%s/client=%s 1 %d ns/op %.1f ns/record %.3f allocs/record\n",
 			row.name, strings.TrimSuffix(c, row.suffix), d.Nanoseconds(), float64(d.Nanoseconds())/n, float64(allocs)/n)
+		return
 	}
+	// Every other table's runs, in absolute time: for comparing two builds
+	// of this command (benchstat old.txt new.txt), where ratios to kgo
+	// would hide what changed kgo too, such as a build tag of franz-go's.
+	fmt.Fprintf(benchOut, "BenchmarkRun/workload=%s/client=%s 1 %d ns/op %d allocs/op\n", w, c, d.Nanoseconds(), allocs)
 }
 
 // ratios is c's speed as a fraction of kgo's (kgo's time over c's) in

@@ -27,7 +27,8 @@ see every committed record. (A directory an earlier kafkabpl restarted
 after such a kill may hide records committed after that restart: start it
 afresh.) Beside it a schema registry speaks Confluent's REST
 API on 127.0.0.1 (port 8081, or a free one if that is taken or --port is 0),
-for the Avro serdes and any registry client; the second line says where,
+for the Avro, Protobuf and JSON Schema serdes and any registry client
+(Confluent's clients, Apicurio's tools); the second line says where,
 "schema registry on http://HOST:PORT". With --data-dir its schemas keep
 their ids across restarts. Stop it with SIGINT or SIGTERM.`,
 }

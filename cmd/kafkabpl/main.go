@@ -4,6 +4,7 @@
 //
 //	kafkabpl run [--servers LIST] [--embedded] [--port N] [--brokers N] [--data-dir DIR] [--state-dir DIR] FILE|-
 //	kafkabpl eval [same flags] 'EXPR'
+//	kafkabpl test [--run PATTERN] FILE...
 //	kafkabpl broker [--port 9092] [--brokers 3] [--partitions 1] [--no-auto-create] [--data-dir DIR] [--topic NAME]...
 //	kafkabpl serve [--port 9999] [--listen ADDR --access-key KEY] [--advertise URL] [--data-dir DIR] [--servers LIST] [--embedded] [--broker-port N] [--brokers N] [--broker-data-dir DIR]
 //	kafkabpl version
@@ -11,7 +12,10 @@
 // Flags may be written -flag or --flag, and -flag=value or -flag value.
 // Every command takes -h / --help, which prints its usage to stdout. Exit
 // status: 0 on success, 1 when the command fails, 2 on a usage error (an
-// unknown command or flag, a bad flag value, a missing argument).
+// unknown command or flag, a bad flag value, a missing argument), and
+// 128+N (130 for SIGINT, 143 for SIGTERM, as a shell reports a command a
+// signal ended) when a signal interrupted a script of run or eval before
+// its end while nothing failed (see run --help).
 //
 // broker runs a cluster on 127.0.0.1 until SIGINT or SIGTERM, printing one
 // line to stdout as soon as it accepts connections:
@@ -37,6 +41,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +54,10 @@ const (
 	exitOK    = 0
 	exitFail  = 1 // the command ran and failed
 	exitUsage = 2 // the command line is wrong
+	// exitSignal plus the signal's number: a signal interrupted a script
+	// before its end, and nothing failed (the shell's convention for a
+	// command a signal ended: 130 for SIGINT, 143 for SIGTERM).
+	exitSignal = 128
 )
 
 // command is one subcommand of kafkabpl.
@@ -63,6 +72,7 @@ type command struct {
 var commands = []command{
 	{"run", "run a BPL script (FILE, or - for stdin)", runRun},
 	{"eval", "evaluate BPL expressions given as an argument", runEval},
+	{"test", "run BPL test scripts in virtual time (streams, windows, timers)", runTest},
 	{"broker", "run an embedded Kafka-compatible cluster until interrupted", runBroker},
 	{"serve", "run a brain4it server (HTTP API, modules, monitors) until interrupted", runServe},
 	{"version", "print the versions of kafkabpl and franz-go", runVersion},
@@ -78,16 +88,48 @@ func lookup(name string) (command, bool) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// Once the first signal arrived, restore the default handling, so a
-	// second one kills a shutdown that takes too long.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
-		<-ctx.Done()
-		stop()
+		sig, ok := <-sigs
+		// Once the first signal arrived, restore the default handling, so
+		// a second one kills a shutdown that takes too long.
+		signal.Stop(sigs)
+		if s, isSys := sig.(syscall.Signal); ok && isSys {
+			cancel(stoppedBy{s})
+		}
 	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	close(sigs)
 	os.Exit(code)
+}
+
+// stoppedBy is the cause of the command's context when a signal (SIGINT,
+// SIGTERM) stopped it.
+type stoppedBy struct{ sig syscall.Signal }
+
+func (s stoppedBy) Error() string { return "stopped by " + signalName(s.sig) }
+
+// signalName is SIGINT for syscall.SIGINT, as kill -l names signals.
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// signalled returns the signal that stopped ctx, if one did.
+func signalled(ctx context.Context) (syscall.Signal, bool) {
+	var s stoppedBy
+	if errors.As(context.Cause(ctx), &s) {
+		return s.sig, true
+	}
+	return 0, false
 }
 
 // run runs the command line args (without the program name) and returns the

@@ -20,8 +20,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// buildBinary builds the command into a temporary directory.
-func buildBinary(t *testing.T) string {
+// buildBinary builds the command into a temporary directory, with the
+// build tags given (none: as go install builds it).
+func buildBinary(t *testing.T, tags ...string) string {
+	t.Helper()
+	return buildInto(t, t.TempDir(), "kafkabpl", ".", tags...)
+}
+
+// buildInto builds the command pkg (a directory) into dir as name, with
+// the build tags given, and returns its path.
+func buildInto(t *testing.T, dir, name, pkg string, tags ...string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -29,10 +37,14 @@ func buildBinary(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "kafkabpl")
-	out, err := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".").CombinedOutput()
+	bin := filepath.Join(dir, name)
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	out, err := exec.CommandContext(ctx, goBin, append(args, pkg)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }

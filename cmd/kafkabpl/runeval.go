@@ -30,7 +30,15 @@ prints "error: TYPE: message (FILE:LINE)" to stderr and exits 1. Streams
 (kafka-stream), executors (spawn) and timer tasks (timer-schedule) the
 script leaves run on after its last expression, until they end or
 SIGINT/SIGTERM stops them (streams cleanly: the batch in hand is
-committed); a stream that failed makes the command exit 1. With
+committed). Exit status: 0 when the script ran to its end and what it
+left running ended or was stopped by the signal (as broker and serve exit
+0 on one: a signal is how a long-running job is stopped); 1 when it threw,
+a stream failed, or a handle did not close cleanly; 128+N (130 for
+SIGINT, 143 for SIGTERM) when the signal interrupted the script itself
+before its end (a status loop's sleep, say) and nothing failed, as a
+shell reports a command a signal ended, so that "kafkabpl run x && next"
+and CI do not take an interrupted script for a finished one (a loop run
+in spawn is left running: the signal then ends the run with 0). With
 --state-dir, stateful streams keep their state on disk under DIR (a
 stream's config "state-dir" says so for one stream), and a run started
 again reads only the changelog after it.`,
@@ -142,7 +150,22 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 
 	var ex *bpl.Exception
 	var syn *value.SyntaxError
+	sig, signalledStop := signalled(ctx)
 	switch {
+	case signalledStop && errors.As(runErr, &ex) && ex.Type == "Interrupted":
+		// The signal cut the script itself short (a status loop's sleep,
+		// say): not a failure of its own, but not a run to its end either.
+		for _, err := range failed {
+			fmt.Fprintf(stderr, "error: %s: %v (%s: at the end of the run)\n", value.ErrorType(err), err, file)
+		}
+		if closeErr != nil {
+			printCloseErrors(stderr, file, closeErr)
+		}
+		if closeErr != nil || len(failed) > 0 {
+			return exitFail
+		}
+		fmt.Fprintf(stderr, "%s: %s interrupted the script (%s:%d); its streams and clients stopped cleanly\n", name, signalName(sig), file, ex.Line)
+		return exitSignal + int(sig)
 	case errors.As(runErr, &ex):
 		fmt.Fprintf(stderr, "error: %s\n", ex.Error())
 		return exitFail

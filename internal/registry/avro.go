@@ -16,10 +16,12 @@ type avroFormat struct{}
 type avroSchema struct {
 	schema *avro.Schema
 	norm   string
+	canon  string // as Confluent stores it without normalize (avroCanonical)
 }
 
 func (s *avroSchema) identity() string   { return s.norm }
 func (s *avroSchema) normalized() string { return s.norm }
+func (s *avroSchema) canonical() string  { return s.canon }
 
 // parse compiles the schema with its references' named types (a
 // reference's own references first), which twmb/avro checks as Java's
@@ -39,7 +41,11 @@ func (avroFormat) parse(src source) (parsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &avroSchema{schema: sch, norm: norm}, nil
+	canon, err := avroCanonical(src.text, named)
+	if err != nil {
+		return nil, err
+	}
+	return &avroSchema{schema: sch, norm: norm, canon: canon}, nil
 }
 
 func avroRefs(cache *avro.SchemaCache, refs []namedSource, named map[string]bool, depth int) error {

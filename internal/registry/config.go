@@ -12,8 +12,9 @@ func errInvalidLevel() error {
 }
 
 type configJSON struct {
-	CompatibilityLevel string `json:"compatibilityLevel"`
-	Normalize          *bool  `json:"normalize,omitempty"`
+	CompatibilityLevel string  `json:"compatibilityLevel"`
+	CompatibilityGroup *string `json:"compatibilityGroup,omitempty"`
+	Normalize          *bool   `json:"normalize,omitempty"`
 }
 
 // getConfig: GET /config and GET /config/{subject} (a subject without its
@@ -23,12 +24,15 @@ func (r *Registry) getConfig(req *request) (any, error) {
 	if r.normalize {
 		global.Normalize = &r.normalize
 	}
+	if r.group != "" {
+		global.CompatibilityGroup = &r.group
+	}
 	if req.PathValue("subject") == "" {
 		return global, nil
 	}
 	subject := subjectOf(req)
-	if s := r.subjects[subject]; s != nil && (s.compat != "" || s.normalize != nil) {
-		out := configJSON{CompatibilityLevel: s.compat, Normalize: s.normalize}
+	if s := r.subjects[subject]; s != nil && (s.compat != "" || s.normalize != nil || s.group != nil) {
+		out := configJSON{CompatibilityLevel: s.compat, Normalize: s.normalize, CompatibilityGroup: s.group}
 		if out.CompatibilityLevel == "" {
 			out.CompatibilityLevel = r.compat
 		}
@@ -43,14 +47,15 @@ func (r *Registry) getConfig(req *request) (any, error) {
 // putConfig: PUT /config and PUT /config/{subject}.
 func (r *Registry) putConfig(req *request) (any, error) {
 	var b struct {
-		Compatibility string `json:"compatibility"`
-		Normalize     *bool  `json:"normalize"`
+		Compatibility string  `json:"compatibility"`
+		Normalize     *bool   `json:"normalize"`
+		Group         *string `json:"compatibilityGroup"`
 	}
 	if err := json.Unmarshal(req.body, &b); err != nil {
 		return nil, errInvalidLevel()
 	}
 	level, ok := validLevel(b.Compatibility)
-	if !ok && !(b.Compatibility == "" && b.Normalize != nil) {
+	if !ok && !(b.Compatibility == "" && (b.Normalize != nil || b.Group != nil)) {
 		return nil, errInvalidLevel()
 	}
 	subject := ""
@@ -71,6 +76,9 @@ func (r *Registry) putConfig(req *request) (any, error) {
 			if b.Normalize != nil {
 				r.normalize = *b.Normalize
 			}
+			if b.Group != nil {
+				r.group = *b.Group
+			}
 			return
 		}
 		s := r.subject(subject)
@@ -79,6 +87,9 @@ func (r *Registry) putConfig(req *request) (any, error) {
 		}
 		if b.Normalize != nil {
 			s.normalize = b.Normalize
+		}
+		if b.Group != nil {
+			s.group = b.Group
 		}
 	})
 	if err != nil {
@@ -90,6 +101,9 @@ func (r *Registry) putConfig(req *request) (any, error) {
 	}
 	if b.Normalize != nil {
 		out["normalize"] = *b.Normalize
+	}
+	if b.Group != nil {
+		out["compatibilityGroup"] = *b.Group
 	}
 	return out, nil
 }
@@ -110,7 +124,7 @@ func (r *Registry) subject(name string) *subject {
 func (r *Registry) deleteConfig(req *request) (any, error) {
 	if req.PathValue("subject") == "" {
 		prev := r.compat
-		err := r.commit(req, 0, 0, func() { r.compat, r.normalize = levelBackward, false })
+		err := r.commit(req, 0, 0, func() { r.compat, r.normalize, r.group = levelBackward, false, "" })
 		if err != nil {
 			return nil, err
 		}
@@ -118,11 +132,11 @@ func (r *Registry) deleteConfig(req *request) (any, error) {
 	}
 	subject := subjectOf(req)
 	s := r.subjects[subject]
-	if s == nil || (s.compat == "" && s.normalize == nil) {
+	if s == nil || (s.compat == "" && s.normalize == nil && s.group == nil) {
 		return nil, errSubjectNotFound(subject)
 	}
-	prev := configJSON{CompatibilityLevel: s.compat, Normalize: s.normalize}
-	err := r.commit(req, 0, 0, func() { s.compat, s.normalize = "", nil })
+	prev := configJSON{CompatibilityLevel: s.compat, Normalize: s.normalize, CompatibilityGroup: s.group}
+	err := r.commit(req, 0, 0, func() { s.compat, s.normalize, s.group = "", nil, nil })
 	if err != nil {
 		return nil, err
 	}
@@ -251,5 +265,5 @@ func (r *Registry) compatibility(req *request) (any, error) {
 		}
 		return nil, err
 	}
-	return answer(r.check(level, typ, p, previous)), nil
+	return answer(r.check(level, typ, p, r.inGroup(subject, b.Metadata, previous))), nil
 }

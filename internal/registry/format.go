@@ -44,6 +44,11 @@ type parsed interface {
 	normalized() string
 }
 
+// canonicaler is a parsed schema whose type Confluent's registry stores in
+// a canonical form of its own when it does not normalize (Avro's
+// Schema.toString); the others are stored as registered.
+type canonicaler interface{ canonical() string }
+
 // format parses one schema type and tells compatibility.
 type format interface {
 	parse(src source) (parsed, error)

@@ -66,6 +66,7 @@ type subject struct {
 	compat    string     // "": not set
 	mode      string
 	normalize *bool
+	group     *string // compatibilityGroup; nil: not set
 }
 
 func (s *subject) live() []*version {
@@ -98,6 +99,7 @@ type Registry struct {
 	compat    string
 	mode      string
 	normalize bool
+	group     string   // compatibilityGroup; "": none
 	journal   *journal // nil: in memory only
 	mux       *http.ServeMux
 }
@@ -243,6 +245,45 @@ func (r *Registry) levelOf(subject string) string {
 		return s.compat
 	}
 	return r.compat
+}
+
+// groupOf is the subject's compatibilityGroup, else the global one: the
+// metadata property whose value groups its versions for compatibility
+// checks; "" for none.
+func (r *Registry) groupOf(subject string) string {
+	if s := r.subjects[subject]; s != nil && s.group != nil {
+		return *s.group
+	}
+	return r.group
+}
+
+// inGroup returns the versions of previous that a schema with metadata
+// is checked against: under a compatibilityGroup, as Confluent's, only
+// those whose metadata property of that name has the same value (a
+// version without it is in the group of the value "").
+func (r *Registry) inGroup(subject string, metadata json.RawMessage, previous []*version) []*version {
+	group := r.groupOf(subject)
+	if group == "" {
+		return previous
+	}
+	want := metadataProperty(metadata, group)
+	var out []*version
+	for _, v := range previous {
+		if metadataProperty(v.schema.metadata, group) == want {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// metadataProperty is the property key of a schema's metadata
+// ({"properties": {key: value}}), "" when it has none.
+func metadataProperty(metadata json.RawMessage, key string) string {
+	var md struct {
+		Properties map[string]string `json:"properties"`
+	}
+	json.Unmarshal(metadata, &md)
+	return md.Properties[key]
 }
 
 func (r *Registry) modeOf(subject string) string {

@@ -136,6 +136,8 @@ func (r *Registry) register(req *request) (any, error) {
 	if p != nil {
 		if r.normalizing(req, subject) {
 			text = p.normalized()
+		} else if c, ok := p.(canonicaler); ok {
+			text = c.canonical() // Avro: as Confluent's registry stores it
 		}
 		key = identityKey(typ, p, b.References, b.Metadata)
 	} else { // a schema kept from before the registry checked them
@@ -159,7 +161,7 @@ func (r *Registry) register(req *request) (any, error) {
 		}
 	}
 	if !imports {
-		if msgs := r.check(r.levelOf(subject), typ, p, live); len(msgs) > 0 {
+		if msgs := r.check(r.levelOf(subject), typ, p, r.inGroup(subject, b.Metadata, live)); len(msgs) > 0 {
 			return nil, errf(http.StatusConflict, codeIncompatible,
 				"Schema being registered is incompatible with an earlier schema for subject \"%s\", details: [%s]", subject, strings.Join(msgs, ", "))
 		}

@@ -1,0 +1,7 @@
+(### "assert-equal compares as BPL's = does, and an admin call given a")
+(### "config, not a handle, reaches the test's cluster (its virtual network).")
+(assert-equal 3.0 3 "3.0 equals 3")
+(assert-equal (list 1 2.0 ("x" => 3)) (list 1.0 2 ("x" => 3.0)) "lists of equal numbers")
+(set admin (list "servers" => kafka-servers))
+(assert-equal (kafka-create-topics admin "made" "partitions" => 2) ("made" => true) "a topic made with a config as target")
+(assert-equal (size (kafka-describe-topics admin "made")) 1 "described with a config as target")

@@ -1,0 +1,5 @@
+(### "A script that fails: one assertion passes, one fails, then it throws.")
+(assert-equal (+ 1 2) 3 "one and two")
+(assert-equal (+ 1 2) 4 "one and two make four")
+(throw "boom")
+(assert-equal 1 1 "never reached")
