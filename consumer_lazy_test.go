@@ -177,10 +177,15 @@ func TestLazyMessagesConcurrentReads(t *testing.T) {
 // copy them whole: the fetched bytes may change afterwards.
 func TestPolledListsFinished(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t, embedded.Topics("t")).Servers()
+	cluster := newCluster(t, embedded.Topics("t"))
+	servers := cluster.Servers()
 	lib := newLib(t)
 	ctx := testCtx(t)
-	p := must[string](t)(lib.Create(ctx, Producer, servers))
+	// The three messages of a poll go in one record batch (a client that
+	// sends only when flushed), which one fetch brings whole: sent by
+	// Send, the first could be fetched, and polled, alone.
+	p := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...), kgo.ManualFlushing()))
+	defer p.Close()
 	c := must[string](t)(lib.Create(ctx, Consumer, map[string]any{"servers": servers, "topics": "t", "auto-offset-reset": "earliest"}))
 	h, err := lib.acquire(c, Consumer)
 	if err != nil {
@@ -192,11 +197,20 @@ func TestPolledListsFinished(t *testing.T) {
 		defer h.polled.mu.Unlock()
 		return len(h.polled.lists)
 	}
-	// pollList sends three messages, polls until they come (in one
-	// batch: one send), and returns the poll and its messages' list,
-	// unread.
+	// pollList sends three messages in one batch, polls until they come,
+	// and returns the poll and its messages' list, unread.
 	pollList := func(tag string) (*Polled, *value.List) {
-		must[int](t)(lib.Send(ctx, p, []string{"t"}, []Message{{Key: "a", Value: tag + "1"}, {Key: "b", Value: tag + "2"}, {Value: tag + "3"}}))
+		for _, r := range []*kgo.Record{{Key: []byte("a"), Value: []byte(tag + "1")}, {Key: []byte("b"), Value: []byte(tag + "2")}, {Value: []byte(tag + "3")}} {
+			r.Topic = "t"
+			p.Produce(ctx, r, func(_ *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce %s: %v", r.Value, err)
+				}
+			})
+		}
+		if err := p.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		for {
 			res := must[*Polled](t)(lib.Poll(ctx, c, 5*time.Second))
 			if res.Len() > 0 {
