@@ -147,11 +147,7 @@ func TestSetDialer(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
-	var dials atomic.Int64
-	lib.SetDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials.Add(1)
-		return testdial.Dial(ctx, network, addr)
-	})
+	dials := countDials(lib)
 	ctx := testCtx(t)
 	p := must[string](t)(lib.Create(ctx, Producer, servers))
 	send(t, lib, p, []string{"t"}, unkeyed("v")...)
@@ -175,15 +171,22 @@ func TestSetDialerAdminConfig(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t).Servers()
 	lib := newLib(t)
-	var dials atomic.Int64
-	lib.SetDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials.Add(1)
-		return testdial.Dial(ctx, network, addr)
-	})
+	dials := countDials(lib)
 	if _, err := lib.ListTopics(testCtx(t), map[string]any{"servers": servers}); err != nil {
 		t.Fatal(err)
 	}
 	if dials.Load() == 0 {
 		t.Error("an admin call given a config did not dial with the Library's dialer")
 	}
+}
+
+// countDials gives lib a dialer that counts its dials over the loopback
+// guard's, and returns the count.
+func countDials(lib *Library) *atomic.Int64 {
+	var dials atomic.Int64
+	lib.SetDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return testdial.Dial(ctx, network, addr)
+	})
+	return &dials
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestStoreQueries reads a per-key store while its stream runs: a key's
@@ -18,7 +19,8 @@ import (
 // (the update holds the batch open while the test queries).
 func TestStoreQueries(t *testing.T) {
 	t.Parallel()
-	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(3)).Servers()
+	cluster := newCluster(t, embedded.Topics("in"), embedded.Partitions(3))
+	servers := cluster.Servers()
 	lib := streamLib(t)
 	ctx := testCtx(t)
 	held, release := make(chan struct{}), make(chan struct{})
@@ -49,8 +51,22 @@ func TestStoreQueries(t *testing.T) {
 	if got := entries(must[[]StoreEntry](t)(Of(lib).StoreRange(ctx, id, "b", "c"))); got != "b=1 c=1" {
 		t.Errorf("b to c, both included: %s", got)
 	}
-	// A batch in hand is not committed state.
-	sendValues(t, lib, servers, "in", kafkabpl.Message{Key: "d", Value: "v"}, kafkabpl.Message{Key: "d", Value: "hold"})
+	// A batch in hand is not committed state. Its two records are sent
+	// in one record batch (a client that sends only when flushed), which
+	// one fetch brings whole, so the stream's batch holds both: sent
+	// apart, the first could be fetched, and committed, alone.
+	raw := must[*kgo.Client](t)(kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...), kgo.ManualFlushing()))
+	defer raw.Close()
+	for _, v := range []string{"v", "hold"} {
+		raw.Produce(ctx, &kgo.Record{Topic: "in", Key: []byte("d"), Value: []byte(v)}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Errorf("produce d=%s: %v", v, err)
+			}
+		})
+	}
+	if err := raw.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	<-held
 	if v, ok := must2(t)(Of(lib).StoreGet(ctx, id, "d")); ok {
 		t.Errorf("d read %v from the batch in hand", v)

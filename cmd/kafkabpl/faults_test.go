@@ -132,6 +132,10 @@ const (
 	// what they take on an idle 2-core machine at worst, so that a loaded
 	// one passes too.
 	faultWait = 3 * time.Minute
+	// faultRequestWait bounds one request of those waits: a loaded
+	// machine's JVMs may take seconds to answer one (2 s let a kill's
+	// wait see nothing but timeouts for its 3 minutes).
+	faultRequestWait = 10 * time.Second
 )
 
 func TestFaults(t *testing.T) {
@@ -300,6 +304,13 @@ func (n *faultNode) kill() {
 	n.cmd = nil
 }
 
+// running says whether the node's process was started and not killed.
+func (n *faultNode) running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.cmd != nil
+}
+
 // exited says whether the node's process ended by itself.
 func (n *faultNode) exited() bool {
 	n.mu.Lock()
@@ -333,7 +344,7 @@ func (c *faultCluster) waitBrokers(t *testing.T, ctx context.Context, n int) {
 	deadline := time.Now().Add(faultWait)
 	for {
 		c.checkAlive(t)
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		rctx, cancel := context.WithTimeout(ctx, faultRequestWait)
 		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(rctx, c.cl)
 		cancel()
 		if err == nil && len(resp.Brokers) == n {
@@ -426,30 +437,51 @@ func (c *faultCluster) findCoordinator(t *testing.T, ctx context.Context, what, 
 
 // kill kills node id and waits until the controller fenced it: metadata
 // no longer lists it and it leads no partition. It returns when that was.
+// If the test ends with the node still down (it failed before restart),
+// the node is started again and the cluster made whole, so that the
+// next scenario has its three nodes: one left down made the next
+// scenarios' topic creation time out.
 func (c *faultCluster) kill(t *testing.T, ctx context.Context, id int32) time.Time {
 	t.Helper()
 	start := time.Now()
 	c.node(id).kill()
 	t.Logf("node %d killed with SIGKILL", id)
+	t.Cleanup(func() {
+		if c.node(id).running() {
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), 2*faultWait)
+		defer cancel()
+		c.restart(t, rctx, id)
+	})
 	deadline := start.Add(faultWait)
+	var last string
 	for {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		rctx, cancel := context.WithTimeout(ctx, faultRequestWait)
 		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(rctx, c.cl)
 		cancel()
-		if err == nil && !slices.ContainsFunc(resp.Brokers, func(b kmsg.MetadataResponseBroker) bool { return b.NodeID == id }) {
-			leads := false
+		switch {
+		case err != nil:
+			last = fmt.Sprintf("metadata: %v", err)
+		case slices.ContainsFunc(resp.Brokers, func(b kmsg.MetadataResponseBroker) bool { return b.NodeID == id }):
+			last = "still listed"
+		default:
+			var led []string
 			for _, topic := range resp.Topics {
 				for _, p := range topic.Partitions {
-					leads = leads || p.Leader == id
+					if p.Leader == id {
+						led = append(led, fmt.Sprintf("%s/%d", *topic.Topic, p.Partition))
+					}
 				}
 			}
-			if !leads {
+			if len(led) == 0 {
 				t.Logf("node %d fenced, its partitions moved, %v after the kill", id, time.Since(start).Round(time.Millisecond))
 				return time.Now()
 			}
+			last = fmt.Sprintf("still leads %v", led)
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("node %d still listed or leading %v after its kill (%v)", id, time.Since(start), err)
+			t.Fatalf("node %d still listed or leading %v after its kill: %s", id, time.Since(start), last)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -530,16 +562,31 @@ func (c *faultCluster) createTopics(t *testing.T, ctx context.Context, topics ..
 		}
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := req.RequestWith(ctx, c.cl)
-	if err == nil {
-		for _, rt := range resp.Topics {
-			if e := kerr.ErrorForCode(rt.ErrorCode); e != nil {
-				err = errors.Join(err, fmt.Errorf("%s: %w", rt.Topic, e))
+	// A loaded machine's brokers may not answer in time (an i/o timeout):
+	// the request is sent again, within faultWait, and a topic that an
+	// earlier try created is there.
+	deadline := time.Now().Add(faultWait)
+	for try := 1; ; try++ {
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		resp, err := req.RequestWith(rctx, c.cl)
+		cancel()
+		if err == nil {
+			for _, rt := range resp.Topics {
+				e := kerr.ErrorForCode(rt.ErrorCode)
+				if e != nil && !(try > 1 && errors.Is(e, kerr.TopicAlreadyExists)) {
+					err = errors.Join(err, fmt.Errorf("%s: %w", rt.Topic, e))
+				}
 			}
 		}
-	}
-	if err != nil {
-		t.Fatalf("create topics %v: %v", topics, err)
+		if err == nil {
+			break
+		}
+		var ke *kerr.Error
+		if errors.As(err, &ke) && !ke.Retriable || time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("create topics %v (try %d): %v", topics, try, err)
+		}
+		t.Logf("create topics %v (try %d): %v; trying again", topics, try, err)
+		time.Sleep(time.Second)
 	}
 	c.waitWhole(t, ctx)
 }

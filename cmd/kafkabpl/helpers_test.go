@@ -8,16 +8,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// newClient returns a kgo client of addrs, closed at the test's end. Its
+// producer waits for a topic the brokers do not know yet, within the
+// context a produce is given, rather than give up after kgo's four tries:
+// a real broker answers UNKNOWN_TOPIC_OR_PARTITION while a topic just
+// created spreads to it, longer on a loaded machine (a test's feed of a
+// new topic gave up so). (Not a RecordDeliveryTimeout: kgo counts it
+// from a record's timestamp, and the tests' records carry timestamps of
+// the past.) opts come after, and may say otherwise.
 func newClient(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	// A topic just created may be unknown to the broker that leads it
-	// for a while on a busy machine (Kafka answers UNKNOWN_TOPIC_OR_PARTITION
-	// while its metadata spreads): a test's producer waits for it, within
-	// the context of its produce, rather than giving up after kgo's four
-	// tries. (Not kgo's RecordDeliveryTimeout: it counts from a record's
-	// timestamp, and the windows' inputs carry timestamps of the past.)
-	defaults := []kgo.Opt{kgo.SeedBrokers(addrs...), kgo.UnknownTopicRetries(-1)}
-	cl, err := kgo.NewClient(append(defaults, opts...)...)
+	base := []kgo.Opt{kgo.SeedBrokers(addrs...), kgo.UnknownTopicRetries(-1)}
+	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)
 	}

@@ -121,6 +121,19 @@ func avroNormalize(text string, named map[string]bool) (string, error) {
 	return n.b.String(), nil
 }
 
+// writeList writes each of items with write, separated by commas,
+// between open and close.
+func writeList(b *bytes.Buffer, open, close byte, items []any, write func(any)) {
+	b.WriteByte(open)
+	for i, item := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		write(item)
+	}
+	b.WriteByte(close)
+}
+
 type avroNormalizer struct {
 	b       bytes.Buffer
 	defined map[string]bool
@@ -180,14 +193,7 @@ func (n *avroNormalizer) schema(v any, ns string) {
 			n.str(n.ref(s, ns))
 		}
 	case []any:
-		n.b.WriteByte('[')
-		for i, b := range s {
-			if i > 0 {
-				n.b.WriteByte(',')
-			}
-			n.schema(b, ns)
-		}
-		n.b.WriteByte(']')
+		writeList(&n.b, '[', ']', s, func(b any) { n.schema(b, ns) })
 	case map[string]any:
 		n.object(s, ns)
 	default:
@@ -230,15 +236,9 @@ func (n *avroNormalizer) object(m map[string]any, ns string) {
 			n.b.WriteString(`,"size":`)
 			n.value(m["size"])
 		default:
-			n.b.WriteString(`,"fields":[`)
+			n.b.WriteString(`,"fields":`)
 			fields, _ := m["fields"].([]any)
-			for i, f := range fields {
-				if i > 0 {
-					n.b.WriteByte(',')
-				}
-				n.field(f, ns)
-			}
-			n.b.WriteByte(']')
+			writeList(&n.b, '[', ']', fields, func(f any) { n.field(f, ns) })
 		}
 		n.logical(m)
 		n.complexProps(m)

@@ -125,14 +125,7 @@ func (c *avroCanonicalizer) value(v any) {
 		}
 		c.b.WriteByte('}')
 	case []any:
-		c.b.WriteByte('[')
-		for i, e := range v {
-			if i > 0 {
-				c.b.WriteByte(',')
-			}
-			c.value(e)
-		}
-		c.b.WriteByte(']')
+		writeList(&c.b, '[', ']', v, c.value)
 	case string:
 		c.str(v)
 	case json.Number:
@@ -192,14 +185,7 @@ func (c *avroCanonicalizer) schema(v any, ns string) {
 			c.str(qualified(c.resolve(s, ns), ns))
 		}
 	case []any:
-		c.b.WriteByte('[')
-		for i, b := range s {
-			if i > 0 {
-				c.b.WriteByte(',')
-			}
-			c.schema(b, ns)
-		}
-		c.b.WriteByte(']')
+		writeList(&c.b, '[', ']', s, func(b any) { c.schema(b, ns) })
 	case *ordered:
 		c.object(s, ns)
 	default:
@@ -257,29 +243,19 @@ func (c *avroCanonicalizer) object(o *ordered, ns string) {
 			size, _ := o.get("size")
 			c.field("size", size)
 		default:
-			c.b.WriteString(`,"fields":[`)
+			c.b.WriteString(`,"fields":`)
 			fields, _ := o.get("fields")
 			fs, _ := fields.([]any)
-			for i, f := range fs {
-				if i > 0 {
-					c.b.WriteByte(',')
-				}
-				c.recordField(f, own)
-			}
-			c.b.WriteByte(']')
+			writeList(&c.b, '[', ']', fs, func(f any) { c.recordField(f, own) })
 		}
 		c.props(o, reserved)
 		if as, ok := o.get("aliases"); ok {
 			if list, _ := as.([]any); len(list) > 0 {
-				c.b.WriteString(`,"aliases":[`)
-				for i, a := range list {
-					if i > 0 {
-						c.b.WriteByte(',')
-					}
+				c.b.WriteString(`,"aliases":`)
+				writeList(&c.b, '[', ']', list, func(a any) {
 					s, _ := a.(string)
 					c.str(qualified(avroFull(s, own), own))
-				}
-				c.b.WriteByte(']')
+				})
 			}
 		}
 		c.b.WriteByte('}')
