@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -47,6 +48,22 @@ type Disk struct {
 	dir  string
 	lock *os.File // the directory's lock, held while open
 	log  func(string)
+
+	// mu guards db against Close for the reads of other goroutines (a
+	// query, a status) than the run goroutine, which is done before
+	// Close: a query in flight may outlast its stream's stop.
+	mu sync.RWMutex
+}
+
+// reading runs f with the database, or fails with ErrNotHeld once the
+// disk is closed.
+func (d *Disk) reading(f func(db *pebble.DB) error) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.db == nil {
+		return errorf(ErrNotHeld, "the state directory %s is closed: its stream stopped", d.dir)
+	}
+	return f(d.db)
 }
 
 // Identity is whose state a disk holds: a directory found holding
@@ -169,6 +186,8 @@ func (d *Disk) get(db *pebble.DB, key []byte) ([]byte, error) {
 // Close closes the database and unlocks the directory. Closing it again
 // does nothing.
 func (d *Disk) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.db == nil {
 		return nil
 	}
@@ -183,8 +202,12 @@ func (d *Disk) Dir() string { return d.dir }
 
 // Size returns the bytes the database's files take on disk.
 func (d *Disk) Size() int64 {
-	m := d.db.Metrics()
-	return int64(m.DiskSpaceUsage())
+	var n int64
+	d.reading(func(db *pebble.DB) error {
+		n = int64(db.Metrics().DiskSpaceUsage())
+		return nil
+	})
+	return n
 }
 
 // diskLogger passes pebble's errors to the store's log, and drops its
@@ -427,26 +450,32 @@ func (s *Store) Sync() error {
 
 // diskGet is Part.Get on a disk store: the disk's committed state.
 func (p *Part) diskGet(key []byte) ([]byte, bool, error) {
-	raw, err := p.disk.get(p.disk.db, stateKey(nil, p.id, string(key)))
+	var raw []byte
+	err := p.disk.reading(func(db *pebble.DB) (err error) {
+		raw, err = p.disk.get(db, stateKey(nil, p.id, string(key)))
+		return err
+	})
 	return raw, raw != nil, err
 }
 
 // diskRange is Part.Range on a disk store, in key order.
 func (p *Part) diskRange(from, to []byte, fn func(key, value []byte) bool) error {
-	prefix := statePrefix(p.id)
-	o := &pebble.IterOptions{LowerBound: append(bytes.Clone(prefix), from...), UpperBound: statePrefix(p.id + 1)}
-	if to != nil {
-		o.UpperBound = append(append(bytes.Clone(prefix), to...), 0) // to included
-	}
-	it, err := p.disk.db.NewIter(o)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		if !fn(bytes.Clone(it.Key()[len(prefix):]), bytes.Clone(it.Value())) {
-			break
+	return p.disk.reading(func(db *pebble.DB) error {
+		prefix := statePrefix(p.id)
+		o := &pebble.IterOptions{LowerBound: append(bytes.Clone(prefix), from...), UpperBound: statePrefix(p.id + 1)}
+		if to != nil {
+			o.UpperBound = append(append(bytes.Clone(prefix), to...), 0) // to included
 		}
-	}
-	return it.Error()
+		it, err := db.NewIter(o)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		for it.First(); it.Valid(); it.Next() {
+			if !fn(bytes.Clone(it.Key()[len(prefix):]), bytes.Clone(it.Value())) {
+				break
+			}
+		}
+		return it.Error()
+	})
 }

@@ -382,3 +382,23 @@ func TestDiskWindowBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestDiskReadAfterClose checks that a read that outlasts its store's
+// close (a query in flight while its stream stops) fails with ErrNotHeld,
+// not a panic of the closed database.
+func TestDiskReadAfterClose(t *testing.T) {
+	d := openDisk(t, t.TempDir(), testID, func(string) {})
+	st := New(Config{Disk: d})
+	p := st.NewPart(0)
+	st.Adopt(p, time.Now())
+	d.Close()
+	if _, _, err := p.Get([]byte("k")); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("get after close: %v, want ErrNotHeld", err)
+	}
+	if err := p.Range(nil, nil, func(k, v []byte) bool { return true }); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("range after close: %v, want ErrNotHeld", err)
+	}
+	if n := d.Size(); n != 0 {
+		t.Errorf("size after close: %d", n)
+	}
+}

@@ -265,28 +265,31 @@ func (p *Part) diskWindows(from, to []byte, since, until int64, fn func(key []by
 		end := appendEscaped(bytes.Clone(prefix), string(to))
 		o.UpperBound = append(end[:len(end)-1], 2) // to's windows included
 	}
-	it, err := p.disk.db.NewIter(o)
-	if err != nil {
-		return err
-	}
 	type found struct {
 		key        []byte
 		start, end int64
 		raw        []byte
 	}
 	var got []found
-	for it.First(); it.Valid(); it.Next() {
-		key, rest, ok := cutEscaped(it.Key()[len(prefix):])
-		if !ok || len(rest) != 16 {
-			it.Close()
-			return errors.New("a window's key that does not read")
+	err := p.disk.reading(func(db *pebble.DB) error {
+		it, err := db.NewIter(o)
+		if err != nil {
+			return err
 		}
-		start := int64(binary.BigEndian.Uint64(rest))
-		if start >= since && start <= until {
-			got = append(got, found{key, start, int64(binary.BigEndian.Uint64(rest[8:])), bytes.Clone(it.Value())})
+		for it.First(); it.Valid(); it.Next() {
+			key, rest, ok := cutEscaped(it.Key()[len(prefix):])
+			if !ok || len(rest) != 16 {
+				it.Close()
+				return errors.New("a window's key that does not read")
+			}
+			start := int64(binary.BigEndian.Uint64(rest))
+			if start >= since && start <= until {
+				got = append(got, found{key, start, int64(binary.BigEndian.Uint64(rest[8:])), bytes.Clone(it.Value())})
+			}
 		}
-	}
-	if err := cmp.Or(it.Error(), it.Close()); err != nil {
+		return cmp.Or(it.Error(), it.Close())
+	})
+	if err != nil {
 		return err
 	}
 	slices.SortStableFunc(got, func(a, b found) int { return cmp.Or(bytes.Compare(a.key, b.key), cmp.Compare(a.start, b.start)) })
