@@ -66,14 +66,11 @@ func (c *ClientConfig) Transactional() bool {
 	return c.c.acks == kgo.AllISRAcks() && c.c.idempotence
 }
 
-// KeySerializer and the three below are the config's serdes.
+// KeySerializer and the two below are the config's serdes.
 func (c *ClientConfig) KeySerializer() *serde.Serde { return c.c.keySer }
 
 // ValueSerializer is the config's "value-serializer".
 func (c *ClientConfig) ValueSerializer() *serde.Serde { return c.c.valSer }
-
-// KeyDeserializer is the config's "key-deserializer".
-func (c *ClientConfig) KeyDeserializer() *serde.Serde { return c.c.keyDeser }
 
 // ValueDeserializer is the config's "value-deserializer".
 func (c *ClientConfig) ValueDeserializer() *serde.Serde { return c.c.valDeser }
@@ -216,9 +213,6 @@ func (h *Handle) ID() string { return h.h.id }
 
 // Config is the handle's config.
 func (h *Handle) Config() *ClientConfig { return &ClientConfig{h.h.cfg} }
-
-// Context ends when the handle is destroyed.
-func (h *Handle) Context() context.Context { return h.h.ctx }
 
 // ClientOpts returns the options of the handle's kgo client, as
 // [ClientConfig.ClientOpts] gives them, with the Library's counting of
