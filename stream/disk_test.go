@@ -164,3 +164,29 @@ func TestStreamStateDirErrors(t *testing.T) {
 		t.Errorf("a second stream of the same store and directory: %v, want InvalidConfig naming the holder", err)
 	}
 }
+
+// TestStreamStateDirDefault checks the Runtime's default directory
+// (SetStateDir, as kafkabpl run --state-dir sets it): a store it can keep
+// on disk goes there; a store with standbys stays in memory, and the log
+// says why, where an explicit "state-dir" is an error.
+func TestStreamStateDirDefault(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(3)).Servers()
+	lib := newLib(t)
+	log := &syncBuffer{}
+	lib.SetLogOutput(log)
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	Of(lib).SetStateDir(dir)
+	start := func(group string, standbys int) *StoreStatus {
+		id := must[string](t)(Of(lib).Start(ctx, map[string]any{"servers": servers, "group": group},
+			Spec{From: []string{"in"}, To: "out", Update: countUpdate, Store: "s", Standbys: standbys}))
+		return must[*Status](t)(Of(lib).Status(ctx, id)).Store
+	}
+	if ss := start("on-disk", 0); !strings.HasPrefix(ss.Disk, dir) {
+		t.Errorf("a per-key store under the default directory: kept in %q, want under %s", ss.Disk, dir)
+	}
+	if ss := start("with-standby", 1); ss.Disk != "" || !strings.Contains(log.String(), `store "s" has standbys, whose copies are kept in memory`) {
+		t.Errorf("a store with standbys: kept in %q, log:\n%s\nwant memory, and why", ss.Disk, log.String())
+	}
+}
