@@ -59,6 +59,7 @@ type config struct {
 	queryForward       time.Duration // how long a store query forwarded to another process waits for its answer
 	maxTaskIdle        time.Duration // how long a store partition's inputs wait for a co-partitioned input that has none fetched
 	stateDir           string        // a stateful stream's state on disk, under it; "": in memory
+	stateCleanup       time.Duration // how long a partition's state on disk outlives its last use by this process
 
 	// every kind
 	given           map[string]bool // the keys the user gave, by canonical name
@@ -130,6 +131,7 @@ func defaultConfigOf(d dialect) *config {
 		retryBackoffMax:    500 * time.Millisecond,
 		transactionTimeout: 30 * time.Second,
 		queryForward:       5 * time.Second,
+		stateCleanup:       10 * time.Minute,
 		registry:           serde.RegistryConfig{AutoRegister: true},
 	}
 	if d == brain4itDialect {
@@ -294,6 +296,10 @@ var configKeys = []configKey{
 	}},
 	{"state-dir", []string{"state.dir"}, func(c *config, r valueReader) (err error) {
 		c.stateDir, err = r.nonEmptyString()
+		return err
+	}},
+	{"state-cleanup-delay", []string{"state.cleanup.delay.ms"}, func(c *config, r valueReader) (err error) {
+		c.stateCleanup, err = r.millis(0)
 		return err
 	}},
 	{"max-task-idle", []string{"max.task.idle.ms"}, func(c *config, r valueReader) (err error) {

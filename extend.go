@@ -111,6 +111,12 @@ func (c *ClientConfig) StateDir() string { return c.c.stateDir }
 // SetStateDir replaces the config's "state-dir".
 func (c *ClientConfig) SetStateDir(dir string) { c.c.stateDir = dir }
 
+// StateCleanupDelay is the config's "state-cleanup-delay": how long a
+// partition's state on disk that this process no longer holds nor keeps
+// a standby copy of stays there before it is deleted (10 minutes by
+// default, as Kafka Streams' state.cleanup.delay.ms).
+func (c *ClientConfig) StateCleanupDelay() time.Duration { return c.c.stateCleanup }
+
 // StartEarliest makes a group with no committed offset start at the
 // earliest, unless the config gave "auto-offset-reset".
 func (c *ClientConfig) StartEarliest() {

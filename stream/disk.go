@@ -1,9 +1,12 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/brain4it/kafkabpl"
@@ -20,37 +23,18 @@ import (
 // SetStateDir makes dir the state directory of the streams started from
 // then on whose config gives no "state-dir" ("" keeps their state in
 // memory, the default): kafkabpl run's --state-dir and kafkabpl serve's
-// --data-dir set it. A stream whose store cannot be kept on disk (one
-// with standbys) keeps it in memory, and the library's log says so; given
-// in its config, "state-dir" is an error for such a stream.
+// --data-dir set it.
 func (rt *Runtime) SetStateDir(dir string) { rt.stateDir.Store(&dir) }
 
 // settleStateDir settles where a stream's store is kept: the config's
 // "state-dir", else the Runtime's (SetStateDir), else memory.
-func (rt *Runtime) settleStateDir(cfg *kafkabpl.ClientConfig, spec *Spec, log func(string)) error {
-	if spec.Transform != nil {
-		return nil // no store
+func (rt *Runtime) settleStateDir(cfg *kafkabpl.ClientConfig, spec *Spec) {
+	if spec.Transform != nil || cfg.Given("state-dir") {
+		return
 	}
-	dir, given := cfg.StateDir(), cfg.Given("state-dir")
-	if d := rt.stateDir.Load(); !given && d != nil {
-		dir = *d
+	if d := rt.stateDir.Load(); d != nil {
+		cfg.SetStateDir(*d)
 	}
-	if dir == "" {
-		return nil
-	}
-	var why string
-	if spec.Standbys > 0 {
-		why = "has standbys, whose copies are kept in memory"
-	}
-	if why != "" && given {
-		return kafkabpl.Errorf(kafkabpl.ErrInvalidConfig, `config "state-dir" %q: store %q %s; only a store without standbys is kept on disk`, dir, spec.Store, why)
-	}
-	if why != "" {
-		log(fmt.Sprintf("store %q %s, not under the state directory %s", spec.Store, why, dir))
-		dir = ""
-	}
-	cfg.SetStateDir(dir)
-	return nil
 }
 
 // openDisk opens the store's directory under the config's state
@@ -82,6 +66,7 @@ func pathPart(name string) string {
 // stream's goroutines are done.
 func (st *kafkaStore) closeDisk() {
 	if st != nil && st.disk != nil {
+		st.leases.stop()
 		st.disk.Close()
 	}
 }
@@ -156,4 +141,154 @@ func (st *kafkaStore) noteRestore(r RestoreStatus) {
 		st.lastRestores = map[int32]RestoreStatus{}
 	}
 	st.lastRestores[r.Partition] = r
+}
+
+// diskLeases gives each partition's space in a store's directory one
+// writer at a time: a restore, then the run goroutine once it holds the
+// partition, until it drops it; or a standby's follower. Without it, a
+// follower that starts on a partition just revoked, or a restore of a
+// partition assigned again while the last one still applies its final
+// chunk, would write beside the other. A partition that no lease has
+// held for the config's "state-cleanup-delay" (and one found on disk at
+// the start) is deleted from the disk: a partition that comes straight
+// back reads only the changelog's tail, and one that went for good does
+// not take the disk for ever.
+type diskLeases struct {
+	disk  *store.Disk
+	delay time.Duration
+	wake  func() // wakes the run goroutine, to clean up
+
+	mu      sync.Mutex
+	held    map[int32]chan struct{} // closed when released
+	idle    map[int32]time.Time     // on disk, held by none, since
+	timer   *time.Timer             // wakes the run goroutine when the first idle partition is due; nil: none armed
+	stopped bool                    // the stream stopped: no timer is armed again
+}
+
+// newDiskLeases returns the leases of d's partitions (nil, and leases
+// that cost nothing, for a store in memory). The partitions on disk are
+// idle from now.
+func newDiskLeases(d *store.Disk, delay time.Duration, wake func()) (*diskLeases, error) {
+	if d == nil {
+		return nil, nil
+	}
+	ids, err := d.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	l := &diskLeases{disk: d, delay: delay, wake: wake, held: map[int32]chan struct{}{}, idle: map[int32]time.Time{}}
+	now := time.Now()
+	for _, id := range ids {
+		l.idle[id] = now
+	}
+	l.mu.Lock()
+	l.armLocked()
+	l.mu.Unlock()
+	return l, nil
+}
+
+// acquire waits until partition id is leased to the caller, or ctx ends,
+// and returns the release, which may be called more than once.
+func (l *diskLeases) acquire(ctx context.Context, id int32) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	for {
+		l.mu.Lock()
+		ch := l.held[id]
+		if ch == nil {
+			ch = make(chan struct{})
+			l.held[id] = ch
+			delete(l.idle, id)
+			l.mu.Unlock()
+			var once sync.Once
+			return func() { once.Do(func() { l.release(id, ch, true) }) }, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// release ends a lease; idle: the partition's state stays on disk, and
+// is idle from now.
+func (l *diskLeases) release(id int32, ch chan struct{}, idle bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.held, id)
+	close(ch)
+	if idle {
+		l.idle[id] = time.Now()
+		l.armLocked()
+	}
+}
+
+// armLocked arms the timer for the first idle partition's deletion, if
+// any and none is armed; the caller holds l.mu.
+func (l *diskLeases) armLocked() {
+	if l.timer != nil || l.stopped || len(l.idle) == 0 {
+		return
+	}
+	first := time.Time{}
+	for _, since := range l.idle {
+		if first.IsZero() || since.Before(first) {
+			first = since
+		}
+	}
+	l.timer = time.AfterFunc(time.Until(first.Add(l.delay)), func() {
+		l.mu.Lock()
+		l.timer = nil
+		l.mu.Unlock()
+		l.wake()
+	})
+}
+
+// cleanUp deletes from the disk the partitions idle for the delay; the
+// run goroutine calls it between batches.
+func (l *diskLeases) cleanUp(st *store.Store, log func(string)) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	now := time.Now()
+	var due []int32
+	for id, since := range l.idle {
+		if now.Sub(since) >= l.delay {
+			due = append(due, id)
+			delete(l.idle, id)
+			l.held[id] = make(chan struct{}) // leased to the cleanup
+		}
+	}
+	l.armLocked()
+	l.mu.Unlock()
+	slices.Sort(due)
+	var err error
+	for _, id := range due {
+		if err == nil {
+			if err = st.Reset(st.NewPart(id)); err == nil {
+				log(fmt.Sprintf("deleted partition %d's state from %s: neither held nor followed for %v (state-cleanup-delay)", id, l.disk.Dir(), l.delay))
+			}
+		}
+		l.mu.Lock()
+		ch := l.held[id]
+		l.mu.Unlock()
+		l.release(id, ch, err != nil)
+	}
+	return err
+}
+
+// stop stops the timer, when the stream stops.
+func (l *diskLeases) stop() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
 }

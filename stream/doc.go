@@ -102,10 +102,14 @@
 // in hand's keys only. A directory that is missing, cannot be read, holds
 // another store's state, or is ahead of its changelog is rebuilt from the
 // changelog, and the library's log says why. One process at a time holds
-// a directory ([Runtime.Start] fails naming the holder). A store with
-// standbys is kept in memory: "state-dir" in its config is an
-// [kafkabpl.ErrInvalidConfig]. [StoreStatus] shows the
-// directory, its size and each partition's last restore.
+// a directory ([Runtime.Start] fails naming the holder). Standby copies
+// are kept there too: a copy is the partition's state on disk, followed
+// from the position it is at, so a partition that moves away and comes
+// back, as a copy or held, reads only the changelog it missed. A
+// partition this process neither holds nor follows stays on disk for the
+// config's "state-cleanup-delay" (10 minutes by default, as Kafka
+// Streams' state.cleanup.delay.ms), then is deleted. [StoreStatus] shows
+// the directory, its size and each partition's last restore.
 //
 // # Timers
 //

@@ -157,6 +157,7 @@ func (s *stream) syncStore(ctx context.Context) error {
 			st.state.Drop(id)
 			s.timers.drop(id)
 			st.interval.drop(id)
+			p.releaseDisk() // its state stays on disk, at the position of its last commit
 		}
 	}
 	var adopted []int32
@@ -166,6 +167,9 @@ func (s *stream) syncStore(ctx context.Context) error {
 		case !current(p):
 			p.stopRestore()
 			delete(st.restoring, id)
+			if p.restored { // else its goroutine releases it, seeing it gone
+				p.releaseDisk()
+			}
 			s.log(fmt.Sprintf("stream %s: store %q partition %d was revoked during its restore", s.h.ID(), st.name, id))
 		case !p.restored:
 		case p.err != nil:
@@ -188,6 +192,9 @@ func (s *stream) syncStore(ctx context.Context) error {
 	st.mu.Unlock()
 	if failed != nil {
 		return failed
+	}
+	if err := st.leases.cleanUp(st.state, s.log); err != nil {
+		return fmt.Errorf("store %q: delete a partition's state from %s: %w", st.name, st.disk.Dir(), err)
 	}
 	for _, id := range adopted {
 		if err := cmp.Or(s.timers.rebuild(st.state, id), st.interval.rebuild(st.state, id)); err != nil {
@@ -231,10 +238,18 @@ func (s *stream) startRestore(ctx context.Context, p *storePart) {
 		defer cancel()
 		start := time.Now()
 		n, tail, err := s.restore(rctx, cl, p)
+		if rctx.Err() != nil || err != nil {
+			p.releaseDisk()
+		}
 		if rctx.Err() != nil {
 			return // revoked, or the stream stops: syncStore forgets it
 		}
 		st.mu.Lock()
+		if st.restoring[p.id] != p { // revoked as it ended: syncStore forgot it
+			st.mu.Unlock()
+			p.releaseDisk()
+			return
+		}
 		p.restored = true
 		if err != nil {
 			p.err = fmt.Errorf("restore store %q partition %d from %q: %w", st.name, p.id, st.topic, err)
@@ -391,6 +406,9 @@ func (s *stream) restore(ctx context.Context, cl *kgo.Client, p *storePart) (n i
 	// does a state on disk: only the changelog's tail is read (see
 	// standby.go and disk.go).
 	start = s.resumeStandby(p, start, end)
+	if p.release, err = st.leases.acquire(ctx, p.id); err != nil {
+		return 0, false, err
+	}
 	if start, tail, err = s.diskStart(p, start, end); err != nil {
 		return 0, false, err
 	}

@@ -33,8 +33,9 @@ import (
 // does not show, has each member follow every partition it does not
 // hold. While the group rebalances, the placement in hand stays.
 //
-// A copy is followed read_committed from offset 0, by a goroutine of its
-// own, with the stream's client (no group: plain fetches), and applied
+// A copy is followed read_committed from offset 0 (a store on disk:
+// from the position its partition's state there is at), by a goroutine
+// of its own, with the stream's client (no group: plain fetches), and applied
 // record by record as a restore applies them, so that at any position
 // it is exactly what a restore to that position gives. When its
 // partition is assigned to the member, the restore stops the follower
@@ -65,9 +66,12 @@ type StandbyStatus struct {
 // changelog. Under the "consumer" group protocol, whose assignment the
 // coordinator does not describe to members, each member follows every
 // partition it does not hold, so that a member that joins warm-starts its
-// first partitions too. A copy is made afresh from offset 0 when a member
-// starts following a partition (its own state, once revoked, is dropped
-// as without standbys).
+// first partitions too. In memory, a copy is made afresh from offset 0
+// when a member starts following a partition (its own state, once
+// revoked, is dropped as without standbys). On disk ("state-dir"), a copy
+// is the partition's state there, kept from where it was: a partition the
+// member held, or followed, before reads only the changelog it missed, as
+// a copy and again at a takeover.
 type StorePlacement struct {
 	Partition int32
 	Owner     string   // the member id that holds it and processes its input
@@ -282,6 +286,11 @@ func (s *stream) followChangelog(ctx context.Context, cl *kgo.Client, sp *standb
 	defer sp.cancel()
 	st := s.store
 	sb := st.standby
+	release, ok := s.openStandby(ctx, sp)
+	if !ok {
+		return
+	}
+	defer release()
 	adm := kadm.NewClient(cl)
 	wait := retryWait()
 	leader, tid := int32(-1), [16]byte{}
@@ -302,6 +311,10 @@ func (s *stream) followChangelog(ctx context.Context, cl *kgo.Client, sp *standb
 			// deleted), or the topic was made anew: a copy from its
 			// new start.
 			fresh := st.state.NewPart(sp.id)
+			if err := st.state.Reset(fresh); err != nil { // what the disk held of it
+				s.stopFollowing(sp, err)
+				return
+			}
 			sb.mu.Lock()
 			sp.state, sp.pos, sp.end = fresh, max(rp.LogStartOffset, 0), 0
 			sb.mu.Unlock()
@@ -328,10 +341,21 @@ func (s *stream) followChangelog(ctx context.Context, cl *kgo.Client, sp *standb
 			}
 			chunk := recs[:min(len(recs), applyChunk)]
 			recs = recs[len(chunk):]
+			pos := chunk[len(chunk)-1].Offset + 1
+			if len(recs) == 0 {
+				pos = next // past the markers after the last record too
+			}
+			st.state.SetPosition(sp.state, pos) // kept on disk with the chunk
 			var k int
 			if k, err = st.state.Apply(sp.state, changelogRecords(chunk)); err != nil {
 				err = fmt.Errorf("offset %d: %w", chunk[k].Offset, err)
 			}
+		}
+		if err == nil && len(fp.Records) == 0 && next > sp.pos && st.disk != nil {
+			// Only markers, or records compacted away: the position
+			// on disk moves on all the same.
+			st.state.SetPosition(sp.state, next)
+			_, err = st.state.Apply(sp.state, changelogRecords(nil))
 		}
 		end := fp.LastStableOffset
 		if end < 0 {
@@ -342,7 +366,7 @@ func (s *stream) followChangelog(ctx context.Context, cl *kgo.Client, sp *standb
 		sp.pos, sp.end, sp.err = max(sp.pos, next), end, err
 		sb.mu.Unlock()
 		if err != nil {
-			s.log(fmt.Sprintf("stream %s: store %q: the standby copy of partition %d stopped following %q: %v", s.h.ID(), st.name, sp.id, st.topic, err))
+			s.stopFollowing(sp, nil)
 			return
 		}
 		if !moved {
@@ -354,6 +378,45 @@ func (s *stream) followChangelog(ctx context.Context, cl *kgo.Client, sp *standb
 			idle.Stop()
 		}
 	}
+}
+
+// openStandby leases sp's partition on disk (waiting until its owner
+// here, if any, lets it go) and starts sp from the position its state
+// there is at: a partition that this process held, or kept a copy of,
+// is followed from where it was. It returns the lease's release; false:
+// ctx ended, or the disk failed (sp.err). A store in memory starts from
+// offset 0.
+func (s *stream) openStandby(ctx context.Context, sp *standbyPart) (release func(), ok bool) {
+	st := s.store
+	release, err := st.leases.acquire(ctx, sp.id)
+	if err != nil || st.disk == nil {
+		return release, err == nil
+	}
+	pos, onDisk, err := st.state.Open(sp.state)
+	if err != nil {
+		release()
+		s.stopFollowing(sp, fmt.Errorf("state directory %s: %w", st.disk.Dir(), err))
+		return nil, false
+	}
+	if onDisk {
+		st.standby.mu.Lock()
+		sp.pos = pos
+		st.standby.mu.Unlock()
+	}
+	return release, true
+}
+
+// stopFollowing notes why sp's follower stopped (err nil: sp.err says),
+// and logs it.
+func (s *stream) stopFollowing(sp *standbyPart, err error) {
+	st := s.store
+	st.standby.mu.Lock()
+	if err != nil {
+		sp.err = err
+	}
+	err = sp.err
+	st.standby.mu.Unlock()
+	s.log(fmt.Sprintf("stream %s: store %q: the standby copy of partition %d stopped following %q: %v", s.h.ID(), st.name, sp.id, st.topic, err))
 }
 
 // resume gives p, whose restore is to read its changelog from start to

@@ -42,17 +42,22 @@ func countedKeys(keys, n int) []kafkabpl.Message {
 // word to the brokers, and the group's coordinator expels it once its
 // session times out. Under the "consumer" group protocol, whose
 // assignment members cannot read, each member follows every partition it
-// does not hold: the other's, here.
+// does not hold: the other's, here. On disk, each member has a state
+// directory of its own, and its copies are kept there.
 func TestStandbyTakeover(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		crash    bool
 		protocol string
-	}{{"destroy", false, "classic"}, {"crash", true, "classic"}, {"consumer protocol", false, "consumer"}} {
+		disk     bool
+	}{
+		{"destroy", false, "classic", false}, {"crash", true, "classic", false}, {"consumer protocol", false, "consumer", false},
+		{"crash, on disk", true, "classic", true}, {"consumer protocol, on disk", false, "consumer", true},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			standbyTakeover(t, tt.crash, tt.protocol)
+			standbyTakeover(t, tt.crash, tt.protocol, tt.disk)
 		})
 	}
 }
@@ -69,7 +74,7 @@ func crashStream(t *testing.T, lib *kafkabpl.Library, id string) {
 	s.h.StopClient()()
 }
 
-func standbyTakeover(t *testing.T, crash bool, protocol string) {
+func standbyTakeover(t *testing.T, crash bool, protocol string, disk bool) {
 	servers := newCluster(t, embedded.Topics("in"), embedded.Partitions(2)).Servers()
 	ctx := testCtx(t)
 	cfg := map[string]any{"servers": servers, "group": "sbg", "group-protocol": protocol}
@@ -79,6 +84,10 @@ func standbyTakeover(t *testing.T, crash bool, protocol string) {
 	spec := Spec{From: []string{"in"}, To: "out", Update: countUpdate, Store: "s", Standbys: 1}
 	const keys = 40
 	libA, libB := streamLib(t), streamLib(t)
+	if disk { // a directory each, as two processes have
+		Of(libA).SetStateDir(t.TempDir())
+		Of(libB).SetStateDir(t.TempDir())
+	}
 	sendValues(t, libA, servers, "in", countedKeys(keys, 3)...)
 	a := must[string](t)(Of(libA).Start(ctx, cfg, spec))
 	waitStream(t, libA, a, func(st *Status) bool { return st.Processed == 3*keys })

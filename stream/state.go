@@ -102,6 +102,7 @@ type kafkaStore struct {
 	order                         *inputOrder // the inputs held for their timestamp order (order.go); nil: one input
 
 	disk         *store.Disk             // the state's directory; nil: in memory (see disk.go)
+	leases       *diskLeases             // who writes each partition's space on disk; nil: in memory
 	logged       []*kgo.Record           // the batch's changelog records, for the positions on disk (run goroutine only)
 	lastRestores map[int32]RestoreStatus // under mu
 }
@@ -114,10 +115,22 @@ type storePart struct {
 	gen    uint64             // the assignment it was restored under
 	cancel context.CancelFunc // ends its restore (a revocation)
 
+	// release ends its lease of its space on disk (see diskLeases): its
+	// restore's goroutine takes it and, but for a restore that ends
+	// held, releases it; once it is restored, whoever lets the part go.
+	release func()
+
 	// Under the store's mu: its restore's progress, and how it ended.
 	read, total int64
 	restored    bool  // its restore ended: the run goroutine may adopt it
 	err         error // why its restore failed
+}
+
+// releaseDisk ends p's lease of its space on disk, if it holds one.
+func (p *storePart) releaseDisk() {
+	if p.release != nil {
+		p.release()
+	}
 }
 
 // newPart returns partition id's empty state, assigned in generation gen.
@@ -137,6 +150,15 @@ func newStore(cfg *kafkabpl.ClientConfig, spec *Spec, log func(string)) (*kafkaS
 	var err error
 	if st.disk, err = openDisk(cfg, st, log); err != nil {
 		return nil, err
+	}
+	wake := func() {
+		st.mu.Lock()
+		st.wakeLocked()
+		st.mu.Unlock()
+	}
+	if st.leases, err = newDiskLeases(st.disk, cfg.StateCleanupDelay(), wake); err != nil {
+		st.disk.Close()
+		return nil, kafkabpl.Wrapf(kafkabpl.ErrInvalidConfig, err, `config "state-dir" %s`, st.disk.Dir())
 	}
 	st.state = store.New(store.Config{Windows: spec.Window.spec(), Disk: st.disk})
 	st.standby = newStandbys(spec.Standbys)

@@ -275,9 +275,7 @@ func (rt *Runtime) Start(ctx context.Context, config any, spec Spec) (string, er
 	if err := rt.queryEndpoint(cfg, &spec); err != nil {
 		return "", kafkabpl.NewError(fn, err)
 	}
-	if err := rt.settleStateDir(cfg, &spec, func(msg string) { rt.lib.Log(fn, msg) }); err != nil {
-		return "", kafkabpl.NewError(fn, err)
-	}
+	rt.settleStateDir(cfg, &spec)
 	if spec.Guarantee == ExactlyOnce && !cfg.Transactional() {
 		return "", kafkabpl.NewError(fn, kafkabpl.Errorf(kafkabpl.ErrInvalidConfig, `config: an exactly-once stream needs "acks" "all" and "idempotence" true`))
 	}

@@ -479,3 +479,23 @@ func (p *Part) diskRange(from, to []byte, fn func(key, value []byte) bool) error
 		return it.Error()
 	})
 }
+
+// Partitions returns the partitions the disk holds state of, in order.
+func (d *Disk) Partitions() ([]int32, error) {
+	var ids []int32
+	err := d.reading(func(db *pebble.DB) error {
+		prefix := []byte{diskMeta, 'p'}
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte{diskMeta, 'p' + 1}})
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		for it.First(); it.Valid(); it.Next() {
+			if k := it.Key(); len(k) == len(prefix)+4 {
+				ids = append(ids, int32(binary.BigEndian.Uint32(k[len(prefix):])))
+			}
+		}
+		return it.Error()
+	})
+	return ids, err
+}
