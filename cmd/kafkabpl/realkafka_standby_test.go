@@ -8,8 +8,11 @@ package main
 // which catches up with its changelog; when one member is destroyed, the
 // other takes its partition over from the copy (one takeover, the
 // restore reading only the changelog's tail), and the counts, read from
-// the survivor's store, are exact. Without java or the jars it skips,
-// saying how to get them; with CI set it fails.
+// the survivor's store, are exact. Then the member comes back and takes
+// a partition back: in memory with a full restore, with its state on
+// disk (each member a directory of its own) with the tail it missed. It
+// runs in memory, then on disk, on the one broker. Without java or the
+// jars it skips, saying how to get them; with CI set it fails.
 
 import (
 	"context"
@@ -27,14 +30,23 @@ func TestRealKafkaStandby(t *testing.T) {
 	t.Parallel()
 	java := needKafka(t)
 	k := startKafka(t, java)
+	for _, disk := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in memory", true: "on disk"}[disk], func(t *testing.T) { realStandby(t, k.servers, disk) })
+	}
+}
+
+func realStandby(t *testing.T, servers string, disk bool) {
 	ctx := realCtx(t)
-	const topic, keys = "standby-in", 30
+	suffix := map[bool]string{false: "", true: "-disk"}[disk]
+	topic, group, out := "standby-in"+suffix, "standby-real"+suffix, "standby-out"+suffix
+	changelog := group + "-counts-changelog"
+	const keys = 30
 	admin := kafkabpl.New()
 	defer admin.Close(context.Background())
-	if _, err := admin.CreateTopics(ctx, k.servers, []string{topic}, kafkabpl.TopicOptions{Partitions: 2}); err != nil {
+	if _, err := admin.CreateTopics(ctx, servers, []string{topic}, kafkabpl.TopicOptions{Partitions: 2}); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.servers))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(servers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +66,19 @@ func TestRealKafkaStandby(t *testing.T) {
 		n, _ := state.(int64)
 		return []stream.Output{{Message: kafkabpl.Message{Key: in.Key(), Value: n + 1}}}, n + 1, nil
 	}
-	cfg := map[string]any{"servers": k.servers, "group": "standby-real", "value-serializer": "JSON"}
-	spec := stream.Spec{From: []string{topic}, To: "standby-out", Update: count, Store: "counts", Standbys: 1}
-	libA, libB := kafkabpl.New(), kafkabpl.New()
-	for _, lib := range []*kafkabpl.Library{libA, libB} {
+	cfg := map[string]any{"servers": servers, "group": group, "value-serializer": "JSON"}
+	spec := stream.Spec{From: []string{topic}, To: out, Update: count, Store: "counts", Standbys: 1}
+	dirA := t.TempDir()
+	member := func(dir string) *kafkabpl.Library {
+		lib := kafkabpl.New()
 		lib.SetLogOutput(logWriter{t})
-		defer lib.Close(context.Background())
+		t.Cleanup(func() { lib.Close(context.Background()) })
+		if disk {
+			stream.Of(lib).SetStateDir(dir)
+		}
+		return lib
 	}
+	libA, libB := member(dirA), member(t.TempDir())
 	send(2)
 	a, err := stream.Of(libA).Start(ctx, cfg, spec)
 	if err != nil {
@@ -88,12 +106,12 @@ func TestRealKafkaStandby(t *testing.T) {
 	// changelog's end as the broker lists it, so that the takeover's tail
 	// holds no records (a run on a loaded machine took the last batch's
 	// 15 over from the changelog instead).
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "standby-real-counts-changelog")
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, changelog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	copied := stB.Store.Standbys[0].Partition
-	end, _ := ends.Lookup("standby-real-counts-changelog", copied)
+	end, _ := ends.Lookup(changelog, copied)
 	stB = waitStreamStatus(t, libB, b, func(st *stream.Status) bool {
 		return len(st.Store.Standbys) == 1 && st.Store.Standbys[0].Partition == copied && st.Store.Standbys[0].Position >= end.Offset
 	})
@@ -113,17 +131,52 @@ func TestRealKafkaStandby(t *testing.T) {
 	}
 	send(1)
 	waitStreamStatus(t, libB, b, func(st *stream.Status) bool { return st.Lag == 0 && st.Store.Keys == keys })
-	got, err := stream.Of(libB).StoreRange(ctx, b, nil, nil)
+	checkStoreCounts(t, 4, keys, stream.Of(libB).StoreRange, b)
+
+	// A comes back (a process started again: its directory, if any) and
+	// takes a partition back from B.
+	libA = member(dirA)
+	if a, err = stream.Of(libA).Start(ctx, cfg, spec); err != nil {
+		t.Fatal(err)
+	}
+	settled := func(st *stream.Status) bool { return st.Store.Partitions == 1 && st.Store.Restoring == 0 }
+	stA := waitStreamStatus(t, libA, a, settled)
+	waitStreamStatus(t, libB, b, settled)
+	for _, r := range stA.Store.Restores {
+		// A's copy of B's partition, or its own: either way on disk.
+		if r.Tail != disk {
+			t.Errorf("A came back and restored partition %d with %+v; want a tail %v", r.Partition, r, disk)
+		}
+	}
+	send(1)
+	waitStreamStatus(t, libA, a, func(st *stream.Status) bool { return st.Lag == 0 })
+	waitStreamStatus(t, libB, b, func(st *stream.Status) bool { return st.Lag == 0 })
+	both := func(ctx context.Context, _ string, from, to any) ([]stream.StoreEntry, error) {
+		ea, err := stream.Of(libA).StoreRange(ctx, a, from, to)
+		if err != nil {
+			return nil, err
+		}
+		eb, err := stream.Of(libB).StoreRange(ctx, b, from, to)
+		return append(ea, eb...), err
+	}
+	checkStoreCounts(t, 5, keys, both, "")
+}
+
+// checkStoreCounts checks that the store range gives every one of keys keys
+// the count want.
+func checkStoreCounts(t *testing.T, want int64, keys int, storeRange func(context.Context, string, any, any) ([]stream.StoreEntry, error), id string) {
+	t.Helper()
+	got, err := storeRange(realCtx(t), id, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var counts []string
 	for _, e := range got {
-		if e.State != int64(4) {
+		if e.State != want {
 			counts = append(counts, fmt.Sprintf("%v=%v", e.Key, e.State))
 		}
 	}
 	if len(got) != keys || len(counts) > 0 {
-		t.Errorf("%d keys; counts other than 4: %s", len(got), strings.Join(counts, " "))
+		t.Errorf("%d keys; counts other than %d: %s", len(got), want, strings.Join(counts, " "))
 	}
 }

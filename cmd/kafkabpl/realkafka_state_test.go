@@ -5,7 +5,9 @@ package main
 // TestRealKafkaStreamState runs TestStreamStateCrash's exactly-once
 // scenarios on a real Apache Kafka broker of its own (startKafka's, as
 // TestRealKafkaStream does): the counts and the windows killed with
-// SIGKILL mid-run and restarted, and the windows with a second process
+// SIGKILL mid-run and restarted, in memory and with their state on disk
+// (then restarted once more after a SIGTERM, which applies no changelog
+// record), and the windows with a second process
 // joining mid-run; and TestStreamKills's repeated kills of the counts'
 // processes. The changelog topics are created by the streams on the
 // real broker, compacted. After a kill, the restore of the killed
@@ -37,6 +39,8 @@ func TestRealKafkaStreamState(t *testing.T) {
 	add("counts/restart", "counts-restart-", false, stateRestart)
 	add("windows/restart", "windows-restart-", true, stateRestart)
 	add("windows/second joins", "windows-joins-", true, stateSecondJoins)
+	add("counts/restart, state on disk", "counts-disk-", false, stateRestartOnDisk)
+	add("windows/restart, state on disk", "windows-disk-", true, stateRestartOnDisk)
 	tests["counts/repeated kills"] = func(t *testing.T) { streamKills(t, bin, []string{k.servers}, "counts-kills-") }
 	concurrently(t, tests)
 }

@@ -305,6 +305,21 @@ func stateRestartOnDisk(t *testing.T, r *stateRig) {
 		t.Errorf("the second process restored %d of %d partitions from the state on disk's position\n%s", got, statePartitions, p2)
 	}
 	t.Logf("the second process restored %d changelog records, the tail after the state on disk", restored)
+
+	// Stopped cleanly (SIGTERM), the disk holds every committed batch: a
+	// third process applies no changelog record.
+	p3 := r.start(t, "third")
+	deadline := time.Now().Add(90 * time.Second)
+	for len(restoredLine.FindAllString(p3.stderr.String(), -1)) < statePartitions {
+		if time.Now().After(deadline) {
+			t.Fatalf("the third process did not restore its %d partitions in 90 s\n%s", statePartitions, p3)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.term(t, p3)
+	if n := restores(p3); n != 0 || strings.Count(p3.stderr.String(), "from the state on disk's position") != statePartitions {
+		t.Errorf("started again after SIGTERM: %d changelog records applied, want none, every partition from the disk's position\n%s", n, p3)
+	}
 }
 
 // stateSecondJoins: one process, and a second joins mid-run: the
