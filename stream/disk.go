@@ -29,7 +29,7 @@ func (rt *Runtime) SetStateDir(dir string) { rt.stateDir.Store(&dir) }
 // settleStateDir settles where a stream's store is kept: the config's
 // "state-dir", else the Runtime's (SetStateDir), else memory.
 func (rt *Runtime) settleStateDir(cfg *kafkabpl.ClientConfig, spec *Spec) {
-	if spec.Transform != nil || cfg.Given("state-dir") {
+	if cfg.Given("state-dir") {
 		return
 	}
 	if d := rt.stateDir.Load(); d != nil {
@@ -60,6 +60,13 @@ func pathPart(name string) string {
 		return "%2E" + p[1:]
 	}
 	return p
+}
+
+// closeDisks closes the state directories of the store and the
+// partitioned tables, once the stream's goroutines are done.
+func (s *stream) closeDisks() {
+	s.store.closeDisk()
+	s.tables.closeDisks()
 }
 
 // closeDisk closes the store's directory, when it has one, once the

@@ -108,8 +108,10 @@
 // back, as a copy or held, reads only the changelog it missed. A
 // partition this process neither holds nor follows stays on disk for the
 // config's "state-cleanup-delay" (10 minutes by default, as Kafka
-// Streams' state.cleanup.delay.ms), then is deleted. [StoreStatus] shows
-// the directory, its size and each partition's last restore.
+// Streams' state.cleanup.delay.ms), then is deleted. A partitioned
+// table's rows are kept on disk too ([Table].Partitioned); a global
+// table's in memory. [StoreStatus] shows the directory, its size and each
+// partition's last restore.
 //
 // # Timers
 //

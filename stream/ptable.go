@@ -13,6 +13,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/internal/murmur2"
+	"github.com/brain4it/kafkabpl/internal/store"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -37,6 +38,8 @@ const defaultTableHold = 2 * time.Second
 // fields under t.mu: parts, assigned, wake and dirty.
 type partTable struct {
 	t       *globalTable
+	dir     *store.Disk  // its state directory (the stream's "state-dir"); nil: in memory
+	disk    *store.Store // its rows on disk, a store of its own; nil: in memory
 	inputs  []string
 	hold    time.Duration
 	n       int           // the topic's partition count: set before checked is closed
@@ -52,8 +55,15 @@ type partTable struct {
 // tablePart is a partition of a partitioned table. Its fields are under
 // the table's mu, but cancel and cl, set when it is made.
 type tablePart struct {
-	id int32
-	rowSet
+	id     int32
+	rowSet // in memory: its rows
+	// On disk (the stream's "state-dir"): its rows there, as of the last
+	// flush, and the rows applied since (a nil value: deleted), which
+	// the run goroutine flushes between batches (see flush).
+	disk        *store.Part
+	unflushed   map[string][]byte
+	applied     int64           // the offset after the last update applied
+	flushed     int64           // applied, as of the last flush
 	pending     []pendingUpdate // fetched or restored, not yet applied, in offset order
 	next        int64           // the offset of the next update the follower takes
 	time        int64           // the latest timestamp (ms) of an input of the partition processed
@@ -164,6 +174,9 @@ func (pt *partTable) assign(s *stream, cl *kgo.Client, m map[string][]int32) {
 			old.cancel()
 		}
 		part := &tablePart{id: p, rowSet: rowSet{rows: map[string][]byte{}}, cl: cl}
+		if pt.disk != nil {
+			part.disk, part.unflushed = pt.disk.NewPart(p), map[string][]byte{}
+		}
 		var ctx context.Context
 		ctx, part.cancel = context.WithCancel(s.pollCtx)
 		pt.parts[p] = part
@@ -274,7 +287,7 @@ func (pt *partTable) restore(ctx context.Context, s *stream, part *tablePart) {
 		(*hook)(ctx, pt.t.Topic, part.id)
 	}
 	start := time.Now()
-	end, err := pt.read(ctx, part)
+	end, tail, err := pt.read(ctx, s, part)
 	if ctx.Err() != nil {
 		return // revoked, or the stream stops
 	}
@@ -289,6 +302,8 @@ func (pt *partTable) restore(ctx context.Context, s *stream, part *tablePart) {
 		return
 	}
 	part.ready, part.next = true, end
+	part.applied = end - part.total // where the restore began: nothing after it is applied yet
+	part.flushed = part.applied
 	now := time.Now()
 	for i := range part.pending {
 		part.pending[i].at = now
@@ -297,13 +312,19 @@ func (pt *partTable) restore(ctx context.Context, s *stream, part *tablePart) {
 	pt.wakeLocked()
 	n := len(part.pending)
 	pt.t.mu.Unlock()
-	s.log(fmt.Sprintf("stream %s: table %q partition %d restored: %d records, in %v", s.h.ID(), pt.t.Name, part.id, n, time.Since(start).Round(time.Millisecond)))
+	var from string
+	if tail {
+		from = ", from the state on disk's position"
+	}
+	s.log(fmt.Sprintf("stream %s: table %q partition %d restored: %d records, in %v%s", s.h.ID(), pt.t.Name, part.id, n, time.Since(start).Round(time.Millisecond), from))
 	s.resumeIfHeld(part.cl, part.id)
 }
 
 // read reads part's partition to its last stable offset, into its pending
-// updates, and returns that offset.
-func (pt *partTable) read(ctx context.Context, part *tablePart) (int64, error) {
+// updates, and returns that offset. On disk, it reads from the position
+// part's rows there are at (tail), or, when the disk holds none that it can
+// go on from, from the start, emptied.
+func (pt *partTable) read(ctx context.Context, s *stream, part *tablePart) (end int64, tail bool, err error) {
 	cl := part.cl
 	adm := kadm.NewClient(cl)
 	wait := retryWait()
@@ -314,17 +335,20 @@ func (pt *partTable) read(ctx context.Context, part *tablePart) (int64, error) {
 			break
 		}
 		if errors.Is(err, kafkabpl.ErrInvalidConfig) {
-			return 0, err // the topic is gone
+			return 0, false, err // the topic is gone
 		}
 		if err := wait(ctx); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	b := bounds[part.id]
+	if b[0], tail, err = pt.diskStart(s, part, b[0], b[1]); err != nil {
+		return 0, false, err
+	}
 	pt.t.mu.Lock()
 	part.total = b[1] - b[0]
 	pt.t.mu.Unlock()
-	err := readRange(ctx, cl, adm, pt.t.Topic, part.id, b[0], b[1], wait, func(recs []*kgo.Record) error {
+	err = readRange(ctx, cl, adm, pt.t.Topic, part.id, b[0], b[1], wait, func(recs []*kgo.Record) error {
 		pt.t.mu.Lock()
 		for _, r := range recs {
 			part.pending = append(part.pending, pendingUpdate{r: r})
@@ -339,7 +363,30 @@ func (pt *partTable) read(ctx context.Context, part *tablePart) (int64, error) {
 	pt.t.mu.Lock()
 	part.read = part.total
 	pt.t.mu.Unlock()
-	return b[1], err
+	return b[1], tail, err
+}
+
+// diskStart returns where part's restore reads from, its topic holding
+// offsets from start to end: the position of its rows on disk, or start
+// (emptied, saying why) when the disk holds none it can go on from.
+func (pt *partTable) diskStart(s *stream, part *tablePart, start, end int64) (int64, bool, error) {
+	if part.disk == nil {
+		return start, false, nil
+	}
+	pos, ok, err := pt.disk.Open(part.disk)
+	if err != nil {
+		return 0, false, fmt.Errorf("state directory %s: %w", pt.dir.Dir(), err)
+	}
+	if ok && pos >= start && pos <= end {
+		return pos, true, nil
+	}
+	if ok {
+		if err := pt.disk.Reset(part.disk); err != nil {
+			return 0, false, fmt.Errorf("state directory %s: %w", pt.dir.Dir(), err)
+		}
+		s.log(fmt.Sprintf("stream %s: table %q partition %d: the state directory %s is at offset %d, outside the topic's %d to %d: read from the start", s.h.ID(), pt.t.Name, part.id, pt.dir.Dir(), pos, start, end))
+	}
+	return start, false, nil
 }
 
 // resumeIfHeld resumes the fetching of partition p of the inputs, on cl,
@@ -414,7 +461,13 @@ func (pt *partTable) applyLocked(part *tablePart, due func(*pendingUpdate) bool)
 	i := 0
 	for ; i < len(part.pending) && due(&part.pending[i]); i++ {
 		r := part.pending[i].r
-		part.put(r.Key, r.Value)
+		part.applied = r.Offset + 1
+		switch {
+		case part.disk == nil:
+			part.put(r.Key, r.Value)
+		case r.Key != nil: // a nil key is no row
+			part.unflushed[string(r.Key)] = r.Value
+		}
 	}
 	if i > 0 {
 		clear(part.pending[:i])
@@ -436,14 +489,18 @@ func (ts streamTables) advance(in *kafkabpl.Record) {
 		if part := pt.parts[in.Partition()]; part != nil && part.ready {
 			part.time = max(part.time, in.Timestamp().UnixMilli())
 			pt.applyLocked(part, func(u *pendingUpdate) bool { return u.r.Timestamp.UnixMilli() <= part.time })
+			if len(part.unflushed) > 0 {
+				pt.dirty = true // the next poll ends at once, to flush them after the batch
+			}
 		}
 		t.mu.Unlock()
 	}
 }
 
 // release applies, between batches, the pending updates that the stream
-// time of their partition reached, or that waited Hold.
-func (ts streamTables) release(now time.Time) {
+// time of their partition reached, or that waited Hold; on disk, it then
+// writes the rows applied since the last release there.
+func (ts streamTables) release(now time.Time) error {
 	for _, t := range ts {
 		pt := t.pt
 		if pt == nil {
@@ -451,15 +508,48 @@ func (ts streamTables) release(now time.Time) {
 		}
 		t.mu.Lock()
 		pt.dirty = false
+		var err error
 		for _, part := range pt.parts {
 			if part.ready {
 				pt.applyLocked(part, func(u *pendingUpdate) bool {
 					return u.r.Timestamp.UnixMilli() <= part.time || now.Sub(u.at) >= pt.hold
 				})
+				if err == nil {
+					err = pt.flushLocked(part)
+				}
 			}
 		}
 		t.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("table %q: write its rows to %s: %w", t.Name, pt.dir.Dir(), err)
+		}
 	}
+	return nil
+}
+
+// flushLocked writes the rows applied to part since the last flush to the
+// disk, with the position they reach, in one batch (not synced: a crash
+// leaves a prefix of the updates, at its position, and the restore reads
+// the rest again). Between batches only: the rows the stream read in a
+// batch that a crash cuts short are then not on disk yet, and its inputs,
+// processed again, read what they read before. The caller holds t.mu.
+func (pt *partTable) flushLocked(part *tablePart) error {
+	if part.disk == nil || len(part.unflushed) == 0 && part.applied <= part.flushed {
+		return nil
+	}
+	pt.disk.SetPosition(part.disk, part.applied)
+	_, err := pt.disk.Apply(part.disk, func(yield func(key, value []byte) bool) {
+		for k, v := range part.unflushed {
+			if !yield([]byte(k), v) {
+				return
+			}
+		}
+	})
+	if err == nil {
+		clear(part.unflushed)
+		part.flushed = part.applied
+	}
+	return err
 }
 
 // pollContext wraps the context of the run goroutine's next poll so that
@@ -513,7 +603,14 @@ func (pt *partTable) get(p int32, key []byte) ([]byte, error) {
 	if part == nil || !part.ready {
 		return nil, errNotHeld
 	}
-	return part.rows[string(key)], nil
+	if part.disk == nil {
+		return part.rows[string(key)], nil
+	}
+	if v, ok := part.unflushed[string(key)]; ok {
+		return v, nil
+	}
+	v, _, err := part.disk.Get(key)
+	return v, err
 }
 
 // lookup returns key's value, from the partition Kafka's default
@@ -551,6 +648,11 @@ func (pt *partTable) status() TableStatus {
 	for _, part := range pt.parts {
 		st.Keys += int64(len(part.rows))
 		st.Bytes += part.bytes
+		if part.disk != nil { // as of the last flush
+			c := part.disk.Counts()
+			st.Keys += c.Keys
+			st.Bytes += c.Bytes
+		}
 		st.Read += part.read
 		st.Total += part.total
 		st.Pending += int64(len(part.pending))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -305,5 +307,58 @@ func TestPartitionedTableStateful(t *testing.T) {
 				t.Errorf("status %+v, store %+v, table %+v", st, st.Store, st.Tables[0])
 			}
 		})
+	}
+}
+
+// TestPartitionedTableOnDisk joins a count with a partitioned table whose
+// rows are kept under the stream's "state-dir": a stream started again
+// reads only the table's records after the position on disk (an update
+// and a deletion), and its inputs see them.
+func TestPartitionedTableOnDisk(t *testing.T) {
+	t.Parallel()
+	servers := newCluster(t, embedded.Topics("po-in"), embedded.Partitions(2)).Servers()
+	dir := t.TempDir()
+	tableTopic(t, streamLib(t), servers, "po-rows", 2, pairs("k0", "r0", "k1", "r1", "k2", "r2", "k3", "r3")...)
+	update := func(ctx context.Context, in *kafkabpl.Record, state any) ([]Output, any, error) {
+		n, _ := state.(int64)
+		n++
+		row, _ := in.Joined()
+		return []Output{{Message: kafkabpl.Message{Key: in.Key(), Value: fmt.Sprintf("%v=%d@%v", in.Key(), n, row)}}}, n, nil
+	}
+	start := func() (*kafkabpl.Library, string, *syncBuffer) {
+		lib, log := newLib(t), &syncBuffer{}
+		lib.SetLogOutput(log)
+		id := must[string](t)(Of(lib).Start(testCtx(t), map[string]any{"servers": servers, "group": "po", "state-dir": dir}, Spec{
+			From: []string{"po-in"}, To: "po-out", Update: update, Store: "counts",
+			Tables: []Table{{Name: "rows", Topic: "po-rows", Partitioned: true}},
+			Join:   &Join{Table: "rows"},
+		}))
+		return lib, id, log
+	}
+	lib, id, _ := start()
+	sendValues(t, lib, servers, "po-in", keyed("k0", "k1", "k2", "k3")...)
+	if got, want := sorted(values(readAll(t, lib, servers, 4, "po-out"))), "k0=1@r0 k1=1@r1 k2=1@r2 k3=1@r3"; got != want {
+		t.Fatalf("outputs %q, want %q", got, want)
+	}
+	waitStream(t, lib, id, func(st *Status) bool { return st.Tables[0].Keys == 4 && st.Tables[0].Pending == 0 })
+	if _, err := os.Stat(filepath.Join(dir, "po", "%tables", "rows")); err != nil {
+		t.Errorf("the table's directory: %v", err)
+	}
+	lib.Destroy(testCtx(t), id)
+
+	p := must[string](t)(lib.Create(testCtx(t), kafkabpl.Producer, servers))
+	send(t, lib, p, []string{"po-rows"}, kafkabpl.Message{Key: "k1", Value: "r1b"}, kafkabpl.Message{Key: "k2", Value: nil})
+	lib, id, log := start()
+	st := waitStream(t, lib, id, func(st *Status) bool { return st.Tables[0].Ready })
+	if got := strings.Count(log.String(), `table "rows" partition`); got != 2 || strings.Count(log.String(), "from the state on disk's position") != 4 || st.Tables[0].Total != 2 {
+		t.Errorf("started again: the table read %d offsets, want the 2 sent since; log:\n%s", st.Tables[0].Total, log.String())
+	}
+	sendValues(t, lib, servers, "po-in", keyed("k1", "k2", "k3")...)
+	if got, want := sorted(values(readAll(t, lib, servers, 6, "po-out"))), "k0=1@r0 k1=1@r1 k1=2@r1b k2=1@r2 k3=1@r3 k3=2@r3"; got != want {
+		t.Errorf("outputs %q, want %q", got, want)
+	}
+	st = waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 3 })
+	if st.Dropped != 1 || st.Tables[0].Keys != 3 {
+		t.Errorf("k2's row deleted: %d dropped, %d rows; want 1, 3", st.Dropped, st.Tables[0].Keys)
 	}
 }

@@ -340,7 +340,11 @@ func newStream(h *kafkabpl.Handle, spec Spec, log func(string)) (*stream, error)
 	cfg := h.Config()
 	s := &stream{h: h, cfg: cfg, spec: spec, state: Running, done: make(chan struct{}), log: log}
 	s.pollCtx, s.stopPoll = context.WithCancel(context.Background())
-	s.tables = newTables(cfg, spec.Tables, spec.From)
+	var err error
+	if s.tables, err = newTables(cfg, spec.Tables, spec.From, log); err != nil {
+		s.stopPoll()
+		return nil, err
+	}
 	s.timers = newTimers(&spec)
 	work := context.Background()
 	if s.tables != nil { // for Lookup
@@ -358,10 +362,10 @@ func newStream(h *kafkabpl.Handle, spec Spec, log func(string)) (*stream, error)
 	}
 	var assigned, revoked rebalanceFn // a stateful stream's store keeps what is assigned
 	if spec.Transform == nil {
-		var err error
 		if s.store, err = newStore(cfg, &spec, log); err != nil {
 			s.stopPoll()
 			s.cancelWork()
+			s.tables.closeDisks()
 			return nil, err
 		}
 		assigned, revoked = s.store.assign, s.store.revoked
@@ -391,10 +395,7 @@ func newStream(h *kafkabpl.Handle, spec Spec, log func(string)) (*stream, error)
 	}
 	assigned, revoked = s.tables.hooks(s, assigned, revoked) // a partitioned table keeps what is assigned too
 	opts = append(h.ClientOpts(assigned, revoked, revoked), opts...)
-	var (
-		err  error
-		stop context.CancelFunc
-	)
+	var stop context.CancelFunc
 	if spec.Guarantee == ExactlyOnce {
 		opts = append(opts,
 			kgo.TransactionalID(cfg.Group()+"-"+h.ID()),
@@ -422,7 +423,7 @@ func newStream(h *kafkabpl.Handle, spec Spec, log func(string)) (*stream, error)
 		s.stopPoll()
 		s.cancelWork()
 		stop()
-		s.store.closeDisk()
+		s.closeDisks()
 		return nil, kafkabpl.Wrapf(kafkabpl.ErrInvalidConfig, err, "config")
 	}
 	h.SetClient(s.cl, stop)
@@ -463,7 +464,10 @@ func (s *stream) run() {
 			break
 		}
 		s.h.Polled(fetches)
-		s.tables.release(time.Now()) // the partitioned tables' updates due
+		if err := s.tables.release(time.Now()); err != nil { // the partitioned tables' updates due
+			s.fail(err)
+			break
+		}
 		if s.store != nil {
 			// What was revoked since the sync is dropped before the
 			// input in hand is processed (an input of it aborts the
@@ -739,7 +743,7 @@ func (s *stream) Stop(ctx context.Context) (detached bool, err error) {
 	s.cancelWork() // a batch still in hand is aborted now
 	<-s.done
 	s.followers.Wait()
-	s.store.closeDisk()
+	s.closeDisks()
 	s.mu.Lock()
 	failed := s.state == Failed
 	if !failed {

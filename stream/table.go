@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/brain4it/kafkabpl"
+	"github.com/brain4it/kafkabpl/internal/store"
 	"github.com/brain4it/kafkabpl/internal/topicname"
 	"github.com/brain4it/kafkabpl/value"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -88,6 +90,12 @@ type Table struct {
 	// those rows until they have waited Hold: a global table suits such
 	// data. Not with a Rekey (its inputs' partitions are not the
 	// table's). false (the default): a global table.
+	//
+	// With the stream's "state-dir", the partitions' rows are kept on
+	// disk, under "<state-dir>/<group>/%tables/<name>", with the offset
+	// they reach, written between batches: a stream started again reads
+	// only the topic's records after it, and memory holds a batch's
+	// updates, not the rows. A global table is held in memory.
 	Partitioned bool
 	// Hold is how long a partitioned table's update, fetched with a
 	// timestamp later than the inputs of its partition processed so far,
@@ -209,10 +217,13 @@ func (spec *Spec) checkTables() error {
 	return nil
 }
 
-// newTables returns a stream's tables, empty; nil for none.
-func newTables(cfg *kafkabpl.ClientConfig, specs []Table, inputs []string) streamTables {
+// newTables returns a stream's tables, empty; nil for none. A
+// partitioned table's rows are kept on disk when the config has a
+// "state-dir", under "<state-dir>/<group>/%tables/<name>" (a name's path
+// part never starts with %t: see pathPart).
+func newTables(cfg *kafkabpl.ClientConfig, specs []Table, inputs []string, log func(string)) (streamTables, error) {
 	if len(specs) == 0 {
-		return nil
+		return nil, nil
 	}
 	ts := streamTables{}
 	for _, spec := range specs {
@@ -221,12 +232,33 @@ func newTables(cfg *kafkabpl.ClientConfig, specs []Table, inputs []string) strea
 		}
 		t := &globalTable{Table: spec, cfg: cfg, rowSet: rowSet{rows: map[string][]byte{}}}
 		t.decodeFn = t.decode
-		if spec.Partitioned {
-			t.pt = newPartTable(t, inputs)
-		}
 		ts[spec.Name] = t
+		if !spec.Partitioned {
+			continue
+		}
+		t.pt = newPartTable(t, inputs)
+		if cfg.StateDir() == "" {
+			continue
+		}
+		dir := filepath.Join(cfg.StateDir(), pathPart(cfg.Group()), "%tables", pathPart(spec.Name))
+		d, err := store.OpenDisk(dir, store.Identity{Group: cfg.Group(), Store: "table " + spec.Name, Changelog: spec.Topic}, log)
+		if err != nil {
+			ts.closeDisks()
+			return nil, kafkabpl.Wrapf(kafkabpl.ErrInvalidConfig, err, `config "state-dir": table %q`, spec.Name)
+		}
+		t.pt.dir, t.pt.disk = d, store.New(store.Config{Disk: d})
 	}
-	return ts
+	return ts, nil
+}
+
+// closeDisks closes the partitioned tables' state directories, once the
+// stream's goroutines are done.
+func (ts streamTables) closeDisks() {
+	for _, t := range ts {
+		if t.pt != nil && t.pt.dir != nil {
+			t.pt.dir.Close()
+		}
+	}
 }
 
 // bootstrap reads every table to its end, as the brokers report it now,
