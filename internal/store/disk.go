@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -53,6 +54,13 @@ type Disk struct {
 	// query, a status) than the run goroutine, which is done before
 	// Close: a query in flight may outlast its stream's stop.
 	mu sync.RWMutex
+
+	// The syncer: a goroutine that makes what the commits wrote durable
+	// behind them (see syncSoon).
+	syncReq  chan struct{} // a commit to sync; closed by Close
+	syncDone chan struct{} // closed when the syncer returns
+	syncErr  atomic.Pointer[error]
+	synced   atomic.Int64 // syncs done, for tests
 }
 
 // reading runs f with the database, or fails with ErrNotHeld once the
@@ -96,12 +104,47 @@ func OpenDisk(dir string, id Identity, log func(string)) (*Disk, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Disk{dir: dir, lock: lock, log: log}
+	d := &Disk{dir: dir, lock: lock, log: log, syncReq: make(chan struct{}, 1), syncDone: make(chan struct{})}
 	if err := d.openChecked(id); err != nil {
 		unlockDir(lock)
 		return nil, err
 	}
+	go d.syncer()
 	return d, nil
+}
+
+// syncSoon has the syncer make what was committed so far durable, and
+// returns the error of a sync that failed since the last call, if any.
+//
+// Why behind the commit and not in it: a batch's commit is on the run
+// goroutine's path, and its fsync was a third of a batch's time on disk
+// (BenchmarkDiskBatch). Not syncing at all is no choice either: pebble
+// keeps an unsynced commit in a buffer of its own until a block fills,
+// and a kill lost every commit since the start (TestDiskKilled). Behind
+// the commit, a kill loses at most the commits of the last sync's
+// length: the disk is then a consistent prefix of them (pebble's log is
+// replayed in order, a batch whole or not at all), at the position it
+// says, and the restore reads the rest from the changelog.
+func (d *Disk) syncSoon() error {
+	select {
+	case d.syncReq <- struct{}{}:
+	default: // one is pending: it syncs this commit too
+	}
+	if err := d.syncErr.Swap(nil); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// syncer syncs the log once per request, until Close.
+func (d *Disk) syncer() {
+	defer close(d.syncDone)
+	for range d.syncReq {
+		if err := d.db.LogData(nil, pebble.Sync); err != nil {
+			d.syncErr.Store(&err)
+		}
+		d.synced.Add(1)
+	}
 }
 
 // openChecked opens the database, emptied first when it cannot be read or
@@ -191,7 +234,12 @@ func (d *Disk) Close() error {
 	if d.db == nil {
 		return nil
 	}
-	err := d.db.Close()
+	close(d.syncReq)
+	<-d.syncDone
+	err := d.db.LogData(nil, pebble.Sync) // what the last commits wrote
+	if cerr := d.db.Close(); err == nil {
+		err = cerr
+	}
 	d.db = nil
 	unlockDir(d.lock)
 	return err
@@ -346,10 +394,9 @@ func (s *Store) load(p *Part, key string) (*slot, error) {
 }
 
 // writeDisk writes the batch's changes of the dirty parts, and their
-// positions and counts, to the disk in one batch, synced: pebble hands an
-// unsynced write to the operating system later, on a goroutine of its
-// own, and a kill right after the commit lost it (TestDiskKilled). The
-// caller holds no part's lock.
+// positions and counts, to the disk in one batch, which the disk's syncer
+// makes durable behind it (see Disk.syncSoon). The caller holds no
+// part's lock.
 func (s *Store) writeDisk() error {
 	b := s.disk.db.NewBatch()
 	for _, p := range s.dirty {
@@ -373,7 +420,10 @@ func (s *Store) writeDisk() error {
 			s.writeMeta(b, p)
 		}
 	}
-	return b.Commit(pebble.Sync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return err
+	}
+	return s.disk.syncSoon()
 }
 
 // writeMeta adds p's position and counts to b.
@@ -435,7 +485,10 @@ func (s *Store) applyDisk(p *Part, recs iter.Seq2[[]byte, []byte]) (int, error) 
 		n++
 	}
 	s.writeMeta(b, p)
-	return n, b.Commit(pebble.NoSync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return n, err
+	}
+	return n, s.disk.syncSoon()
 }
 
 // Sync makes what a disk store's Applies wrote survive a kill, or a

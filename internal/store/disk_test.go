@@ -276,9 +276,10 @@ func TestDiskReadsAndReset(t *testing.T) {
 }
 
 // TestDiskKilled checks that what Commit wrote survives the process's
-// kill (SIGKILL, no chance to close): a child process, this test binary
-// again, commits a batch and kills itself; the disk opened again holds
-// the batch at its position.
+// kill (SIGKILL, no chance to close) once the disk's syncer synced it: a
+// child process, this test binary again, commits a batch, waits for the
+// sync that follows it (never called by hand) and kills itself; the disk
+// opened again holds the batch at its position.
 func TestDiskKilled(t *testing.T) {
 	if dir := os.Getenv("KAFKABPL_DISK_KILLED"); dir != "" {
 		d, err := OpenDisk(dir, testID, func(string) {})
@@ -292,6 +293,11 @@ func TestDiskKilled(t *testing.T) {
 		}
 		if err := m.st.Commit(); err != nil {
 			panic(err)
+		}
+		for deadline := time.Now().Add(time.Minute); d.synced.Load() == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				panic("no sync followed the commit")
+			}
 		}
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}

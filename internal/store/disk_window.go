@@ -236,7 +236,10 @@ func (s *Store) applyDiskWindows(p *Part, recs iter.Seq2[[]byte, []byte]) (int, 
 	}
 	p.btime, p.bminClose = p.time, p.minClose
 	s.writeMeta(b, p)
-	return n, b.Commit(pebble.NoSync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return n, err
+	}
+	return n, s.disk.syncSoon()
 }
 
 // keyWindows counts key's windows in b (up to 2: whether it has more than
