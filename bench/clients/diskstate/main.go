@@ -10,9 +10,23 @@
 //     output of an input sent before it started, and the changelog
 //     records its restores applied.
 //
+// With -tails, for the disk store, a restart whose state on disk is
+// behind the changelog by each tail size, as after a kill that cost the
+// disk its last batches: a run without --state-dir counts that many
+// inputs more (over keys already counted, so the state keeps its size),
+// and stops; the run with --state-dir started then reads that tail, and
+// is timed until the output of an input sent before it started. (The
+// run in memory stops cleanly: a killed one's open transaction would
+// hold the restore up for its transaction timeout, a wait that neither
+// the tail nor the state sets.) With -windows, the count is a windowed
+// one: a tumbling window of an hour per key, so every key holds one open
+// window, emitting on update (a result per input).
+//
 // Usage (from the module bench/clients):
 //
 //	go run ./diskstate -keys 1000000,3000000
+//	go run ./diskstate -keys 1000000 -tails 100000,1000000
+//	go run ./diskstate -keys 1000000 -windows
 //
 // It builds kafkabpl from the module it replaces, and connects only to
 // the loopback broker it starts.
@@ -27,6 +41,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,9 +60,35 @@ const countScript = `(set s (kafka-stream (list "servers" => kafka-servers "grou
 "caught up"
 `
 
+// windowScript counts inputs per key and tumbling window of an hour,
+// emitting each window's count on update.
+const windowScript = `(set s (kafka-stream (list "servers" => kafka-servers "group" => "counter" "value-serializer" => "JSON")
+  "from" => "in" "to" => "out" "store" => "counts"
+  "window" => (list "type" => "tumbling" "size" => 3600000 "emit" => "update")
+  "aggregate" => (function (in acc) (+ acc 1))))
+(while (< (get (kafka-stream-status s) "processed") %d) (sleep 50))
+"caught up"
+`
+
+var (
+	tails   []int
+	windows bool
+)
+
 func main() {
 	keysFlag := flag.String("keys", "1000000", "key counts to measure, joined by commas")
+	tailsFlag := flag.String("tails", "", "tail sizes of the restarts after a kill, joined by commas (none: none)")
+	storesFlag := flag.String("stores", "memory,disk", "the stores to measure: memory, disk or both")
+	flag.DurationVar(&limitWait, "wait", limitWait, "the longest wait for a run to catch up")
+	flag.BoolVar(&windows, "windows", false, "a windowed count (one open window per key) instead of a per-key count")
 	flag.Parse()
+	for _, t := range strings.Split(*tailsFlag, ",") {
+		if t != "" {
+			n, err := strconv.Atoi(t)
+			check(err)
+			tails = append(tails, n)
+		}
+	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "diskstate")
 	check(err)
@@ -67,22 +108,47 @@ func main() {
 		check(err)
 		var memRun time.Duration
 		for _, onDisk := range []bool{false, true} {
+			if !slices.Contains(strings.Split(*storesFlag, ","), map[bool]string{false: "memory", true: "disk"}[onDisk]) {
+				continue
+			}
 			r := measure(ctx, bin, dir, n, onDisk)
 			name, ratio := "memory", "1.00"
 			if onDisk {
-				name, ratio = "disk", fmt.Sprintf("%.2f", memRun.Seconds()/r.run.Seconds())
+				name, ratio = "disk", "-"
+				if memRun > 0 {
+					ratio = fmt.Sprintf("%.2f", memRun.Seconds()/r.run.Seconds())
+				}
 			} else {
 				memRun = r.run
 			}
 			fmt.Printf("| %d | %s | %.1f s | %s | %d MiB | %.2f s | %d |\n", n, name, r.run.Seconds(), ratio, r.rss>>20, r.restart.Seconds(), r.restored)
+			for _, t := range r.tails {
+				fmt.Printf("| %d | disk, %d records behind | | | | %.2f s | %d |\n", n, t.size, t.restart.Seconds(), t.restored)
+			}
 		}
 	}
+}
+
+// script is the stream's script, done once it processed want inputs.
+func script(want int) []byte {
+	if windows {
+		return fmt.Appendf(nil, windowScript, want)
+	}
+	return fmt.Appendf(nil, countScript, want)
 }
 
 type result struct {
 	run, restart time.Duration
 	rss          int64
 	restored     int64
+	tails        []tailResult
+}
+
+// tailResult is a restart with the state on disk size records behind.
+type tailResult struct {
+	size     int
+	restart  time.Duration
+	restored int64
 }
 
 // measure runs the count over n keys on a broker of its own.
@@ -106,15 +172,16 @@ func measure(ctx context.Context, bin, dir string, n int, onDisk bool) result {
 	}
 	feed(ctx, cl, 0, n)
 
-	script := filepath.Join(dir, "count.bpl")
-	check(os.WriteFile(script, fmt.Appendf(nil, countScript, n), 0o644))
+	scriptFile := filepath.Join(dir, "count.bpl")
+	check(os.WriteFile(scriptFile, script(n), 0o644))
 	args := []string{"run", "--servers", servers}
 	state := filepath.Join(dir, "state")
 	os.RemoveAll(state)
+	memArgs := append(slices.Clone(args), scriptFile)
 	if onDisk {
 		args = append(args, "--state-dir", state)
 	}
-	args = append(args, script)
+	args = append(args, scriptFile)
 
 	var r result
 	start := time.Now()
@@ -128,14 +195,39 @@ func measure(ctx context.Context, bin, dir string, n int, onDisk bool) result {
 	// timed until its output.
 	end := endOffsets(ctx, adm, "out")
 	feed(ctx, cl, n, n+1)
-	check(os.WriteFile(script, fmt.Appendf(nil, countScript, 1), 0o644))
-	start = time.Now()
-	p = startRun(bin, args)
-	waitOutput(ctx, servers, end)
-	r.restart = time.Since(start)
-	p.stop()
-	r.restored = p.restored()
+	r.restart, r.restored = restart(ctx, bin, scriptFile, args, servers, end)
+	if !onDisk {
+		return r
+	}
+	for _, size := range tails {
+		// The changelog moves on by size records without the disk:
+		// a run in memory counts size inputs more over keys already
+		// counted.
+		feed(ctx, cl, 0, size)
+		check(os.WriteFile(scriptFile, script(size), 0o644))
+		p := startRun(bin, memArgs)
+		p.waitLine("caught up")
+		p.stop()
+		end := endOffsets(ctx, adm, "out")
+		feed(ctx, cl, n, n+1)
+		t := tailResult{size: size}
+		t.restart, t.restored = restart(ctx, bin, scriptFile, args, servers, end)
+		r.tails = append(r.tails, t)
+	}
 	return r
+}
+
+// restart starts the stream (an input was sent before), and returns the
+// time until its output, after end, and the changelog records its
+// restores applied.
+func restart(ctx context.Context, bin, scriptFile string, args []string, servers string, end map[int32]kgo.Offset) (time.Duration, int64) {
+	check(os.WriteFile(scriptFile, script(1), 0o644))
+	start := time.Now()
+	p := startRun(bin, args)
+	waitOutput(ctx, servers, end)
+	took := time.Since(start)
+	p.stop()
+	return took, p.restored()
 }
 
 // feed sends keys from..to-1, one input each, 100 bytes of value.
@@ -200,13 +292,27 @@ func startRun(bin string, args []string) *run {
 	return r
 }
 
+// limitWait bounds each wait for a run's line.
+var limitWait = 30 * time.Minute
+
+// waitLine waits for a line of the run's output that holds want, for
+// limitWait at most.
 func (r *run) waitLine(want string) {
-	for l := range r.lines {
-		if strings.Contains(l, want) {
-			return
+	limit := time.After(limitWait)
+	for {
+		select {
+		case l, ok := <-r.lines:
+			if !ok {
+				check(fmt.Errorf("kafkabpl run ended before %q: %s", want, r.log.String()))
+			}
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-limit:
+			r.cmd.Process.Kill()
+			check(fmt.Errorf("kafkabpl run printed no %q in %v: %s", want, limitWait, r.log.String()))
 		}
 	}
-	check(fmt.Errorf("kafkabpl run ended before %q: %s", want, r.log.String()))
 }
 
 // peakRSS is the process's VmHWM, in bytes.
