@@ -30,6 +30,7 @@ type slot struct {
 	touched uint64    // the batch that logged it last
 	log     int       // where in its part's log, when touched by the batch in hand
 	born    uint64    // the batch that made it
+	marked  uint64    // a windowed store on disk: the batch that wrote its marker (see writeMarker)
 }
 
 // Window is one open window of a key. Fold and CloseDue hand windows to

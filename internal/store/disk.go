@@ -32,6 +32,8 @@ import (
 //	0x01 partition key              a per-key store's key's committed state, encoded (see Encode)
 //	0x03 partition key* start end   a windowed store's window's aggregate, encoded
 //	0x04 partition close key* start end   (empty) the window's entry in the index of close times
+//	0x05 partition key              (empty) a windowed store's key has windows: a point read,
+//	                                which bloom filters answer, before a range read of them
 //
 // partition is 4 bytes, big-endian; start, end and close 8 bytes,
 // big-endian, close with its sign bit flipped so that the index reads in
@@ -87,7 +89,13 @@ const (
 	diskState  = 0x01
 	diskWindow = 0x03
 	diskClose  = 0x04
+	diskMarker = 0x05
 )
+
+// diskFormat is the version of the layout above, kept with the
+// identity: a directory of an earlier one (before the markers, 2) is
+// rebuilt.
+const diskFormat = 2
 
 var identityKey = []byte{diskMeta, 'i'}
 
@@ -150,7 +158,10 @@ func (d *Disk) syncer() {
 // openChecked opens the database, emptied first when it cannot be read or
 // belongs to another identity.
 func (d *Disk) openChecked(id Identity) error {
-	want, _ := json.Marshal(id)
+	want, _ := json.Marshal(struct {
+		Identity
+		Format int `json:"format"`
+	}{id, diskFormat})
 	db, err := d.open()
 	if err == nil {
 		var got []byte
@@ -356,7 +367,7 @@ func (s *Store) Reset(p *Part) error {
 		return nil
 	}
 	b := s.disk.db.NewBatch()
-	for _, space := range []byte{diskState, diskWindow, diskClose} {
+	for _, space := range []byte{diskState, diskWindow, diskClose, diskMarker} {
 		b.DeleteRange(spacePrefix(space, p.id), spacePrefix(space, p.id+1), nil)
 	}
 	b.Delete(metaKey(p.id), nil)
@@ -404,6 +415,7 @@ func (s *Store) writeDisk() error {
 			switch {
 			case c.w != nil:
 				s.writeWindow(b, p, c.sl.key, c.w)
+				s.writeMarker(b, p, c.sl)
 			case s.win == nil:
 				s.dkey = stateKey(s.dkey, p.id, c.sl.key)
 				if c.sl.raw != nil {

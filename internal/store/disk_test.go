@@ -338,12 +338,16 @@ func TestDiskWindowBatches(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			onUpdate := name == "on update"
 			dir := t.TempDir()
-			live := diskModelOf(t, openDisk(t, filepath.Join(dir, "live"), testID, func(s string) { t.Error("logged: " + s) }), win, onUpdate)
+			liveDir, restoredDir := filepath.Join(dir, "live"), filepath.Join(dir, "restored")
+			open := func(dir string) *storeModel {
+				return diskModelOf(t, openDisk(t, dir, testID, func(s string) { t.Error("logged: " + s) }), win, onUpdate)
+			}
+			live := open(liveDir)
 			ref := newStoreModel(Config{Windows: win}, onUpdate)
-			restored := diskModelOf(t, openDisk(t, filepath.Join(dir, "restored"), testID, func(s string) { t.Error("logged: " + s) }), win, onUpdate)
+			restored := open(restoredDir)
 			rng := rand.New(rand.NewPCG(3, uint64(len(name))))
 			var offset, ts, pos int64
-			commits, aborts, reopens := 0, 0, 0
+			commits, aborts, reopens, takeovers := 0, 0, 0, 0
 			for range 300 {
 				inputs := make([]input, rng.IntN(12))
 				for i := range inputs {
@@ -368,22 +372,35 @@ func TestDiskWindowBatches(t *testing.T) {
 				commits++
 				ref.batch(t, inputs, true)
 				want := checkCommit(t, commits, committedWindows, ref, live, restored, pos, log)
-				if rng.IntN(10) == 0 {
+				switch rng.IntN(10) {
+				case 0:
 					reopens++
 					live.st.disk.Close()
 					out := live.out
-					live = diskModelOf(t, openDisk(t, filepath.Join(dir, "live"), testID, func(s string) { t.Error("logged: " + s) }), win, onUpdate)
+					live = open(liveDir)
 					live.out = out
 					if got := committedWindows(t, live.p); got != want {
 						t.Fatalf("opened again, the disk holds\n%s\nwant:\n%s", got, want)
 					}
+				case 1:
+					// A takeover: the disk the changelog restored goes
+					// on with the inputs (what Apply wrote is read as
+					// the batches' writes are), and the live one follows
+					// the changelog from now on.
+					takeovers++
+					live.st.disk.Close()
+					restored.st.disk.Close()
+					liveDir, restoredDir = restoredDir, liveDir
+					out := live.out
+					live, restored = open(liveDir), open(restoredDir)
+					live.out = out
 				}
 			}
 			if !slices.Equal(live.out, ref.out) {
 				t.Errorf("results differ:\n%v\n%v", live.out, ref.out)
 			}
-			if commits < 100 || aborts < 50 || reopens < 5 || len(ref.out) < 50 || ref.p.keys == 0 {
-				t.Errorf("the run tested too little: %d commits, %d aborts, %d reopens, %d results, %d keys at the end", commits, aborts, reopens, len(ref.out), ref.p.keys)
+			if commits < 100 || aborts < 50 || reopens < 5 || takeovers < 5 || len(ref.out) < 50 || ref.p.keys == 0 {
+				t.Errorf("the run tested too little: %d commits, %d aborts, %d reopens, %d takeovers, %d results, %d keys at the end", commits, aborts, reopens, takeovers, len(ref.out), ref.p.keys)
 			}
 		})
 	}

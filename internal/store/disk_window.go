@@ -84,6 +84,16 @@ func (s *Store) loadWindows(p *Part, key string) (*slot, error) {
 	if sl := p.slots[key]; sl != nil || s.disk == nil {
 		return sl, nil
 	}
+	// A range read passes the bloom filters by: the marker's point read
+	// answers for a key without windows (every new key) first.
+	s.dkey = markerKey(s.dkey, p.id, key)
+	if _, closer, err := s.disk.db.Get(s.dkey); errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	} else {
+		closer.Close()
+	}
 	prefix := windowsPrefix(nil, p.id, key)
 	it, err := s.disk.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: append(bytes.Clone(prefix[:len(prefix)-1]), 2)})
 	if err != nil {
@@ -175,6 +185,27 @@ func (s *Store) writeWindow(b *pebble.Batch, p *Part, key string, w *Window) {
 	}
 }
 
+// markerKey is the key of key's marker in partition, in buf.
+func markerKey(buf []byte, partition int32, key string) []byte {
+	return append(binary.BigEndian.AppendUint32(append(buf[:0], diskMarker), uint32(partition)), key...)
+}
+
+// writeMarker adds to b key sl's marker as the batch leaves it: set
+// when it keeps a window, deleted when it keeps none. Once per key and
+// batch.
+func (s *Store) writeMarker(b *pebble.Batch, p *Part, sl *slot) {
+	if sl.marked == s.batch {
+		return
+	}
+	sl.marked = s.batch
+	mk := markerKey(nil, p.id, sl.key)
+	if slices.ContainsFunc(sl.wins, func(w *Window) bool { return w.closed != s.batch }) {
+		b.Set(mk, nil, nil)
+	} else {
+		b.Delete(mk, nil)
+	}
+}
+
 // applyDiskWindows is Apply on a windowed disk store: the windows and the
 // stream time the records set, the counts they change and the position
 // SetPosition set, in one batch, not synced (see applyDisk).
@@ -229,8 +260,10 @@ func (s *Store) applyDiskWindows(p *Part, recs iter.Seq2[[]byte, []byte]) (int, 
 		switch {
 		case before == 0 && after > 0:
 			p.keys++
+			b.Set(markerKey(nil, p.id, key), nil, nil)
 		case before > 0 && after == 0:
 			p.keys--
+			b.Delete(markerKey(nil, p.id, key), nil)
 		}
 		n++
 	}
