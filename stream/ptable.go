@@ -40,6 +40,7 @@ type partTable struct {
 	t       *globalTable
 	dir     *store.Disk  // its state directory (the stream's "state-dir"); nil: in memory
 	disk    *store.Store // its rows on disk, a store of its own; nil: in memory
+	leases  *diskLeases  // who writes each partition's rows on disk, and their cleanup; nil: in memory
 	inputs  []string
 	hold    time.Duration
 	n       int           // the topic's partition count: set before checked is closed
@@ -59,9 +60,10 @@ type tablePart struct {
 	rowSet // in memory: its rows
 	// On disk (the stream's "state-dir"): its rows there, as of the last
 	// flush, and the rows applied since (a nil value: deleted), which
-	// the run goroutine flushes between batches (see flush).
+	// the run goroutine flushes between batches (see flushLocked).
 	disk        *store.Part
 	unflushed   map[string][]byte
+	release     func()          // ends its lease of its rows on disk (see diskLeases): its restore takes it, whoever drops it ends it
 	applied     int64           // the offset after the last update applied
 	flushed     int64           // applied, as of the last flush
 	pending     []pendingUpdate // fetched or restored, not yet applied, in offset order
@@ -204,8 +206,9 @@ func (pt *partTable) revoke(m map[string][]int32) {
 			continue
 		}
 		part.cancel()
-		if part.ready {
+		if part.ready { // else its restore's goroutine releases it, seeing it gone
 			pt.cl.RemoveConsumePartitions(map[string][]int32{pt.t.Topic: {p}})
+			part.releaseDisk()
 		}
 		delete(pt.parts, p)
 	}
@@ -288,6 +291,9 @@ func (pt *partTable) restore(ctx context.Context, s *stream, part *tablePart) {
 	}
 	start := time.Now()
 	end, tail, err := pt.read(ctx, s, part)
+	if ctx.Err() != nil || err != nil {
+		part.releaseDisk()
+	}
 	if ctx.Err() != nil {
 		return // revoked, or the stream stops
 	}
@@ -299,6 +305,7 @@ func (pt *partTable) restore(ctx context.Context, s *stream, part *tablePart) {
 	pt.t.mu.Lock()
 	if pt.parts[part.id] != part {
 		pt.t.mu.Unlock()
+		part.releaseDisk()
 		return
 	}
 	part.ready, part.next = true, end
@@ -342,7 +349,7 @@ func (pt *partTable) read(ctx context.Context, s *stream, part *tablePart) (end 
 		}
 	}
 	b := bounds[part.id]
-	if b[0], tail, err = pt.diskStart(s, part, b[0], b[1]); err != nil {
+	if b[0], tail, err = pt.diskStart(ctx, s, part, b[0], b[1]); err != nil {
 		return 0, false, err
 	}
 	pt.t.mu.Lock()
@@ -366,13 +373,19 @@ func (pt *partTable) read(ctx context.Context, s *stream, part *tablePart) (end 
 	return b[1], tail, err
 }
 
-// diskStart returns where part's restore reads from, its topic holding
-// offsets from start to end: the position of its rows on disk, or start
-// (emptied, saying why) when the disk holds none it can go on from.
-func (pt *partTable) diskStart(s *stream, part *tablePart, start, end int64) (int64, bool, error) {
+// diskStart leases part's rows on disk and returns where part's restore
+// reads from, its topic holding offsets from start to end: the position
+// of its rows on disk, or start (emptied, saying why) when the disk holds
+// none it can go on from.
+func (pt *partTable) diskStart(ctx context.Context, s *stream, part *tablePart, start, end int64) (int64, bool, error) {
 	if part.disk == nil {
 		return start, false, nil
 	}
+	release, err := pt.leases.acquire(ctx, part.id)
+	if err != nil {
+		return 0, false, err
+	}
+	part.release = release
 	pos, ok, err := pt.disk.Open(part.disk)
 	if err != nil {
 		return 0, false, fmt.Errorf("state directory %s: %w", pt.dir.Dir(), err)
@@ -499,8 +512,9 @@ func (ts streamTables) advance(in *kafkabpl.Record) {
 
 // release applies, between batches, the pending updates that the stream
 // time of their partition reached, or that waited Hold; on disk, it then
-// writes the rows applied since the last release there.
-func (ts streamTables) release(now time.Time) error {
+// writes the rows applied since the last release there, and deletes the
+// partitions no longer held for the config's "state-cleanup-delay".
+func (ts streamTables) release(now time.Time, log func(string)) error {
 	for _, t := range ts {
 		pt := t.pt
 		if pt == nil {
@@ -520,11 +534,21 @@ func (ts streamTables) release(now time.Time) error {
 			}
 		}
 		t.mu.Unlock()
+		if err == nil {
+			err = pt.leases.cleanUp(pt.disk, log)
+		}
 		if err != nil {
 			return fmt.Errorf("table %q: write its rows to %s: %w", t.Name, pt.dir.Dir(), err)
 		}
 	}
 	return nil
+}
+
+// releaseDisk ends part's lease of its rows on disk, if it holds one.
+func (part *tablePart) releaseDisk() {
+	if part.release != nil {
+		part.release()
+	}
 }
 
 // flushLocked writes the rows applied to part since the last flush to the

@@ -313,7 +313,9 @@ func TestPartitionedTableStateful(t *testing.T) {
 // TestPartitionedTableOnDisk joins a count with a partitioned table whose
 // rows are kept under the stream's "state-dir": a stream started again
 // reads only the table's records after the position on disk (an update
-// and a deletion), and its inputs see them.
+// and a deletion), and its inputs see them. When a second member takes a
+// partition, the first deletes its rows once "state-cleanup-delay"
+// passed.
 func TestPartitionedTableOnDisk(t *testing.T) {
 	t.Parallel()
 	servers := newCluster(t, embedded.Topics("po-in"), embedded.Partitions(2)).Servers()
@@ -325,17 +327,17 @@ func TestPartitionedTableOnDisk(t *testing.T) {
 		row, _ := in.Joined()
 		return []Output{{Message: kafkabpl.Message{Key: in.Key(), Value: fmt.Sprintf("%v=%d@%v", in.Key(), n, row)}}}, n, nil
 	}
-	start := func() (*kafkabpl.Library, string, *syncBuffer) {
+	start := func(dir string) (*kafkabpl.Library, string, *syncBuffer) {
 		lib, log := newLib(t), &syncBuffer{}
 		lib.SetLogOutput(log)
-		id := must[string](t)(Of(lib).Start(testCtx(t), map[string]any{"servers": servers, "group": "po", "state-dir": dir}, Spec{
+		id := must[string](t)(Of(lib).Start(testCtx(t), map[string]any{"servers": servers, "group": "po", "state-dir": dir, "state-cleanup-delay": 100}, Spec{
 			From: []string{"po-in"}, To: "po-out", Update: update, Store: "counts",
 			Tables: []Table{{Name: "rows", Topic: "po-rows", Partitioned: true}},
 			Join:   &Join{Table: "rows"},
 		}))
 		return lib, id, log
 	}
-	lib, id, _ := start()
+	lib, id, _ := start(dir)
 	sendValues(t, lib, servers, "po-in", keyed("k0", "k1", "k2", "k3")...)
 	if got, want := sorted(values(readAll(t, lib, servers, 4, "po-out"))), "k0=1@r0 k1=1@r1 k2=1@r2 k3=1@r3"; got != want {
 		t.Fatalf("outputs %q, want %q", got, want)
@@ -348,7 +350,7 @@ func TestPartitionedTableOnDisk(t *testing.T) {
 
 	p := must[string](t)(lib.Create(testCtx(t), kafkabpl.Producer, servers))
 	send(t, lib, p, []string{"po-rows"}, kafkabpl.Message{Key: "k1", Value: "r1b"}, kafkabpl.Message{Key: "k2", Value: nil})
-	lib, id, log := start()
+	lib, id, log := start(dir)
 	st := waitStream(t, lib, id, func(st *Status) bool { return st.Tables[0].Ready })
 	if got := strings.Count(log.String(), `table "rows" partition`); got != 2 || strings.Count(log.String(), "from the state on disk's position") != 4 || st.Tables[0].Total != 2 {
 		t.Errorf("started again: the table read %d offsets, want the 2 sent since; log:\n%s", st.Tables[0].Total, log.String())
@@ -360,5 +362,15 @@ func TestPartitionedTableOnDisk(t *testing.T) {
 	st = waitStream(t, lib, id, func(st *Status) bool { return st.Processed == 3 })
 	if st.Dropped != 1 || st.Tables[0].Keys != 3 {
 		t.Errorf("k2's row deleted: %d dropped, %d rows; want 1, 3", st.Dropped, st.Tables[0].Keys)
+	}
+
+	libB, idB, _ := start(t.TempDir())
+	waitStream(t, libB, idB, func(st *Status) bool { return st.Tables[0].Partitions == 1 && st.Tables[0].Ready })
+	rows := streamOf(t, lib, id).tables["rows"].pt.dir
+	waitStream(t, lib, id, func(st *Status) bool {
+		return st.Tables[0].Partitions == 1 && len(must[[]int32](t)(rows.Partitions())) == 1
+	})
+	if !strings.Contains(log.String(), "neither held nor followed") {
+		t.Errorf("no log line for the table partition deleted:\n%s", log.String())
 	}
 }

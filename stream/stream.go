@@ -464,7 +464,7 @@ func (s *stream) run() {
 			break
 		}
 		s.h.Polled(fetches)
-		if err := s.tables.release(time.Now()); err != nil { // the partitioned tables' updates due
+		if err := s.tables.release(time.Now(), s.log); err != nil { // the partitioned tables' updates due
 			s.fail(err)
 			break
 		}

@@ -95,7 +95,9 @@ type Table struct {
 	// disk, under "<state-dir>/<group>/%tables/<name>", with the offset
 	// they reach, written between batches: a stream started again reads
 	// only the topic's records after it, and memory holds a batch's
-	// updates, not the rows. A global table is held in memory.
+	// updates, not the rows; a partition no longer held is deleted after
+	// the config's "state-cleanup-delay". A global table is held in
+	// memory.
 	Partitioned bool
 	// Hold is how long a partitioned table's update, fetched with a
 	// timestamp later than the inputs of its partition processed so far,
@@ -246,7 +248,17 @@ func newTables(cfg *kafkabpl.ClientConfig, specs []Table, inputs []string, log f
 			ts.closeDisks()
 			return nil, kafkabpl.Wrapf(kafkabpl.ErrInvalidConfig, err, `config "state-dir": table %q`, spec.Name)
 		}
-		t.pt.dir, t.pt.disk = d, store.New(store.Config{Disk: d})
+		pt := t.pt
+		pt.dir, pt.disk = d, store.New(store.Config{Disk: d})
+		wake := func() {
+			pt.t.mu.Lock()
+			pt.wakeLocked()
+			pt.t.mu.Unlock()
+		}
+		if pt.leases, err = newDiskLeases(d, cfg.StateCleanupDelay(), wake); err != nil {
+			ts.closeDisks()
+			return nil, kafkabpl.Wrapf(kafkabpl.ErrInvalidConfig, err, `config "state-dir": table %q`, spec.Name)
+		}
 	}
 	return ts, nil
 }
@@ -256,6 +268,7 @@ func newTables(cfg *kafkabpl.ClientConfig, specs []Table, inputs []string, log f
 func (ts streamTables) closeDisks() {
 	for _, t := range ts {
 		if t.pt != nil && t.pt.dir != nil {
+			t.pt.leases.stop()
 			t.pt.dir.Close()
 		}
 	}
