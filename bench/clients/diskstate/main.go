@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command diskstate measures a stateful stream's state on disk against
 // its state in memory (issue 46), as a user runs it: `kafkabpl broker` in
 // a process of its own, a per-key count in `kafkabpl run`, with and
@@ -37,6 +39,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +47,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -154,8 +158,14 @@ type tailResult struct {
 // measure runs the count over n keys on a broker of its own.
 func measure(ctx context.Context, bin, dir string, n int, onDisk bool) result {
 	port := "19192"
+	if l, err := net.Listen("tcp", "127.0.0.1:"+port); err != nil {
+		check(fmt.Errorf("port %s is taken (a broker an earlier run left?): %w", port, err))
+	} else {
+		l.Close()
+	}
 	broker := exec.Command(bin, "broker", "--port", port, "--brokers", "1", "--partitions", "3")
 	broker.Stderr = os.Stderr
+	broker.SysProcAttr = orphanKill()
 	check(broker.Start())
 	defer func() { broker.Process.Signal(syscall.SIGTERM); broker.Wait() }()
 	servers := "127.0.0.1:" + port
@@ -226,6 +236,13 @@ func restart(ctx context.Context, bin, scriptFile string, args []string, servers
 	p := startRun(bin, args)
 	waitOutput(ctx, servers, end)
 	took := time.Since(start)
+	// The first output may come before every partition's restore ended
+	// (each is logged with its records once it ends).
+	for deadline := time.Now().Add(limitWait); len(restoredLine.FindAllString(p.log.String(), -1)) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			check(fmt.Errorf("the restart's three restores did not end in %v: %s", limitWait, p.log.String()))
+		}
+	}
 	p.stop()
 	return took, p.restored()
 }
@@ -273,11 +290,31 @@ func waitOutput(ctx context.Context, servers string, end map[int32]kgo.Offset) {
 type run struct {
 	cmd   *exec.Cmd
 	lines chan string
-	log   strings.Builder
+	log   syncBuilder // its stderr
+}
+
+// syncBuilder is a strings.Builder that a process writes while others
+// read it.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func startRun(bin string, args []string) *run {
 	r := &run{cmd: exec.Command(bin, args...), lines: make(chan string, 1024)}
+	r.cmd.SysProcAttr = orphanKill()
 	out, err := r.cmd.StdoutPipe()
 	check(err)
 	r.cmd.Stderr = &r.log
@@ -340,6 +377,13 @@ func (r *run) restored() (n int64) {
 		n += v
 	}
 	return n
+}
+
+// orphanKill has a child process killed when this one ends, however it
+// ends: check exits without running the deferred stops, and a broker
+// left behind on the port would serve the next run its records.
+func orphanKill() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
 func check(err error) {
