@@ -228,13 +228,9 @@ func (s *Store) applyDiskWindows(p *Part, recs iter.Seq2[[]byte, []byte]) (int, 
 		key := string(rkey[:len(rkey)-16])
 		start := int64(binary.BigEndian.Uint64(rkey[len(key):]))
 		end := int64(binary.BigEndian.Uint64(rkey[len(key)+8:]))
-		before, err := s.keyWindows(b, p.id, key)
-		if err != nil {
-			return n, err
-		}
-		after := before
 		wkey = diskWindowKey(wkey, p.id, key, start, end)
 		old, closer, err := b.Get(wkey)
+		had := err == nil
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
 		case err != nil:
@@ -242,28 +238,42 @@ func (s *Store) applyDiskWindows(p *Part, recs iter.Seq2[[]byte, []byte]) (int, 
 		default:
 			p.windows--
 			p.bytes -= int64(len(key) + 16 + len(old))
-			after--
 			closer.Close()
 		}
 		at := s.win.closeAt(end)
 		if val == nil {
 			b.Delete(wkey, nil)
 			b.Delete(closeKey(nil, p.id, at, key, start, end), nil)
+			// The key's last window gone: its marker goes, and the key
+			// is no longer counted. (A range read, but at a window's
+			// close only, not at each update.)
+			if had {
+				if left, err := s.keyWindows(b, p.id, key); err != nil {
+					return n, err
+				} else if left == 0 {
+					p.keys--
+					b.Delete(markerKey(nil, p.id, key), nil)
+				}
+			}
 		} else {
 			b.Set(wkey, val, nil)
 			b.Set(closeKey(nil, p.id, at, key, start, end), nil, nil)
 			p.windows++
 			p.bytes += int64(len(key) + 16 + len(val))
 			p.minClose = min(p.minClose, at)
-			after++
-		}
-		switch {
-		case before == 0 && after > 0:
-			p.keys++
-			b.Set(markerKey(nil, p.id, key), nil, nil)
-		case before > 0 && after == 0:
-			p.keys--
-			b.Delete(markerKey(nil, p.id, key), nil)
+			// A key's first window: its marker, a point read, says
+			// whether it had one.
+			if !had {
+				mk := markerKey(nil, p.id, key)
+				if _, closer, err := b.Get(mk); errors.Is(err, pebble.ErrNotFound) {
+					p.keys++
+					b.Set(mk, nil, nil)
+				} else if err != nil {
+					return n, err
+				} else {
+					closer.Close()
+				}
+			}
 		}
 		n++
 	}
@@ -275,8 +285,7 @@ func (s *Store) applyDiskWindows(p *Part, recs iter.Seq2[[]byte, []byte]) (int, 
 	return n, s.disk.syncSoon()
 }
 
-// keyWindows counts key's windows in b (up to 2: whether it has more than
-// the one a record replaces is all a count needs).
+// keyWindows counts key's windows in b, up to 2.
 func (s *Store) keyWindows(b *pebble.Batch, partition int32, key string) (int, error) {
 	prefix := windowsPrefix(nil, partition, key)
 	it, err := b.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: append(bytes.Clone(prefix[:len(prefix)-1]), 2)})
