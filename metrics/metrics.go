@@ -72,6 +72,7 @@
 //	kafkabpl_stream_lag{stream}                    gauge: the group's lag on the inputs
 //	kafkabpl_stream_store_keys{stream}, _store_windows, _store_bytes, _store_restoring (partitions)
 //	kafkabpl_stream_store_disk_bytes{stream}       gauge: what a store on disk (config "state-dir") takes there
+//	kafkabpl_stream_store_partition_disk_bytes{stream,partition}  gauge: an estimate of what the partition's state takes on disk (pebble's: nothing of its memtable until a flush)
 //	kafkabpl_stream_restore_records{stream,partition}  gauge: changelog records the partition's last restore applied
 //	kafkabpl_stream_restore_seconds{stream,partition}  gauge: how long it took
 //
@@ -346,6 +347,7 @@ var (
 	descStandbyLag   = streamDesc("store_standby_lag", "Changelog offsets the stream's standby copies have not applied yet, summed.")
 	descTakeovers    = streamDesc("takeovers_total", "Restores that went on from a standby copy's position.")
 	descDiskBytes    = streamDesc("store_disk_bytes", "What the stream's store on disk takes there, in bytes.")
+	descPartDisk     = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "store_partition_disk_bytes"), "An estimate of what the partition's state takes on disk, in bytes.", []string{"stream", "partition"}, nil)
 	descRestoreRecs  = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "restore_records"), "Changelog records the partition's last restore applied.", []string{"stream", "partition"}, nil)
 	descRestoreSecs  = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "restore_seconds"), "How long the partition's last restore took.", []string{"stream", "partition"}, nil)
 	descTableKeys    = prometheus.NewDesc(prometheus.BuildFQName(ns, "stream", "table_keys"), "Keys a table of the stream holds.", []string{"stream", "table"}, nil)
@@ -355,7 +357,7 @@ var (
 func (c *streamCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRunning, descProcessed, descProduced, descDropped, descSkipped, descDeadLettered,
 		descTransactions, descAborted, descReinits, descLag, descLate, descRestored, descKeys, descWindows, descBytes, descRestoring,
-		descTimers, descFired, descStandbys, descStandbyLag, descTakeovers, descDiskBytes, descRestoreRecs, descRestoreSecs,
+		descTimers, descFired, descStandbys, descStandbyLag, descTakeovers, descDiskBytes, descPartDisk, descRestoreRecs, descRestoreSecs,
 		descTableKeys, descTableUpdates} {
 		ch <- d
 	}
@@ -409,6 +411,9 @@ func (c *streamCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 			emit(descFired, prometheus.CounterValue, s.Fired)
 			if s.Disk != "" {
 				emit(descDiskBytes, prometheus.GaugeValue, s.DiskBytes)
+			}
+			for _, dp := range s.DiskPartitions {
+				ch <- prometheus.MustNewConstMetric(descPartDisk, prometheus.GaugeValue, float64(dp.Bytes), id, strconv.Itoa(int(dp.Partition)))
 			}
 			for _, r := range s.Restores { // a store's partitions: a bounded label
 				p := strconv.Itoa(int(r.Partition))

@@ -246,5 +246,8 @@ func TestStreamOnDiskMetrics(t *testing.T) {
 		if _, ok := value(got, "kafkabpl_stream_restore_seconds", stream, part); !ok {
 			t.Errorf("%s: no restore time", part)
 		}
+		if n, ok := value(got, "kafkabpl_stream_store_partition_disk_bytes", stream, part); !ok || n < 0 {
+			t.Errorf("%s: disk bytes %v (%v), want the partition's estimate", part, n, ok)
+		}
 	}
 }

@@ -90,6 +90,9 @@ func TestStreamStateOnDisk(t *testing.T) {
 	if first.st.Disk == "" || !strings.HasPrefix(first.st.Disk, dir) {
 		t.Fatalf("the store is kept in %q, want under %s", first.st.Disk, dir)
 	}
+	if dps := first.st.DiskPartitions; len(dps) != 3 || dps[0].Partition != 0 || dps[2].Partition != 2 {
+		t.Errorf("partitions on disk %+v, want 0, 1 and 2 (each restored, at its position)", dps)
+	}
 	send(first, "a", "b", "a", "c", "a", "b")
 	wantCounts(first, "a=3 b=2 c=1")
 	first.stop(t)

@@ -65,9 +65,16 @@ type StoreStatus struct {
 	Placement      []StorePlacement // each partition's owner and standbys, from the group's last description; nil under the "consumer" group protocol
 
 	// On disk (config "state-dir"; all zero in memory).
-	Disk      string          // the store's directory, "<state-dir>/<group>/<store>"; "": in memory
-	DiskBytes int64           // what its files take on disk
-	Restores  []RestoreStatus // each partition's last restore, since the stream started, by partition
+	Disk           string          // the store's directory, "<state-dir>/<group>/<store>"; "": in memory
+	DiskBytes      int64           // what its files take on disk
+	DiskPartitions []DiskPartition // the partitions it holds state of (held, followed, or waiting out "state-cleanup-delay"), by partition
+	Restores       []RestoreStatus // each partition's last restore, since the stream started, by partition
+}
+
+// DiskPartition is a partition's state in a store's directory.
+type DiskPartition struct {
+	Partition int32
+	Bytes     int64 // an estimate of what its files take: pebble's, which counts nothing of what its memtable holds until a flush
 }
 
 // kafkaStore is a stateful stream's store as Kafka sees it: its state,
@@ -281,6 +288,11 @@ func (st *kafkaStore) status() *StoreStatus {
 	slices.SortFunc(ss.Restores, func(a, b RestoreStatus) int { return cmp.Compare(a.Partition, b.Partition) })
 	if st.disk != nil {
 		ss.Disk, ss.DiskBytes = st.disk.Dir(), st.disk.Size()
+		sizes, _ := st.disk.PartitionBytes() // none once the disk is closed
+		for id, n := range sizes {
+			ss.DiskPartitions = append(ss.DiskPartitions, DiskPartition{Partition: id, Bytes: n})
+		}
+		slices.SortFunc(ss.DiskPartitions, func(a, b DiskPartition) int { return cmp.Compare(a.Partition, b.Partition) })
 	}
 	return ss
 }
@@ -301,6 +313,14 @@ func (ss *StoreStatus) List() *value.List {
 	if ss.Disk != "" {
 		l.AppendNamed("disk", ss.Disk)
 		l.AppendNamed("disk-bytes", ss.DiskBytes)
+		dps := &value.List{}
+		for _, dp := range ss.DiskPartitions {
+			dl := &value.List{}
+			dl.AppendNamed("partition", int64(dp.Partition))
+			dl.AppendNamed("bytes", dp.Bytes)
+			dps.Append(dl)
+		}
+		l.AppendNamed("disk-partitions", dps)
 	}
 	if len(ss.Restores) > 0 {
 		rs := &value.List{}

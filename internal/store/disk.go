@@ -564,3 +564,30 @@ func (d *Disk) Partitions() ([]int32, error) {
 	})
 	return ids, err
 }
+
+// PartitionBytes returns, for each partition the disk holds state of,
+// an estimate of the bytes its files take: pebble's, from its files'
+// bounds, so that what is still in its memtable counts nothing until it
+// is flushed.
+func (d *Disk) PartitionBytes() (map[int32]int64, error) {
+	ids, err := d.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int32]int64, len(ids))
+	err = d.reading(func(db *pebble.DB) error {
+		for _, id := range ids {
+			var n uint64
+			for _, space := range []byte{diskState, diskWindow, diskClose, diskMarker} {
+				b, err := db.EstimateDiskUsage(spacePrefix(space, id), spacePrefix(space, id+1))
+				if err != nil {
+					return err
+				}
+				n += b
+			}
+			out[id] = int64(n)
+		}
+		return nil
+	})
+	return out, err
+}
