@@ -67,17 +67,22 @@ func identityBytes(_ context.Context, in *kafkabpl.Record) ([]Output, error) {
 // many records it says it produced, or an error.
 type streamRunner func(ctx context.Context, servers, group, out string) (stop func() (int64, error), err error)
 
+// benchAdmin returns an admin client of servers, closed when b ends.
+func benchAdmin(b *testing.B, servers string) *kadm.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
 func BenchmarkStream(b *testing.B) {
 	servers := newCluster(b).Servers()
 	if err := fillStreamTopic(servers); err != nil {
 		b.Fatal(err)
 	}
-	adminCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer adminCl.Close()
-	adm := kadm.NewClient(adminCl)
+	adm := benchAdmin(b, servers)
 
 	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce} {
 		b.Run("kafkabpl/"+g.String(), func(b *testing.B) {

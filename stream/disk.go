@@ -1,8 +1,10 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -108,28 +110,36 @@ func (s *stream) diskStart(p *storePart, start, end int64) (from int64, tail boo
 	if st.disk == nil {
 		return start, false, nil
 	}
-	pos, ok, err := st.state.Open(p.state)
+	from, tail, why, err := diskResume(st.state, p.state, "changelog", start, end)
 	if err != nil {
 		return 0, false, fmt.Errorf("state directory %s: %w", st.disk.Dir(), err)
 	}
-	var why string
+	if !tail {
+		s.log(fmt.Sprintf("stream %s: store %q partition %d: the state directory %s %s: restoring it from the changelog's start", s.h.ID(), st.name, p.id, st.disk.Dir(), cmp.Or(why, "holds no state of it")))
+	}
+	return from, tail, nil
+}
+
+// diskResume opens p's state on disk (of st, a store on disk) and
+// returns where its restore reads topic, which holds offsets from start
+// to end: the position p's state there is at (tail), or start, with why
+// the state there could not go on (then emptied; "" when the disk held
+// none of p).
+func diskResume(st *store.Store, p *store.Part, topic string, start, end int64) (from int64, tail bool, why string, err error) {
+	pos, ok, err := st.Open(p)
 	switch {
+	case err != nil:
+		return 0, false, "", err
 	case !ok:
-		why = "holds no state of it"
+		return start, false, "", nil
 	case pos > end:
-		why = fmt.Sprintf("is at changelog offset %d, ahead of the changelog's end %d (the topic was made again?)", pos, end)
+		why = fmt.Sprintf("is at %s offset %d, ahead of the %s's end %d (the topic was made again?)", topic, pos, topic, end)
 	case pos < start:
-		why = fmt.Sprintf("is at changelog offset %d, before the changelog's start %d", pos, start)
+		why = fmt.Sprintf("is at %s offset %d, before the %s's start %d", topic, pos, topic, start)
 	default:
-		return pos, true, nil
+		return pos, true, "", nil
 	}
-	if ok {
-		if err := st.state.Reset(p.state); err != nil {
-			return 0, false, fmt.Errorf("state directory %s: %w", st.disk.Dir(), err)
-		}
-	}
-	s.log(fmt.Sprintf("stream %s: store %q partition %d: the state directory %s %s: restoring it from the changelog's start", s.h.ID(), st.name, p.id, st.disk.Dir(), why))
-	return start, false, nil
+	return start, false, why, st.Reset(p)
 }
 
 // RestoreStatus is a partition's last restore, since the stream started.
@@ -261,28 +271,24 @@ func (l *diskLeases) cleanUp(st *store.Store, log func(string)) error {
 	}
 	l.mu.Lock()
 	now := time.Now()
-	var due []int32
+	due := map[int32]chan struct{}{} // leased to the cleanup
 	for id, since := range l.idle {
 		if now.Sub(since) >= l.delay {
-			due = append(due, id)
+			due[id] = make(chan struct{})
+			l.held[id] = due[id]
 			delete(l.idle, id)
-			l.held[id] = make(chan struct{}) // leased to the cleanup
 		}
 	}
 	l.armLocked()
 	l.mu.Unlock()
-	slices.Sort(due)
 	var err error
-	for _, id := range due {
+	for _, id := range slices.Sorted(maps.Keys(due)) {
 		if err == nil {
 			if err = st.Reset(st.NewPart(id)); err == nil {
 				log(fmt.Sprintf("deleted partition %d's state from %s: neither held nor followed for %v (state-cleanup-delay)", id, l.disk.Dir(), l.delay))
 			}
 		}
-		l.mu.Lock()
-		ch := l.held[id]
-		l.mu.Unlock()
-		l.release(id, ch, err != nil)
+		l.release(id, due[id], err != nil)
 	}
 	return err
 }

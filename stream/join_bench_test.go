@@ -74,12 +74,7 @@ func BenchmarkStreamJoin(b *testing.B) {
 	if err := fillJoinTopics(servers); err != nil {
 		b.Fatal(err)
 	}
-	adminCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer adminCl.Close()
-	adm := kadm.NewClient(adminCl)
+	adm := benchAdmin(b, servers)
 	b.Run("kafkabpl", func(b *testing.B) {
 		runStreamBench(b, adm, servers, benchJoinIn, kafkabplJoin)
 	})

@@ -386,20 +386,14 @@ func (pt *partTable) diskStart(ctx context.Context, s *stream, part *tablePart, 
 		return 0, false, err
 	}
 	part.release = release
-	pos, ok, err := pt.disk.Open(part.disk)
+	from, tail, why, err := diskResume(pt.disk, part.disk, "topic", start, end)
 	if err != nil {
 		return 0, false, fmt.Errorf("state directory %s: %w", pt.dir.Dir(), err)
 	}
-	if ok && pos >= start && pos <= end {
-		return pos, true, nil
+	if why != "" {
+		s.log(fmt.Sprintf("stream %s: table %q partition %d: the state directory %s %s: reading the topic from its start", s.h.ID(), pt.t.Name, part.id, pt.dir.Dir(), why))
 	}
-	if ok {
-		if err := pt.disk.Reset(part.disk); err != nil {
-			return 0, false, fmt.Errorf("state directory %s: %w", pt.dir.Dir(), err)
-		}
-		s.log(fmt.Sprintf("stream %s: table %q partition %d: the state directory %s is at offset %d, outside the topic's %d to %d: read from the start", s.h.ID(), pt.t.Name, part.id, pt.dir.Dir(), pos, start, end))
-	}
-	return start, false, nil
+	return from, tail, nil
 }
 
 // resumeIfHeld resumes the fetching of partition p of the inputs, on cl,
