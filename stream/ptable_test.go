@@ -351,7 +351,11 @@ func TestPartitionedTableOnDisk(t *testing.T) {
 	p := must[string](t)(lib.Create(testCtx(t), kafkabpl.Producer, servers))
 	send(t, lib, p, []string{"po-rows"}, kafkabpl.Message{Key: "k1", Value: "r1b"}, kafkabpl.Message{Key: "k2", Value: nil})
 	lib, id, log := start(dir)
-	st := waitStream(t, lib, id, func(st *Status) bool { return st.Tables[0].Ready })
+	// The table's and the store's partitions restore on their own, each
+	// logging a line as it ends; wait for all four.
+	st := waitStream(t, lib, id, func(st *Status) bool {
+		return st.Tables[0].Ready && strings.Count(log.String(), " restored: ") == 4
+	})
 	if got := strings.Count(log.String(), `table "rows" partition`); got != 2 || strings.Count(log.String(), "from the state on disk's position") != 4 || st.Tables[0].Total != 2 {
 		t.Errorf("started again: the table read %d offsets, want the 2 sent since; log:\n%s", st.Tables[0].Total, log.String())
 	}
