@@ -93,6 +93,7 @@ func script(ctx context.Context, name string, u usage, args []string, stdout, st
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return exitFail
 	}
+	defer startCPUProfile(os.Getenv, stderr)() // KAFKABPL_CPUPROFILE (profile.go)
 	servers, cluster, err := cf.connect(os.Getenv)
 	if errors.Is(err, errUsage) {
 		return usageError(stderr, fs, u, err)

@@ -63,6 +63,8 @@ type Disk struct {
 	syncDone chan struct{} // closed when the syncer returns
 	syncErr  atomic.Pointer[error]
 	synced   atomic.Int64 // syncs done, for tests
+
+	filters filters // of the keys point reads ask for (filter.go)
 }
 
 // reading runs f with the database, or fails with ErrNotHeld once the
@@ -118,6 +120,7 @@ func OpenDisk(dir string, id Identity, log func(string)) (*Disk, error) {
 		return nil, err
 	}
 	go d.syncer()
+	d.startFilter()
 	return d, nil
 }
 
@@ -245,6 +248,7 @@ func (d *Disk) Close() error {
 	if d.db == nil {
 		return nil
 	}
+	d.stopFilter()
 	close(d.syncReq)
 	<-d.syncDone
 	err := d.db.LogData(nil, pebble.Sync) // what the last commits wrote
@@ -390,9 +394,15 @@ func (s *Store) load(p *Part, key string) (*slot, error) {
 		return sl, nil
 	}
 	s.dkey = stateKey(s.dkey, p.id, key)
-	raw, err := s.disk.get(s.disk.db, s.dkey)
-	if err != nil {
-		return nil, err
+	raw, cached := s.cache.get(s.dkey)
+	if !cached && s.disk.mayHave(s.dkey) {
+		var err error
+		if raw, err = s.disk.get(s.disk.db, s.dkey); err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			s.cache.put(s.dkey, raw)
+		}
 	}
 	// A key the disk lacks gets an empty slot too, so that the SetState
 	// after a State (an update's) does not ask the disk again.
@@ -410,18 +420,22 @@ func (s *Store) load(p *Part, key string) (*slot, error) {
 // part's lock.
 func (s *Store) writeDisk() error {
 	b := s.disk.db.NewBatch()
+	adding, done := s.disk.writing()
+	defer done()
 	for _, p := range s.dirty {
 		for _, c := range p.changes {
 			switch {
 			case c.w != nil:
 				s.writeWindow(b, p, c.sl.key, c.w)
-				s.writeMarker(b, p, c.sl)
+				s.writeMarker(b, adding, p, c.sl)
 			case s.win == nil:
 				s.dkey = stateKey(s.dkey, p.id, c.sl.key)
 				if c.sl.raw != nil {
-					b.Set(s.dkey, c.sl.raw, nil)
+					s.disk.setPoint(b, adding, s.dkey, c.sl.raw)
+					s.cache.update(s.dkey, c.sl.raw)
 				} else if c.old.raw != nil {
 					b.Delete(s.dkey, nil)
+					s.cache.update(s.dkey, nil)
 				}
 			}
 		}
@@ -433,6 +447,7 @@ func (s *Store) writeDisk() error {
 		}
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
+		s.cache.clear() // it holds what did not commit
 		return err
 	}
 	return s.disk.syncSoon()
@@ -473,11 +488,13 @@ func (s *Store) unload() {
 // disk, which Sync makes its last.
 func (s *Store) applyDisk(p *Part, recs iter.Seq2[[]byte, []byte]) (int, error) {
 	b := s.disk.db.NewIndexedBatch()
+	adding, done := s.disk.writing()
+	defer done()
 	var dkey []byte // its own: a restore calls Apply beside the run goroutine, whose s.dkey is
 	n := 0
 	for key, val := range recs {
 		dkey = stateKey(dkey, p.id, string(key))
-		old, closer, err := b.Get(dkey)
+		old, closer, err := s.disk.batchGet(b, dkey)
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
 		case err != nil:
@@ -490,7 +507,7 @@ func (s *Store) applyDisk(p *Part, recs iter.Seq2[[]byte, []byte]) (int, error) 
 		if val == nil {
 			b.Delete(dkey, nil)
 		} else {
-			b.Set(dkey, val, nil)
+			s.disk.setPoint(b, adding, dkey, val)
 			p.keys++
 			p.bytes += int64(len(key) + len(val))
 		}

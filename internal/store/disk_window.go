@@ -87,6 +87,9 @@ func (s *Store) loadWindows(p *Part, key string) (*slot, error) {
 	// A range read passes the bloom filters by: the marker's point read
 	// answers for a key without windows (every new key) first.
 	s.dkey = markerKey(s.dkey, p.id, key)
+	if !s.disk.mayHave(s.dkey) {
+		return nil, nil
+	}
 	if _, closer, err := s.disk.db.Get(s.dkey); errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
@@ -193,14 +196,14 @@ func markerKey(buf []byte, partition int32, key string) []byte {
 // writeMarker adds to b key sl's marker as the batch leaves it: set
 // when it keeps a window, deleted when it keeps none. Once per key and
 // batch.
-func (s *Store) writeMarker(b *pebble.Batch, p *Part, sl *slot) {
+func (s *Store) writeMarker(b *pebble.Batch, adding []*keyFilter, p *Part, sl *slot) {
 	if sl.marked == s.batch {
 		return
 	}
 	sl.marked = s.batch
 	mk := markerKey(nil, p.id, sl.key)
 	if slices.ContainsFunc(sl.wins, func(w *Window) bool { return w.closed != s.batch }) {
-		b.Set(mk, nil, nil)
+		s.disk.setPoint(b, adding, mk, nil)
 	} else {
 		b.Delete(mk, nil)
 	}
@@ -211,6 +214,8 @@ func (s *Store) writeMarker(b *pebble.Batch, p *Part, sl *slot) {
 // SetPosition set, in one batch, not synced (see applyDisk).
 func (s *Store) applyDiskWindows(p *Part, recs iter.Seq2[[]byte, []byte]) (int, error) {
 	b := s.disk.db.NewIndexedBatch()
+	adding, done := s.disk.writing()
+	defer done()
 	var wkey []byte // its own: a restore calls Apply beside the run goroutine
 	n := 0
 	for rkey, val := range recs {
@@ -265,9 +270,9 @@ func (s *Store) applyDiskWindows(p *Part, recs iter.Seq2[[]byte, []byte]) (int, 
 			// whether it had one.
 			if !had {
 				mk := markerKey(nil, p.id, key)
-				if _, closer, err := b.Get(mk); errors.Is(err, pebble.ErrNotFound) {
+				if _, closer, err := s.disk.batchGet(b, mk); errors.Is(err, pebble.ErrNotFound) {
 					p.keys++
-					b.Set(mk, nil, nil)
+					s.disk.setPoint(b, adding, mk, nil)
 				} else if err != nil {
 					return n, err
 				} else {

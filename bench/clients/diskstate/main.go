@@ -6,7 +6,8 @@
 // without --state-dir. For each key count it reports, per store:
 //
 //   - the run: from the process's start until it processed every input
-//     (each key once), and its throughput relative to memory's;
+//     (each key once; -passes N: N times, the keys in the same order each
+//     time), and its throughput relative to memory's;
 //   - the peak RSS of the stream's process (VmHWM);
 //   - a restart after a clean stop: from the process's start until the
 //     output of an input sent before it started, and the changelog
@@ -29,6 +30,8 @@
 //	go run ./diskstate -keys 1000000,3000000
 //	go run ./diskstate -keys 1000000 -tails 100000,1000000
 //	go run ./diskstate -keys 1000000 -windows
+//	go run ./diskstate -keys 1000000 -passes 2
+//	go run ./diskstate -keys 1000000 -cpuprofile /tmp/prof
 //
 // It builds kafkabpl from the module it replaces, and connects only to
 // the loopback broker it starts.
@@ -75,8 +78,10 @@ const windowScript = `(set s (kafka-stream (list "servers" => kafka-servers "gro
 `
 
 var (
-	tails   []int
-	windows bool
+	tails      []int
+	windows    bool
+	profileDir string
+	passes     = 1
 )
 
 func main() {
@@ -84,6 +89,8 @@ func main() {
 	tailsFlag := flag.String("tails", "", "tail sizes of the restarts after a kill, joined by commas (none: none)")
 	storesFlag := flag.String("stores", "memory,disk", "the stores to measure: memory, disk or both")
 	flag.DurationVar(&limitWait, "wait", limitWait, "the longest wait for a run to catch up")
+	flag.StringVar(&profileDir, "cpuprofile", "", "write a CPU profile of each measured run (not the restarts) to `DIR`/STORE-KEYS.prof")
+	flag.IntVar(&passes, "passes", passes, "inputs per key in the measured run: past the first, each reads a key the store holds")
 	flag.BoolVar(&windows, "windows", false, "a windowed count (one open window per key) instead of a per-key count")
 	flag.Parse()
 	for _, t := range strings.Split(*tailsFlag, ",") {
@@ -162,10 +169,12 @@ func measure(ctx context.Context, bin, dir string, n int, onDisk bool, memRun ti
 			check(err)
 		}
 	}
-	feed(ctx, cl, 0, n)
+	for range passes {
+		feed(ctx, cl, 0, n)
+	}
 
 	scriptFile := filepath.Join(dir, "count.bpl")
-	check(os.WriteFile(scriptFile, script(n), 0o644))
+	check(os.WriteFile(scriptFile, script(n*passes), 0o644))
 	args := []string{"run", "--servers", servers}
 	state := filepath.Join(dir, "state")
 	os.RemoveAll(state)
@@ -177,7 +186,12 @@ func measure(ctx context.Context, bin, dir string, n int, onDisk bool, memRun ti
 
 	var r result
 	start := time.Now()
-	p := startRun(bin, args)
+	var env []string
+	if profileDir != "" {
+		name := map[bool]string{false: "memory", true: "disk"}[onDisk]
+		env = []string{"KAFKABPL_CPUPROFILE=" + filepath.Join(profileDir, fmt.Sprintf("%s-%d.prof", name, n))}
+	}
+	p := startRun(bin, args, env...)
 	p.waitLine("caught up")
 	r.run = time.Since(start)
 	r.rss = p.peakRSS()
@@ -303,8 +317,10 @@ func (s *syncBuilder) String() string {
 	return s.b.String()
 }
 
-func startRun(bin string, args []string) *run {
+// startRun starts bin with args, its environment this process's and env.
+func startRun(bin string, args []string, env ...string) *run {
 	r := &run{cmd: exec.Command(bin, args...), lines: make(chan string, 1024)}
+	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.SysProcAttr = orphanKill()
 	out, err := r.cmd.StdoutPipe()
 	check(err)
