@@ -99,9 +99,9 @@
 // batch never reaches the disk, so the disk holds committed state after
 // any crash, and a partition's restore reads only the changelog after
 // that position (none of it after a clean stop). Memory holds the batch
-// in hand's keys, a cache of the states read last (32 MiB a store: a
-// key read again soon is not read from disk) and a filter of the keys
-// on disk (10 bits a key: a new key's read asks no disk), not the state.
+// in hand's keys, pebble's caches (some 130 MiB a store at most) and a
+// filter of the keys on disk (10 bits a key, so that a new key's read
+// asks no disk), not the state.
 // A directory that is missing, cannot be read, holds
 // another store's state, or is ahead of its changelog is rebuilt from the
 // changelog, and the library's log says why. One process at a time holds

@@ -26,7 +26,6 @@ type Store struct {
 	// a key's key on disk.
 	loadedIn []*Part
 	dkey     []byte
-	cache    stateCache // of a per-key store's committed states (cache.go)
 
 	// mu guards parts, the map: Adopt and Drop change it under mu, and
 	// the run goroutine reads it without.
@@ -109,7 +108,6 @@ func (s *Store) Adopt(p *Part, now time.Time) {
 	s.mu.Lock()
 	s.parts[p.id] = p
 	s.mu.Unlock()
-	s.cache.clear()
 }
 
 // Drop lets partition id go: its state is forgotten. The run goroutine
@@ -118,7 +116,6 @@ func (s *Store) Drop(id int32) {
 	s.mu.Lock()
 	delete(s.parts, id)
 	s.mu.Unlock()
-	s.cache.clear()
 }
 
 // Part returns the state of partition id, or nil when it is not held.
