@@ -99,7 +99,7 @@
 // batch never reaches the disk, so the disk holds committed state after
 // any crash, and a partition's restore reads only the changelog after
 // that position (none of it after a clean stop). Memory holds the batch
-// in hand's keys, pebble's caches (some 130 MiB a store at most) and a
+// in hand's keys, pebble's caches (some 100 MiB a store at most) and a
 // filter of the keys on disk (10 bits a key, so that a new key's read
 // asks no disk), not the state.
 // A directory that is missing, cannot be read, holds

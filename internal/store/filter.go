@@ -48,19 +48,26 @@ const defaultFilterMinKeys = 1 << 20
 // line. Safe for concurrent use: bits are set atomically.
 type keyFilter struct {
 	seed   maphash.Seed
-	blocks []filterBlock
+	blocks []filterBlock // outside Go's heap (filterMemory): free gives them back
+	free   func()
 	keys   int64        // the keys it is made for
 	added  atomic.Int64 // keys added that it did not hold (a key that seemed held is not counted)
 }
 
+// filterBlock is a filter's 512 bits that one key's probes set.
 type filterBlock [8]atomic.Uint64
 
+// filterProbes is the bits a key sets: the fewest false answers at
+// filterBitsPerKey.
 const filterProbes = 7
 
+// newKeyFilter returns an empty filter for keys keys (filterMinKeys at
+// least).
 func newKeyFilter(keys int64) *keyFilter {
 	keys = max(keys, filterMinKeys)
-	n := (keys*filterBitsPerKey + 511) / 512
-	return &keyFilter{seed: maphash.MakeSeed(), blocks: make([]filterBlock, n), keys: keys}
+	f := &keyFilter{seed: maphash.MakeSeed(), keys: keys}
+	f.blocks, f.free = filterMemory(int((keys*filterBitsPerKey + 511) / 512))
+	return f
 }
 
 // probe returns key's block and the first bit and step of its probes.
@@ -106,7 +113,9 @@ func (f *keyFilter) mayHave(key []byte) bool {
 // built.
 type filters struct {
 	// mu is held shared by a batch's writer from the filters it adds to
-	// until its commit, alone by a scan to start (see above).
+	// until its commit, and by a read of cur; alone by a scan to start
+	// (see above), and to put a filter in use or drop one, whose memory
+	// is then given back: no one reads it any more.
 	mu   sync.RWMutex
 	cur  atomic.Pointer[keyFilter] // complete: it answers reads
 	next *keyFilter                // being built by a scan; guarded by mu
@@ -123,6 +132,13 @@ type filters struct {
 // mayHave tells whether the disk may hold key: false when the filter in
 // use says it does not.
 func (d *Disk) mayHave(key []byte) bool {
+	d.filters.mu.RLock()
+	defer d.filters.mu.RUnlock()
+	return d.mayHaveLocked(key)
+}
+
+// mayHaveLocked is mayHave for a caller that holds the filters' lock.
+func (d *Disk) mayHaveLocked(key []byte) bool {
 	f := d.filters.cur.Load()
 	return f == nil || f.mayHave(key)
 }
@@ -131,7 +147,7 @@ func (d *Disk) mayHave(key []byte) bool {
 // writer holds the filters (writing): the filter answers for a key that
 // neither the disk nor the batch holds.
 func (d *Disk) batchGet(b *pebble.Batch, key []byte) ([]byte, io.Closer, error) {
-	if !d.mayHave(key) {
+	if !d.mayHaveLocked(key) {
 		return nil, nil, pebble.ErrNotFound
 	}
 	return b.Get(key)
@@ -193,6 +209,7 @@ func (d *Disk) scanFilter(keys int64) error {
 		fs.mu.Lock()
 		fs.next = nil
 		fs.mu.Unlock()
+		f.free()
 	}
 	for _, space := range []byte{diskState, diskMarker} {
 		it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{space}, UpperBound: []byte{space + 1}})
@@ -223,9 +240,12 @@ func (d *Disk) scanFilter(keys int64) error {
 		return d.scanFilter(2 * f.added.Load())
 	}
 	fs.mu.Lock()
-	fs.cur.Store(f)
+	old := fs.cur.Swap(f)
 	fs.next = nil
 	fs.mu.Unlock()
+	if old != nil {
+		old.free()
+	}
 	fs.built.Add(1)
 	return nil
 }
@@ -268,4 +288,9 @@ func (d *Disk) stopFilter() {
 	}
 	fs.life.Unlock()
 	fs.scans.Wait()
+	fs.mu.Lock()
+	if f := fs.cur.Swap(nil); f != nil {
+		f.free()
+	}
+	fs.mu.Unlock()
 }

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 func TestKeyFilter(t *testing.T) {
 	const n = 200_000
 	f := newKeyFilter(n)
+	defer f.free()
 	full := false
 	for i := range n {
 		full = f.add([]byte("k"+strconv.Itoa(i))) || full
