@@ -23,7 +23,10 @@
 // hold the restore up for its transaction timeout, a wait that neither
 // the tail nor the state sets.) With -windows, the count is a windowed
 // one: a tumbling window of an hour per key, so every key holds one open
-// window, emitting on update (a result per input).
+// window, emitting on update (a result per input). With -stores
+// memory,disk,kgo it also times kgo's transactional loop counting the
+// same inputs in a Go map, in this process, the bound a stream with no
+// changelog and no evaluator would reach.
 //
 // Usage (from the module bench/clients):
 //
@@ -32,6 +35,7 @@
 //	go run ./diskstate -keys 1000000 -windows
 //	go run ./diskstate -keys 1000000 -passes 2
 //	go run ./diskstate -keys 1000000 -cpuprofile /tmp/prof
+//	go run ./diskstate -keys 30000000 -stores disk,kgo
 //
 // It builds kafkabpl from the module it replaces, and connects only to
 // the loopback broker it starts.
@@ -40,6 +44,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -87,7 +92,7 @@ var (
 func main() {
 	keysFlag := flag.String("keys", "1000000", "key counts to measure, joined by commas")
 	tailsFlag := flag.String("tails", "", "tail sizes of the restarts after a kill, joined by commas (none: none)")
-	storesFlag := flag.String("stores", "memory,disk", "the stores to measure: memory, disk or both")
+	storesFlag := flag.String("stores", "memory,disk", "what to measure, joined by commas: memory, disk, and kgo (kgo's transactional loop counting in a map, in this process)")
 	flag.DurationVar(&limitWait, "wait", limitWait, "the longest wait for a run to catch up")
 	flag.StringVar(&profileDir, "cpuprofile", "", "write a CPU profile of each measured run (not the restarts) to `DIR`/STORE-KEYS.prof")
 	flag.IntVar(&passes, "passes", passes, "inputs per key in the measured run: past the first, each reads a key the store holds")
@@ -127,7 +132,55 @@ func main() {
 				memRun = r.run
 			}
 		}
+		if slices.Contains(strings.Split(*storesFlag, ","), "kgo") {
+			took := measureKgo(ctx, bin, n)
+			ratio := "-"
+			if memRun > 0 {
+				ratio = fmt.Sprintf("%.2f", memRun.Seconds()/took.Seconds())
+			}
+			fmt.Printf("| %d | kgo's loop, a map | %.1f s | %s | | | |\n", n, took.Seconds(), ratio)
+		}
 	}
+}
+
+// measureKgo runs, in this process, the loop a franz-go program writes
+// for the same count, and returns its time until it processed every
+// input: a GroupTransactSession that reads "in" from its start,
+// read_committed, counts each key in a Go map and writes "key=count" to
+// "out" in the transaction that commits the inputs' offsets. Its state
+// has no changelog: it is the map's, lost with the process.
+func measureKgo(ctx context.Context, bin string, n int) time.Duration {
+	if windows {
+		check(errors.New("-stores kgo: a per-key count only, not -windows"))
+	}
+	servers, _, _, stop := startBroker(ctx, bin, n)
+	defer stop()
+	start := time.Now()
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(servers), kgo.ConsumerGroup("kgo-counter"), kgo.ConsumeTopics("in"),
+		kgo.TransactionalID("kgo-counter"), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RequireStableFetchOffsets(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic("out"))
+	check(err)
+	defer sess.Close()
+	counts := map[string]int64{}
+	for processed := 0; processed < n*passes; {
+		fs := sess.PollFetches(ctx)
+		for _, e := range fs.Errors() {
+			check(e.Err)
+		}
+		check(sess.Begin())
+		fs.EachRecord(func(r *kgo.Record) {
+			counts[string(r.Key)]++
+			out := &kgo.Record{Key: r.Key, Value: fmt.Appendf(nil, "%s=%d", r.Key, counts[string(r.Key)])}
+			sess.Produce(ctx, out, func(_ *kgo.Record, err error) { check(err) })
+			processed++
+		})
+		committed, err := sess.End(ctx, kgo.TryCommit)
+		check(err)
+		if !committed {
+			check(errors.New("kgo's loop: a transaction aborted (its counts would count again)"))
+		}
+	}
+	return time.Since(start)
 }
 
 // script is the stream's script, done once it processed want inputs.
@@ -146,32 +199,8 @@ type result struct {
 
 // measure runs the count over n keys on a broker of its own.
 func measure(ctx context.Context, bin, dir string, n int, onDisk bool, memRun time.Duration) result {
-	port := "19192"
-	if l, err := net.Listen("tcp", "127.0.0.1:"+port); err != nil {
-		check(fmt.Errorf("port %s is taken (a broker an earlier run left?): %w", port, err))
-	} else {
-		l.Close()
-	}
-	broker := exec.Command(bin, "broker", "--port", port, "--brokers", "1", "--partitions", "3")
-	broker.Stderr = os.Stderr
-	broker.SysProcAttr = orphanKill()
-	check(broker.Start())
-	defer func() { broker.Process.Signal(syscall.SIGTERM); broker.Wait() }()
-	servers := "127.0.0.1:" + port
-	cl, err := kgo.NewClient(kgo.SeedBrokers(servers), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(5*time.Millisecond))
-	check(err)
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := adm.CreateTopics(ctx, 3, 1, nil, "in", "out"); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			check(err)
-		}
-	}
-	for range passes {
-		feed(ctx, cl, 0, n)
-	}
+	servers, cl, adm, stop := startBroker(ctx, bin, n)
+	defer stop()
 
 	scriptFile := filepath.Join(dir, "count.bpl")
 	check(os.WriteFile(scriptFile, script(n*passes), 0o644))
@@ -230,6 +259,42 @@ func measure(ctx context.Context, bin, dir string, n int, onDisk bool, memRun ti
 		fmt.Printf("| %d | disk, %d records behind | | | | %.2f s | %d |\n", n, size, took.Seconds(), restored)
 	}
 	return r
+}
+
+// startBroker starts `kafkabpl broker` on port 19192, with the topics
+// "in" and "out" (three partitions), and feeds "in" passes times over n
+// keys. stop closes the client and stops the broker.
+func startBroker(ctx context.Context, bin string, n int) (servers string, cl *kgo.Client, adm *kadm.Client, stop func()) {
+	port := "19192"
+	if l, err := net.Listen("tcp", "127.0.0.1:"+port); err != nil {
+		check(fmt.Errorf("port %s is taken (a broker an earlier run left?): %w", port, err))
+	} else {
+		l.Close()
+	}
+	broker := exec.Command(bin, "broker", "--port", port, "--brokers", "1", "--partitions", "3")
+	broker.Stderr = os.Stderr
+	broker.SysProcAttr = orphanKill()
+	check(broker.Start())
+	servers = "127.0.0.1:" + port
+	cl, err := kgo.NewClient(kgo.SeedBrokers(servers), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(5*time.Millisecond))
+	check(err)
+	stop = func() {
+		cl.Close()
+		broker.Process.Signal(syscall.SIGTERM)
+		broker.Wait()
+	}
+	adm = kadm.NewClient(cl)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := adm.CreateTopics(ctx, 3, 1, nil, "in", "out"); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			check(err)
+		}
+	}
+	for range passes {
+		feed(ctx, cl, 0, n)
+	}
+	return servers, cl, adm, stop
 }
 
 // restart starts the stream (an input was sent before), and returns the
