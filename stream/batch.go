@@ -84,6 +84,7 @@ func (s *stream) process(recs []*kgo.Record, write func(*kgo.Record)) (batchCoun
 	if err := s.rebuildStale(); err != nil { // before the batch notes its timers
 		return b, done, err
 	}
+	s.store.prefetch(recs)
 	for i, kr := range recs {
 		in := &ins[i]
 		*in = s.cfg.Record(kr)

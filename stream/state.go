@@ -345,6 +345,23 @@ func (ss *StoreStatus) List() *value.List {
 	return l
 }
 
+// prefetch has a store on disk read the states of recs' keys ahead of
+// the transform (see store.Prefetch): a per-key store's state, or an
+// interval join's buffer, is keyed by its input's key, in its input's
+// partition. (No store: nothing; a windowed store's reads are ranges.)
+func (st *kafkaStore) prefetch(recs []*kgo.Record) {
+	if st == nil || st.win != nil {
+		return
+	}
+	st.state.Prefetch(func(yield func(int32, []byte) bool) {
+		for _, r := range recs {
+			if r.Key != nil && !yield(r.Partition, r.Key) {
+				return
+			}
+		}
+	})
+}
+
 // partOf returns the state of in's partition, restored: a partition's
 // fetching is paused until its restore ends, so no input of one being
 // restored comes in a poll.

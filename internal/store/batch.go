@@ -252,6 +252,7 @@ func (s *Store) Abort() { s.end(false) }
 // under the part's lock, then the held parts' stream times move on
 // (committed) or back. The batch's marks are stale from now on.
 func (s *Store) end(committed bool) error {
+	s.stopPrefetch() // before the disk changes
 	for _, p := range s.dirty {
 		p.mu.Lock()
 		if committed {

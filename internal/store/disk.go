@@ -401,12 +401,14 @@ func (s *Store) load(p *Part, key string) (*slot, error) {
 	if sl != nil || s.disk == nil {
 		return sl, nil
 	}
-	s.dkey = stateKey(s.dkey, p.id, key)
-	var raw []byte
-	if s.disk.mayHave(s.dkey) {
-		var err error
-		if raw, err = s.disk.get(s.disk.db, s.dkey); err != nil {
-			return nil, err
+	raw, ok := s.prefetched(p, key)
+	if !ok {
+		s.dkey = stateKey(s.dkey, p.id, key)
+		if s.disk.mayHave(s.dkey) {
+			var err error
+			if raw, err = s.disk.get(s.disk.db, s.dkey); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// A key the disk lacks gets an empty slot too, so that the SetState

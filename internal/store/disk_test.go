@@ -102,6 +102,7 @@ func TestDiskBatches(t *testing.T) {
 			offset++
 		}
 		commit := rng.IntN(3) > 0
+		live.prefetch = rng.IntN(2) == 0
 		before := committed(t, live.p)
 		if commit {
 			pos += int64(len(inputs)) + 1

@@ -178,3 +178,78 @@ func TestDiskFilter(t *testing.T) {
 		t.Errorf("opened again: the filter told %d of %d keys the disk lacks, want most", lacks, batches*size)
 	}
 }
+
+// TestDiskPrefetch: a batch's reads ahead give what the disk committed,
+// never a state from before the last commit, and give way to what the
+// batch itself set; keys of partitions not held are not read.
+func TestDiskPrefetch(t *testing.T) {
+	d := openDisk(t, t.TempDir(), testID, func(s string) { t.Error("logged: " + s) })
+	st := New(Config{Disk: d})
+	p := st.NewPart(0)
+	st.Adopt(p, time.Now())
+	set := func(key string, v int64) {
+		t.Helper()
+		if err := st.SetState(p, key, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(key string) any {
+		t.Helper()
+		v, err := st.State(p, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	ahead := func(keys ...string) {
+		st.Prefetch(func(yield func(int32, []byte) bool) {
+			for _, k := range keys {
+				if !yield(0, []byte(k)) || !yield(5, []byte(k)) {
+					return
+				}
+			}
+		})
+		if st.pf == nil {
+			t.Fatal("no reads ahead")
+		}
+		<-st.pf.done
+	}
+	set("a", 1)
+	set("b", 2)
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	ahead("a", "b", "c")
+	if len(st.pf.keys) != 3 {
+		t.Errorf("%d keys read ahead, want 3 (partition 5 is not held)", len(st.pf.keys))
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		if e := st.pf.keys[prefetchKey{0, k}]; e.state.Load() != prefetchRead {
+			t.Fatalf("%s not read ahead", k)
+		}
+	}
+	if a, b, c := get("a"), get("b"), get("c"); a != int64(1) || b != int64(2) || c != nil {
+		t.Errorf("read ahead: a %v b %v c %v, want 1 2 none", a, b, c)
+	}
+	set("a", 10)
+	set("c", 3)
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st.pf != nil {
+		t.Fatal("the reads ahead outlived their batch")
+	}
+
+	// The batch set b before it read b ahead: its own b.
+	set("b", 20)
+	ahead("a", "b", "c")
+	if a, b, c := get("a"), get("b"), get("c"); a != int64(10) || b != int64(20) || c != int64(3) {
+		t.Errorf("after a commit: a %v b %v c %v, want 10 20 3", a, b, c)
+	}
+	st.Abort()
+	ahead("b")
+	if b := get("b"); b != int64(2) {
+		t.Errorf("after an abort: b %v, want the committed 2", b)
+	}
+	st.Abort()
+}

@@ -39,6 +39,7 @@ type storeModel struct {
 	p        *Part
 	onUpdate bool     // a windowed store's results come with each input, not at close
 	out      []string // outputs written by committed batches
+	prefetch bool     // the next batch reads its inputs' keys ahead first (Prefetch)
 }
 
 func newStoreModel(cfg Config, onUpdate bool) *storeModel {
@@ -97,6 +98,15 @@ func result(t *testing.T, key string, w *Window) string {
 // aborts it. It returns the changelog records of a commit.
 func (m *storeModel) batch(t *testing.T, inputs []input, commit bool) []logRecord {
 	t.Helper()
+	if m.prefetch {
+		m.st.Prefetch(func(yield func(int32, []byte) bool) {
+			for _, in := range inputs {
+				if !yield(m.p.id, []byte(in.key)) {
+					return
+				}
+			}
+		})
+	}
 	var outs []string
 	for _, in := range inputs {
 		var err error

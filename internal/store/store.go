@@ -26,6 +26,7 @@ type Store struct {
 	// a key's key on disk.
 	loadedIn []*Part
 	dkey     []byte
+	pf       *prefetch // the batch's reads ahead, if any (prefetch.go)
 
 	// mu guards parts, the map: Adopt and Drop change it under mu, and
 	// the run goroutine reads it without.
