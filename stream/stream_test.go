@@ -11,6 +11,7 @@ import (
 
 	"github.com/brain4it/kafkabpl"
 	"github.com/brain4it/kafkabpl/embedded"
+	"github.com/brain4it/kafkabpl/internal/testkit"
 )
 
 // readAll reads n records from topics, read_committed, from the beginning,
@@ -24,7 +25,7 @@ func readAll(t *testing.T, lib *kafkabpl.Library, servers string, n int, topics 
 	}))
 	defer lib.Destroy(ctx, c)
 	var recs []kafkabpl.Record
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for len(recs) < n && time.Now().Before(deadline) {
 		res := must[*kafkabpl.Polled](t)(lib.Poll(ctx, c, 500*time.Millisecond))
 		for _, tr := range res.Topics {
@@ -55,17 +56,21 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// waitLimit bounds the stream tests' waits for a state or for records
+// (see testkit.WaitLimit).
+const waitLimit = testkit.WaitLimit
+
 // waitStream waits until the stream's status satisfies ok, and returns it.
 func waitStream(t *testing.T, lib *kafkabpl.Library, id string, ok func(*Status) bool) *Status {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for {
 		st := must[*Status](t)(Of(lib).Status(testCtx(t), id))
 		if ok(st) {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("stream status never as wanted: %+v", st)
+			t.Fatalf("stream status never as wanted in %v: %+v, store %+v", waitLimit, st, st.Store)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

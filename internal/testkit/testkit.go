@@ -99,14 +99,20 @@ func Ctx(t testing.TB) context.Context {
 	return ctx
 }
 
+// WaitLimit bounds WaitFor: long, since a busy CI machine (other test
+// packages beside, or stress-ng) slows what a test waits for, a group's
+// rebalance after a crash most, well past its quiet time; a test that
+// passes never waits it out.
+const WaitLimit = 60 * time.Second
+
 // WaitFor checks cond every 10 ms until it holds, or fails the test after
-// 20 s, saying what it waited for.
+// WaitLimit, saying what it waited for.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(WaitLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited 20 s for %s", what)
+			t.Fatalf("waited %v for %s", WaitLimit, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
