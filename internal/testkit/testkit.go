@@ -141,13 +141,13 @@ func WantFormat(t testing.TB, what string, v any, want string) {
 
 // PollUntil calls poll, which polls a consumer and returns the result as
 // a BPL list (each topic named, with its messages), until want messages
-// came in all, or fails the test after 20 s. It returns each topic's
+// came in all, or fails the test after WaitLimit. It returns each topic's
 // messages, concatenated over the polls.
 func PollUntil(t testing.TB, want int, poll func() *value.List) map[string]*value.List {
 	t.Helper()
 	got := map[string]*value.List{}
 	n := 0
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(WaitLimit)
 	for n < want {
 		if time.Now().After(deadline) {
 			t.Fatalf("polled %d of %d messages: %v", n, want, got)
